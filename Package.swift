@@ -1,0 +1,137 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Settings shared by every target: Swift 6 language mode comes from the tools version; these
+/// upcoming features keep `any` explicit and imports honest, as swift-log does.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "swift-mcumgr",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    products: [
+        .library(name: "SMPBytes", targets: ["SMPBytes"]),
+        .library(name: "SMPCBOR", targets: ["SMPCBOR"]),
+        .library(name: "SMPCore", targets: ["SMPCore"]),
+        .library(name: "MCUboot", targets: ["MCUboot"]),
+        .library(name: "MCUmgr", targets: ["MCUmgr"]),
+        .library(name: "SMPUDPTransport", targets: ["SMPUDPTransport"]),
+        .library(name: "SMPSerialTransport", targets: ["SMPSerialTransport"]),
+        .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
+        .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // Pure layers: no I/O anywhere below MCUmgrCommands.
+        .target(name: "SMPBytes", swiftSettings: swiftSettings),
+        .target(name: "SMPCBOR", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
+        .target(name: "SMPCore", dependencies: ["SMPBytes", "SMPCBOR"], swiftSettings: swiftSettings),
+        .target(
+            name: "MCUboot",
+            dependencies: [
+                "SMPBytes",
+                "SMPCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The client and upgrade engine: transports plug in below it, the CLI sits above it.
+        .target(
+            name: "MCUmgr",
+            dependencies: ["SMPBytes", "SMPCBOR", "SMPCore", "MCUboot", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // Thin POSIX I/O shared by the UDP and serial transports and the simulator's servers:
+        // sockets, termios serial ports, pseudo-terminals.
+        .target(name: "SMPPOSIX", swiftSettings: swiftSettings),
+        .target(
+            name: "SMPUDPTransport",
+            dependencies: ["MCUmgr", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SMPSerialTransport",
+            dependencies: ["MCUmgr", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SMPSimulator",
+            dependencies: [
+                "SMPBytes", "SMPCBOR", "SMPCore", "MCUboot", "MCUmgr", "SMPPOSIX",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The command tree is a library so tests can run it in-process.
+        .target(
+            name: "MCUmgrCommands",
+            dependencies: [
+                "SMPCBOR", "SMPCore", "MCUboot", "MCUmgr", "SMPUDPTransport", "SMPSerialTransport", "SMPSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The executable target is not called `mcumgr`: on case-insensitive file systems that
+        // collides with a future `MCUmgr` module. Only the product carries the name.
+        .executableTarget(name: "MCUmgrCLI", dependencies: ["MCUmgrCommands"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "SMPBenchmarks",
+            dependencies: ["SMPCBOR", "SMPCore"],
+            path: "Benchmarks/SMPBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        // Test support shared by the test targets: locating the Python peers, hex helpers.
+        .target(name: "SMPTestSupport", path: "Tests/SMPTestSupport", swiftSettings: swiftSettings),
+        .testTarget(name: "SMPBytesTests", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SMPCBORTests",
+            dependencies: ["SMPCBOR", "SMPTestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SMPCoreTests",
+            dependencies: ["SMPCore", "SMPCBOR", "SMPTestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MCUbootTests",
+            dependencies: ["MCUboot", "SMPTestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MCUmgrTests",
+            dependencies: ["MCUmgr", "SMPSimulator", "SMPCore", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SMPTransportTests",
+            dependencies: ["SMPUDPTransport", "SMPSerialTransport", "SMPSimulator", "SMPPOSIX", "MCUmgr", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SMPSimulatorTests",
+            dependencies: ["SMPSimulator", "MCUmgr", "SMPCore", "MCUboot", "SMPPOSIX", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MCUmgrCommandsTests",
+            dependencies: ["MCUmgrCommands", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

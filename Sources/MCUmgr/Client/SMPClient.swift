@@ -1,0 +1,360 @@
+import Foundation
+import Logging
+import SMPCBOR
+import SMPCore
+
+/// A client for one device connection: sends typed requests and returns typed responses.
+///
+/// - Several requests may be in flight at once (the transfer engine pipelines uploads); answers
+///   are matched by sequence number, in any order. A late or duplicate answer after a request
+///   finished is dropped, never taken as the next request's answer.
+/// - Each attempt has a timeout; a timed-out request is sent again (with a new sequence number)
+///   up to ``Configuration/retries`` times, and an answer to any attempt completes it.
+/// - A device that answers `EBUSY` is asked again after a growing pause.
+/// - SMP v2 is used by default; when the device answers in v1, or refuses v2 with
+///   `rc 13` (UNSUPPORTED_TOO_NEW), the client falls back to v1 for the rest of the connection.
+/// - ``connect(_:configuration:logger:)`` reads the device's MCUmgr parameters and sizes frames
+///   to `buf_size` (else the link limit).
+public actor SMPClient {
+    /// Behaviour of the client.
+    public struct Configuration: Sendable {
+        /// How long one attempt waits for its answer.
+        public var timeout: Duration
+        /// Further attempts after a timeout (0 = no retry).
+        public var retries: Int
+        /// How many times an `EBUSY` answer is retried, with a pause of `busyBackoff × attempt`.
+        public var busyRetries: Int
+        /// The pause unit between `EBUSY` retries.
+        public var busyBackoff: Duration
+        /// The protocol version tried first.
+        public var preferredVersion: SMPVersion
+        /// Read OS command 6 (MCUmgr parameters) after connecting to size frames.
+        public var readsParameters: Bool
+        /// The first sequence number; `nil` picks a random one, as Nordic's clients do.
+        public var firstSequence: UInt8?
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - timeout: per-attempt timeout.
+        ///   - retries: attempts after a timeout.
+        ///   - busyRetries: retries of `EBUSY` answers.
+        ///   - busyBackoff: pause unit between busy retries.
+        ///   - preferredVersion: protocol version tried first.
+        ///   - readsParameters: read the device's buffer parameters after connecting.
+        ///   - firstSequence: first sequence number, or `nil` for a random one.
+        public init(
+            timeout: Duration = .seconds(3),
+            retries: Int = 3,
+            busyRetries: Int = 10,
+            busyBackoff: Duration = .milliseconds(50),
+            preferredVersion: SMPVersion = .v2,
+            readsParameters: Bool = true,
+            firstSequence: UInt8? = nil
+        ) {
+            self.timeout = timeout
+            self.retries = retries
+            self.busyRetries = busyRetries
+            self.busyBackoff = busyBackoff
+            self.preferredVersion = preferredVersion
+            self.readsParameters = readsParameters
+            self.firstSequence = firstSequence
+        }
+    }
+
+    /// The device's buffer parameters (OS command 6), when it answered.
+    public struct DeviceParameters: Sendable, Hashable {
+        /// One SMP buffer, header and CBOR included (`buf_size`).
+        public var bufferSize: Int
+        /// Number of buffers (`buf_count`): how many requests the device can hold at once.
+        public var bufferCount: Int
+    }
+
+    private typealias Waiter = CheckedContinuation<SMPFrame, any Error>
+
+    /// The connection this client talks over.
+    public nonisolated let connection: any SMPConnection
+    /// The configuration in force.
+    public let configuration: Configuration
+    private let logger: Logger
+    private var pending: PendingRequests<Waiter>
+    private var drivers: [Int: Task<Void, Never>] = [:]
+    private var readerTask: Task<Void, Never>?
+    private var closedError: (any Error)?
+
+    /// The protocol version used for requests; falls back to v1 when the device needs it.
+    public private(set) var version: SMPVersion
+    /// The device's buffer parameters, if it reported them.
+    public private(set) var deviceParameters: DeviceParameters?
+
+    /// Creates a client over an open connection and starts reading its frames.
+    ///
+    /// Prefer ``connect(_:configuration:logger:)``, which also reads the device's parameters.
+    /// - Parameters:
+    ///   - connection: an open connection.
+    ///   - configuration: client behaviour.
+    ///   - logger: where decisions (`debug`) and every frame (`trace`) are logged.
+    public init(connection: any SMPConnection, configuration: Configuration = .init(), logger: Logger? = nil) {
+        self.connection = connection
+        self.configuration = configuration
+        self.logger = logger ?? Logger(label: "mcumgr.client")
+        self.version = configuration.preferredVersion
+        self.pending = PendingRequests(firstSequence: configuration.firstSequence ?? UInt8.random(in: 0...255))
+    }
+
+    /// Connects through a transport, starts the client, and reads the device's parameters.
+    /// - Parameters:
+    ///   - transport: how to reach the device.
+    ///   - configuration: client behaviour.
+    ///   - logger: logger for the client.
+    /// - Returns: a ready client.
+    /// - Throws: ``SMPTransportError`` if the connection cannot be opened. A device that does not
+    ///   answer the parameters request is not an error: frames are then sized to the link.
+    public static func connect(
+        _ transport: any SMPTransport,
+        configuration: Configuration = .init(),
+        logger: Logger? = nil
+    ) async throws -> SMPClient {
+        let connection = try await transport.connect()
+        let client = SMPClient(connection: connection, configuration: configuration, logger: logger)
+        await client.start()
+        if configuration.readsParameters { await client.readParameters() }
+        return client
+    }
+
+    /// Starts consuming the connection's frames; idempotent.
+    public func start() {
+        guard readerTask == nil else { return }
+        let frames = connection.frames
+        readerTask = Task { [weak self] in
+            do {
+                for try await bytes in frames { await self?.receive(bytes) }
+                await self?.connectionEnded(SMPTransportError(.disconnected, "the connection closed"))
+            } catch {
+                await self?.connectionEnded(error)
+            }
+        }
+    }
+
+    /// Asks the device for its buffer parameters and remembers them (failures are logged).
+    public func readParameters() async {
+        do {
+            let response = try await send(OSManagement.MCUmgrParameters(), retries: 1)
+            deviceParameters = DeviceParameters(
+                bufferSize: Int(response.bufferSize),
+                bufferCount: Int(response.bufferCount)
+            )
+            logger.debug(
+                "device parameters",
+                metadata: ["buf_size": "\(response.bufferSize)", "buf_count": "\(response.bufferCount)"]
+            )
+        } catch {
+            logger.info(
+                "device did not report MCUmgr parameters; sizing frames to the link",
+                metadata: ["error": "\(error)"]
+            )
+        }
+    }
+
+    /// The largest frame to send: the link's limit, clamped to the device's `buf_size`.
+    public var maximumFrameSize: Int {
+        let link = connection.maximumFrameSize
+        guard let buffer = deviceParameters?.bufferSize, buffer >= SMPHeader.size + 1 else { return link }
+        return min(link, buffer)
+    }
+
+    /// Closes the connection; pending requests fail with `.disconnected`.
+    public func close() async {
+        readerTask?.cancel()
+        await connection.close()
+        connectionEnded(SMPTransportError(.disconnected, "the client was closed"))
+    }
+
+    // MARK: - Requests
+
+    /// Sends a request and waits for its typed response.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - timeout: per-attempt timeout; `nil` uses the configuration's.
+    ///   - retries: attempts after a timeout; `nil` uses the configuration's.
+    /// - Returns: the device's response.
+    /// - Throws: ``SMPDeviceError`` when the device refuses; ``SMPTransportError`` (`.timeout`,
+    ///   `.disconnected`, `.frameTooLarge`) for link failures; ``SMPError`` for malformed answers;
+    ///   `CancellationError` if the calling task is cancelled.
+    public func send<R: SMPRequest>(_ request: R, timeout: Duration? = nil, retries: Int? = nil) async throws
+        -> R.Response
+    {
+        var busyAttempts = 0
+        while true {
+            let frame = try await exchange(
+                request,
+                timeout: timeout ?? configuration.timeout,
+                retries: retries ?? configuration.retries
+            )
+            do {
+                return try frame.decodeResponse(to: R.self)
+            } catch let error as SMPDeviceError
+                where error.returnCode == .busy && busyAttempts < configuration.busyRetries
+            {
+                busyAttempts += 1
+                logger.debug("device busy; retrying", metadata: ["attempt": "\(busyAttempts)", "group": "\(R.group)"])
+                try await Task.sleep(for: configuration.busyBackoff * busyAttempts)
+            } catch let error as SMPDeviceError where error.returnCode == .protocolVersionTooNew && version != .v1 {
+                logger.info("device refused SMP v2 (rc 13); falling back to v1")
+                version = .v1
+            }
+        }
+    }
+
+    private func exchange<R: SMPRequest>(_ request: R, timeout: Duration, retries: Int) async throws -> SMPFrame {
+        if let closedError { throw closedError }
+        guard let responseOperation = R.operation.response else {
+            throw SMPError(.unexpectedOperation, "\(R.self) is not a request")
+        }
+        let expectation = PendingRequests<Waiter>.Expectation(
+            group: R.group,
+            command: R.command,
+            operation: responseOperation
+        )
+        // Encode once to fail early (and size-check) before anything is registered.
+        let probe = try SMPFrame.request(request, sequence: 0, version: version)
+        let limit = maximumFrameSize
+        guard probe.bytes.count <= limit else {
+            throw SMPTransportError(.frameTooLarge, "\(R.self) needs \(probe.bytes.count) bytes; the limit is \(limit)")
+        }
+        let requestID = IDBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: Waiter) in
+                let id = pending.add(continuation)
+                requestID.set(id)
+                drivers[id] = Task {
+                    await self.drive(id, probe: probe, expectation: expectation, timeout: timeout, retries: retries)
+                }
+                // Cancelled before the id existed: the handler found nothing to cancel.
+                if Task.isCancelled { fail(id, CancellationError()) }
+            }
+        } onCancel: {
+            Task { await self.fail(requestID.get(), CancellationError()) }
+        }
+    }
+
+    /// Sends the attempts of one request, sleeping its timeout between them.
+    private func drive(
+        _ id: Int,
+        probe: SMPFrame,
+        expectation: PendingRequests<Waiter>.Expectation,
+        timeout: Duration,
+        retries: Int
+    ) async {
+        for attempt in 0...max(0, retries) {
+            guard let sequence = pending.attempt(id, expecting: expectation) else { return }
+            var header = probe.header
+            header.sequence = sequence
+            header.version = version
+            let bytes: [UInt8]
+            do {
+                bytes = try SMPFrame(header: header, payload: probe.payload).bytes
+            } catch {
+                fail(id, error)
+                return
+            }
+            if attempt > 0 {
+                logger.debug(
+                    "no answer; sending again",
+                    metadata: [
+                        "attempt": "\(attempt + 1)", "sequence": "\(sequence)", "group": "\(header.group)",
+                        "command": "\(header.command)",
+                    ]
+                )
+            }
+            logger.trace("send", metadata: ["frame": "\(describe(bytes))"])
+            do {
+                try await connection.send(bytes)
+            } catch {
+                fail(id, error)
+                return
+            }
+            do {
+                try await Task.sleep(for: timeout)
+            } catch {
+                return  // the request finished or was cancelled
+            }
+        }
+        fail(
+            id,
+            SMPTransportError(
+                .timeout,
+                "no answer to \(expectation.group) command \(expectation.command) after \(max(0, retries) + 1) attempts of \(timeout)"
+            )
+        )
+    }
+
+    private func fail(_ id: Int?, _ error: any Error) {
+        guard let id else { return }
+        drivers.removeValue(forKey: id)?.cancel()
+        pending.remove(id)?.resume(throwing: error)
+    }
+
+    // MARK: - Receiving
+
+    private func receive(_ bytes: [UInt8]) {
+        logger.trace("receive", metadata: ["frame": "\(describe(bytes))"])
+        let frame: SMPFrame
+        do {
+            frame = try SMPFrame(parsing: bytes)
+        } catch {
+            logger.debug("dropping malformed frame", metadata: ["error": "\(error)"])
+            return
+        }
+        switch pending.match(frame.header) {
+        case .answered(let id, let waiter):
+            drivers.removeValue(forKey: id)?.cancel()
+            if frame.header.version == .v1 && version != .v1 {
+                logger.info("device answers in SMP v1; using v1 from now on")
+                version = .v1
+            }
+            waiter.resume(returning: frame)
+        case .unknownSequence:
+            logger.debug(
+                "dropping a frame no request is waiting for (late or duplicate)",
+                metadata: ["sequence": "\(frame.header.sequence)"]
+            )
+        case .mismatched(let expected):
+            logger.debug(
+                "dropping a frame whose sequence matches but not its command",
+                metadata: ["sequence": "\(frame.header.sequence)", "expected": "\(expected.group)/\(expected.command)"]
+            )
+        }
+    }
+
+    private func connectionEnded(_ error: any Error) {
+        if closedError == nil { closedError = error }
+        for (_, task) in drivers { task.cancel() }
+        drivers.removeAll()
+        for waiter in pending.removeAll() { waiter.resume(throwing: error) }
+    }
+
+    private func describe(_ bytes: [UInt8]) -> String {
+        guard let frame = try? SMPFrame(parsing: bytes) else { return "\(bytes.count) bytes (unparsable)" }
+        let header = frame.header
+        let payload = (try? frame.payloadValue()).map { $0.description } ?? "\(frame.payload.count) bytes"
+        return
+            "\(header.version) \(header.operation) group=\(header.group.rawValue) cmd=\(header.command) seq=\(header.sequence) len=\(header.length) \(payload)"
+    }
+}
+
+/// Carries a request id from the actor-isolated registration to the nonisolated cancel handler.
+private final class IDBox: @unchecked Sendable {
+    // Guarded by `lock`: set once on the actor, read from the cancellation handler.
+    private let lock = NSLock()
+    private var id: Int?
+    func set(_ value: Int) {
+        lock.lock()
+        id = value
+        lock.unlock()
+    }
+    func get() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        return id
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import SMPCBOR
+import SMPCore
+
+/// One kind of chunked upload: how to build the request for a chunk and read the device's
+/// next offset from the answer. Image, file-system and SUIT uploads each conform, so one
+/// engine (``SMPClient/upload(_:options:)``) drives all of them.
+public protocol ChunkedUpload: Sendable {
+    /// The request type of a chunk.
+    associatedtype Request: SMPRequest
+
+    /// The bytes to upload.
+    var data: Data { get }
+
+    /// Builds the request for one chunk.
+    /// - Parameters:
+    ///   - offset: where the chunk starts.
+    ///   - data: the chunk.
+    ///   - isFirst: whether this is the session-opening chunk (offset 0 or a resume), which
+    ///     carries the total length and the identifying fields.
+    /// - Returns: the request.
+    func request(offset: Int, data: Data, isFirst: Bool) -> Request
+
+    /// The offset the device expects next, read from its answer.
+    /// - Parameter response: the answer to a chunk.
+    /// - Returns: the next offset.
+    func nextOffset(from response: Request.Response) -> Int
+
+    /// The offset the device expects, when it refused a chunk for being at the wrong place
+    /// (the FS group answers FILE_OFFSET_NOT_VALID with `len`); `nil` if the error is fatal.
+    /// - Parameter error: the refusal.
+    func expectedOffset(after error: SMPDeviceError) -> Int?
+}
+
+extension ChunkedUpload {
+    /// By default every refusal is fatal.
+    public func expectedOffset(after error: SMPDeviceError) -> Int? { nil }
+}
+
+/// An MCUboot image upload (image group, command 1).
+public struct ImageUpload: ChunkedUpload {
+    /// The image bytes.
+    public let data: Data
+    /// The image number (0 = application core; 1 = e.g. network core).
+    public let image: Int
+    /// Ask the device to refuse images not newer than the running one.
+    public let upgrade: Bool
+    /// SHA-256 of the whole file: identifies the session so an interrupted upload resumes.
+    public let sha256: Data
+
+    /// Creates an image upload.
+    /// - Parameters:
+    ///   - data: the image file's bytes.
+    ///   - image: the target image number.
+    ///   - upgrade: refuse unless newer than the running image.
+    ///   - sha256: SHA-256 of `data` (the caller computes it; the MCUboot module has SHA-256).
+    public init(data: Data, image: Int = 0, upgrade: Bool = false, sha256: Data) {
+        self.data = data
+        self.image = image
+        self.upgrade = upgrade
+        self.sha256 = sha256
+    }
+
+    public func request(offset: Int, data chunk: Data, isFirst: Bool) -> ImageManagement.Upload {
+        guard isFirst else { return ImageManagement.Upload(offset: UInt64(offset), data: chunk) }
+        return ImageManagement.Upload(
+            offset: UInt64(offset),
+            data: chunk,
+            length: UInt64(data.count),
+            sha256: sha256,
+            image: image == 0 ? nil : UInt32(image),
+            upgrade: upgrade ? true : nil
+        )
+    }
+
+    public func nextOffset(from response: ImageManagement.Upload.Response) -> Int { Int(clamping: response.offset) }
+}
+
+/// A file upload to the device's file system (FS group, command 0).
+public struct FileUpload: ChunkedUpload {
+    /// The file's contents.
+    public let data: Data
+    /// The path on the device, e.g. `/lfs1/config.txt`.
+    public let name: String
+
+    /// Creates a file upload.
+    /// - Parameters:
+    ///   - data: the contents.
+    ///   - name: the device path.
+    public init(data: Data, name: String) {
+        self.data = data
+        self.name = name
+    }
+
+    public func request(offset: Int, data chunk: Data, isFirst: Bool) -> FileManagement.Upload {
+        FileManagement.Upload(
+            offset: UInt64(offset),
+            data: chunk,
+            name: name,
+            length: offset == 0 ? UInt64(data.count) : nil
+        )
+    }
+
+    public func nextOffset(from response: FileManagement.Upload.Response) -> Int { Int(clamping: response.offset) }
+
+    /// FILE_OFFSET_NOT_VALID carries `len`, the file's current length: continue from there.
+    public func expectedOffset(after error: SMPDeviceError) -> Int? {
+        guard error.matches(FileManagement.ReturnCode.fileOffsetNotValid),
+            let length = error.payload?["len"]?.uint64Value
+        else {
+            return nil
+        }
+        return Int(clamping: length)
+    }
+}

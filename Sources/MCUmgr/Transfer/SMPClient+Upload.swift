@@ -1,0 +1,196 @@
+import Foundation
+import SMPCore
+
+extension SMPClient {
+    /// Uploads data in chunks that exactly fill the frame limit, keeping a window of requests
+    /// in flight, and reports progress.
+    ///
+    /// The session-opening chunk goes alone with a long timeout (the device may erase a whole
+    /// slot first, or answer with the offset of an interrupted upload it can resume). Then
+    /// chunks are pipelined; the device's answers drive everything (see ``UploadWindow``). An
+    /// answer of offset 0 mid-transfer restarts the session; a refused chunk whose error names
+    /// the expected offset (FS) resumes there. Cancelling the consuming task cancels the upload.
+    /// - Parameters:
+    ///   - upload: what to upload and how to build its requests.
+    ///   - options: window, alignment, timeouts.
+    /// - Returns: progress updates; the sequence finishes when the device has confirmed every
+    ///   byte, or throws the first fatal error (``SMPDeviceError``, ``SMPTransportError``…).
+    public nonisolated func upload<U: ChunkedUpload>(
+        _ upload: U,
+        options: TransferOptions = .init()
+    ) -> AsyncThrowingStream<TransferProgress, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await self.runUpload(upload, options: options) { continuation.yield($0) }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Uploads and waits for completion, for callers that do not need progress.
+    /// - Parameters:
+    ///   - upload: what to upload.
+    ///   - options: window, alignment, timeouts.
+    /// - Returns: the final progress (bytes sent versus confirmed).
+    /// - Throws: as ``upload(_:options:)``.
+    @discardableResult
+    public nonisolated func uploadAndWait<U: ChunkedUpload>(_ upload: U, options: TransferOptions = .init())
+        async throws -> TransferProgress
+    {
+        var last: TransferProgress?
+        for try await progress in self.upload(upload, options: options) { last = progress }
+        return last
+            ?? TransferProgress(bytesConfirmed: 0, totalBytes: upload.data.count, bytesSent: 0, bytesPerSecond: 0)
+    }
+
+    private struct ChunkAnswer: Sendable {
+        var start: Int
+        var result: Result<Int, any Error>
+    }
+
+    private func runUpload<U: ChunkedUpload>(
+        _ upload: U,
+        options: TransferOptions,
+        report: @Sendable (TransferProgress) -> Void
+    ) async throws {
+        let data = upload.data
+        let total = data.count
+        let limit = min(options.maximumFrameSize ?? Int.max, maximumFrameSize)
+        let window = max(1, min(options.window, deviceParameters?.bufferCount ?? options.window))
+        let clock = ContinuousClock()
+        let started = clock.now
+        var sentBefore = 0
+        var restarts = 0
+
+        func progress(_ confirmed: Int, _ sent: Int) -> TransferProgress {
+            let elapsed = (clock.now - started) / .seconds(1)
+            let rate = elapsed > 0 ? Double(confirmed) / elapsed : 0
+            let eta: Duration? = rate > 0 ? .seconds(Double(total - confirmed) / rate) : nil
+            return TransferProgress(
+                bytesConfirmed: confirmed,
+                totalBytes: total,
+                bytesSent: sent,
+                bytesPerSecond: rate,
+                estimatedTimeRemaining: eta
+            )
+        }
+
+        func chunkSize(at offset: Int, first: Bool) throws -> Int {
+            let size = try ChunkSizing.dataSize(limit: limit, alignment: options.alignment, remaining: total - offset) {
+                upload.request(offset: offset, data: $0, isFirst: first)
+            }
+            guard size > 0 || total == offset else {
+                throw SMPTransportError(
+                    .frameTooLarge,
+                    "a \(U.Request.self) with no data already exceeds the \(limit)-byte frame limit"
+                )
+            }
+            return size
+        }
+
+        @Sendable func sendChunk(at offset: Int, size: Int, first: Bool, timeout: Duration?) async throws -> Int {
+            let request = upload.request(offset: offset, data: data.subdata(in: offset..<offset + size), isFirst: first)
+            do {
+                return upload.nextOffset(from: try await self.send(request, timeout: timeout))
+            } catch let error as SMPDeviceError {
+                if let expected = upload.expectedOffset(after: error) { return expected }
+                throw error
+            }
+        }
+
+        session: while true {
+            // The session-opening chunk: offset 0 with the identifying fields; the device may
+            // answer with a later offset when it resumes an interrupted upload.
+            let firstSize = try chunkSize(at: 0, first: true)
+            let resumed = try await sendChunk(at: 0, size: firstSize, first: true, timeout: options.firstChunkTimeout)
+            sentBefore += firstSize
+            if resumed == 0 && firstSize > 0 {
+                // The device kept nothing of the opening chunk; open the session again.
+                restarts += 1
+                guard restarts <= options.maximumRestarts else {
+                    throw SMPTransportError(
+                        .disconnected,
+                        "the device accepted none of the first chunk \(restarts) times"
+                    )
+                }
+                continue session
+            }
+            var state = UploadWindow(total: total, deviceOffset: resumed)
+            report(progress(state.confirmed, sentBefore))
+            if state.isFinished { return }
+
+            let (answers, sink) = AsyncStream.makeStream(of: ChunkAnswer.self)
+            var tasks: [Int: Task<Void, Never>] = [:]
+            defer { for task in tasks.values { task.cancel() } }
+
+            func fill() throws {
+                while state.inFlight.count < window && state.hasMoreToSend {
+                    let size = try chunkSize(at: state.next, first: false)
+                    let start = state.send(size: size)
+                    tasks[start]?.cancel()
+                    tasks[start] = Task {
+                        do {
+                            sink.yield(
+                                ChunkAnswer(
+                                    start: start,
+                                    result: .success(
+                                        try await sendChunk(
+                                            at: start,
+                                            size: size,
+                                            first: false,
+                                            timeout: options.chunkTimeout
+                                        )
+                                    )
+                                )
+                            )
+                        } catch {
+                            sink.yield(ChunkAnswer(start: start, result: .failure(error)))
+                        }
+                    }
+                }
+            }
+
+            try fill()
+            for await answer in answers {
+                try Task.checkCancellation()
+                switch answer.result {
+                case .success(let deviceOffset):
+                    switch state.acknowledge(start: answer.start, deviceOffset: deviceOffset) {
+                    case .finished:
+                        report(progress(total, sentBefore + state.bytesSent))
+                        return
+                    case .restart:
+                        restarts += 1
+                        guard restarts <= options.maximumRestarts else {
+                            throw SMPTransportError(
+                                .disconnected,
+                                "the device restarted the upload session \(restarts) times"
+                            )
+                        }
+                        sentBefore += state.bytesSent
+                        continue session
+                    case .proceed(let abandon):
+                        for start in abandon { tasks.removeValue(forKey: start)?.cancel() }
+                        report(progress(state.confirmed, sentBefore + state.bytesSent))
+                    }
+                case .failure(let error):
+                    if state.chunkFailed(start: answer.start) && !(error is CancellationError) { throw error }
+                }
+                tasks[answer.start] = nil
+                try fill()
+                if state.inFlight.isEmpty && !state.hasMoreToSend && !state.isFinished {
+                    // Everything sent was answered, yet the device wants more: send from its offset.
+                    state.rewindToConfirmed()
+                    try fill()
+                }
+            }
+            try Task.checkCancellation()
+            throw SMPTransportError(.disconnected, "the upload stopped before the device confirmed every byte")
+        }
+    }
+}

@@ -1,0 +1,58 @@
+/// How far a transfer has come.
+public struct TransferProgress: Sendable, Hashable {
+    /// Bytes the device has confirmed (its reported offset).
+    public var bytesConfirmed: Int
+    /// Bytes in the whole transfer.
+    public var totalBytes: Int
+    /// Data bytes put on the wire so far, re-sent ones included (≥ `bytesConfirmed`).
+    public var bytesSent: Int
+    /// Confirmed bytes per second since the transfer started.
+    public var bytesPerSecond: Double
+    /// Estimated time to completion at the current rate, when a rate is known.
+    public var estimatedTimeRemaining: Duration?
+
+    /// Completed fraction, 0...1.
+    public var fraction: Double { totalBytes == 0 ? 1 : Double(bytesConfirmed) / Double(totalBytes) }
+}
+
+/// Options for a chunked transfer.
+public struct TransferOptions: Sendable, Hashable {
+    /// Requests in flight at once (pipelining); clamped to the device's `buf_count` when known.
+    public var window: Int
+    /// Round chunk sizes down to a multiple of this (the device's flash write alignment), so the
+    /// offsets the device returns can be predicted while pipelining. 1 = no alignment.
+    public var alignment: Int
+    /// Timeout of the first request, during which the device may erase the whole slot.
+    public var firstChunkTimeout: Duration
+    /// Timeout of the other requests; `nil` uses the client's.
+    public var chunkTimeout: Duration?
+    /// A frame size below the client's limit (e.g. a BLE device without reassembly); `nil` = the client's.
+    public var maximumFrameSize: Int?
+    /// How often the device may restart the session (answer offset 0 mid-transfer) before the
+    /// transfer fails.
+    public var maximumRestarts: Int
+
+    /// Creates options.
+    /// - Parameters:
+    ///   - window: requests in flight at once.
+    ///   - alignment: chunk size multiple.
+    ///   - firstChunkTimeout: timeout of the first request (slot erase).
+    ///   - chunkTimeout: timeout of later requests.
+    ///   - maximumFrameSize: a lower frame limit.
+    ///   - maximumRestarts: session restarts tolerated.
+    public init(
+        window: Int = 4,
+        alignment: Int = 1,
+        firstChunkTimeout: Duration = .seconds(40),
+        chunkTimeout: Duration? = nil,
+        maximumFrameSize: Int? = nil,
+        maximumRestarts: Int = 5
+    ) {
+        self.window = window
+        self.alignment = alignment
+        self.firstChunkTimeout = firstChunkTimeout
+        self.chunkTimeout = chunkTimeout
+        self.maximumFrameSize = maximumFrameSize
+        self.maximumRestarts = maximumRestarts
+    }
+}

@@ -1,0 +1,66 @@
+/// A failure below SMP: the link could not be opened, dropped, or did not answer in time.
+///
+/// Equality compares ``code`` only.
+public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong. An open set.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable {
+            case connectionFailed, disconnected, timeout, frameTooLarge, sendFailed, unavailable, invalidAddress
+        }
+        private let kind: Kind
+
+        /// The link could not be opened (unknown host, no such tty, refused).
+        public static let connectionFailed = Code(kind: .connectionFailed)
+        /// The link went away while in use.
+        public static let disconnected = Code(kind: .disconnected)
+        /// No answer within the time allowed, after every retry.
+        public static let timeout = Code(kind: .timeout)
+        /// A frame larger than the link or the device accepts.
+        public static let frameTooLarge = Code(kind: .frameTooLarge)
+        /// The operating system refused to send.
+        public static let sendFailed = Code(kind: .sendFailed)
+        /// The transport does not exist here (e.g. Bluetooth on Linux, or switched off).
+        public static let unavailable = Code(kind: .unavailable)
+        /// The address could not be understood (a malformed URL, port or baud rate).
+        public static let invalidAddress = Code(kind: .invalidAddress)
+
+        public var description: String {
+            switch kind {
+            case .connectionFailed: "connection failed"
+            case .disconnected: "disconnected"
+            case .timeout: "timed out"
+            case .frameTooLarge: "frame too large"
+            case .sendFailed: "send failed"
+            case .unavailable: "unavailable"
+            case .invalidAddress: "invalid address"
+            }
+        }
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// Specific explanation: which endpoint, which limit, what to try.
+    public var message: String
+    /// The underlying error, e.g. an `errno` description.
+    public var cause: (any Error & Sendable)?
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: what went wrong.
+    ///   - message: a specific explanation.
+    ///   - cause: the underlying error.
+    public init(_ code: Code, _ message: String = "", cause: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String {
+        var text = message.isEmpty ? "\(code)" : "\(code): \(message)"
+        if let cause { text += " (\(cause))" }
+        return text
+    }
+
+    public static func == (lhs: SMPTransportError, rhs: SMPTransportError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

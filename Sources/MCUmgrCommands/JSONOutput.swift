@@ -1,0 +1,105 @@
+import Foundation
+import SMPBytes
+import SMPCBOR
+
+/// A JSON value whose objects keep their key order, so `--json` output is stable and reads in
+/// the order the device (or our model) put the fields.
+public indirect enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered() == rhs.rendered() }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rendered()) }
+
+    /// The value as JSON text.
+    /// - Parameter pretty: indent nested values by two spaces per level.
+    /// - Returns: the text.
+    public func rendered(pretty: Bool = false) -> String {
+        var out = ""
+        render(into: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private func render(into out: inout String, pretty: Bool, indent: Int) {
+        let newline = pretty ? "\n" + String(repeating: "  ", count: indent + 1) : ""
+        let closing = pretty ? "\n" + String(repeating: "  ", count: indent) : ""
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let n): out += "\(n)"
+        case .uint(let n): out += "\(n)"
+        case .double(let d):
+            // JSON has no NaN or infinities; they become strings rather than invalid output.
+            out += d.isFinite ? "\(d)" : "\"\(d)\""
+        case .string(let s): out += JSONValue.quote(s)
+        case .array(let elements):
+            if elements.isEmpty {
+                out += "[]"
+                return
+            }
+            out += "["
+            for (index, element) in elements.enumerated() {
+                out += (index == 0 ? "" : ",") + newline
+                element.render(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            out += closing + "]"
+        case .object(let members):
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
+            out += "{"
+            for (index, member) in members.enumerated() {
+                out += (index == 0 ? "" : ",") + newline + JSONValue.quote(member.0) + (pretty ? ": " : ":")
+                member.1.render(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            out += closing + "}"
+        }
+    }
+
+    private static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// Converts CBOR to JSON the way the CLI shows payloads: byte strings as lowercase hex,
+    /// non-text map keys in diagnostic notation, tags as `{"tag": n, "value": …}`.
+    /// - Parameter value: the CBOR value.
+    public init(_ value: CBOR) {
+        switch value {
+        case .unsignedInt(let n): self = .uint(n)
+        case .negativeInt(let n): self = n <= UInt64(Int64.max) ? .int(-1 - Int64(n)) : .string(value.diagnostic())
+        case .byteString(let data): self = .string(Hex.encode(data))
+        case .textString(let text): self = .string(text)
+        case .array(let elements): self = .array(elements.map(JSONValue.init))
+        case .map(let map):
+            self = .object(map.entries.map { ($0.key.stringValue ?? $0.key.diagnostic(), JSONValue($0.value)) })
+        case .tagged(let tag, let item): self = .object([("tag", .uint(tag)), ("value", JSONValue(item))])
+        case .boolean(let b): self = .bool(b)
+        case .null, .undefined: self = .null
+        case .simple(let v): self = .object([("simple", .uint(UInt64(v)))])
+        case .float(let f): self = .double(f.value)
+        }
+    }
+}

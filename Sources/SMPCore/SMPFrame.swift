@@ -1,0 +1,241 @@
+import Foundation
+import SMPBytes
+import SMPCBOR
+
+/// A whole SMP message: the 8-byte header and its payload (CBOR for groups 0–63).
+public struct SMPFrame: Sendable, Hashable {
+    /// The header; its `length` always equals `payload.count`.
+    public private(set) var header: SMPHeader
+    /// The payload bytes.
+    public let payload: [UInt8]
+
+    /// The largest payload the 16-bit length field can describe.
+    public static let maximumPayloadSize = Int(UInt16.max)
+
+    /// Creates a frame, setting the header's length from the payload.
+    /// - Parameters:
+    ///   - header: the header; its `length` is replaced.
+    ///   - payload: the payload.
+    /// - Throws: ``SMPError`` `.frameTooLarge` for a payload over 65535 bytes.
+    public init(header: SMPHeader, payload: [UInt8]) throws(SMPError) {
+        guard payload.count <= SMPFrame.maximumPayloadSize else {
+            throw SMPError(.frameTooLarge, "payload of \(payload.count) bytes exceeds the 16-bit length field")
+        }
+        var header = header
+        header.length = UInt16(payload.count)
+        self.header = header
+        self.payload = payload
+    }
+
+    /// Parses exactly one frame.
+    /// - Parameter bytes: a header and exactly `length` payload bytes.
+    /// - Throws: ``SMPError`` `.truncatedHeader` or `.lengthMismatch`.
+    public init(parsing bytes: some Collection<UInt8>) throws(SMPError) {
+        let all = Array(bytes)
+        let header = try SMPHeader(parsing: all)
+        let expected = SMPHeader.size + Int(header.length)
+        guard all.count == expected else {
+            throw SMPError(
+                .lengthMismatch,
+                "header announces \(header.length) payload bytes, \(all.count - SMPHeader.size) present"
+            )
+        }
+        self.header = header
+        self.payload = Array(all[SMPHeader.size...])
+    }
+
+    /// The frame on the wire: header then payload.
+    public var bytes: [UInt8] {
+        var writer = ByteWriter(capacity: SMPHeader.size + payload.count)
+        header.write(into: &writer)
+        writer.writeBytes(payload)
+        return writer.bytes
+    }
+
+    /// The payload as one CBOR item.
+    /// - Throws: ``SMPError`` `.malformedPayload` with the `CBORError` as cause.
+    public func payloadValue() throws(SMPError) -> CBOR {
+        do {
+            return try CBORReader.decode(payload)
+        } catch {
+            throw SMPError(.malformedPayload, "\(header.group) command \(header.command)", cause: error)
+        }
+    }
+
+    // MARK: - Building frames
+
+    /// Encodes a request.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - sequence: the sequence number.
+    ///   - version: the header version; v2 unless the device only speaks v1.
+    ///   - options: CBOR options; `canonical` reproduces the `smp` package's key order.
+    /// - Returns: the frame.
+    /// - Throws: ``SMPError`` `.encodingFailed` or `.frameTooLarge`.
+    public static func request<R: SMPRequest>(
+        _ request: R,
+        sequence: UInt8,
+        version: SMPVersion = .v2,
+        options: CBORWriter.Options = .init()
+    ) throws(SMPError) -> SMPFrame {
+        let header = SMPHeader(
+            version: version,
+            operation: R.operation,
+            length: 0,
+            group: R.group,
+            sequence: sequence,
+            command: R.command
+        )
+        return try SMPFrame(header: header, payload: encodePayload(request, options: options))
+    }
+
+    /// Encodes a successful response to a request frame (used by the simulated device).
+    /// - Parameters:
+    ///   - response: the response value.
+    ///   - request: the header of the request being answered; group, command, sequence and
+    ///     version are copied, and the operation becomes the matching response.
+    ///   - options: CBOR options.
+    /// - Returns: the frame.
+    /// - Throws: ``SMPError`` `.unexpectedOperation` if `request` is not a request, or an encoding error.
+    public static func response(
+        _ response: some Encodable,
+        to request: SMPHeader,
+        options: CBORWriter.Options = .init()
+    ) throws(SMPError) -> SMPFrame {
+        try SMPFrame(header: responseHeader(for: request), payload: encodePayload(response, options: options))
+    }
+
+    /// Builds a response frame from a raw CBOR map (error envelopes, hand-shaped answers).
+    /// - Parameters:
+    ///   - payload: the map.
+    ///   - request: the header being answered.
+    ///   - options: CBOR options.
+    /// - Returns: the frame.
+    /// - Throws: ``SMPError`` `.unexpectedOperation` if `request` is not a request.
+    public static func response(
+        payload: CBOR,
+        to request: SMPHeader,
+        options: CBORWriter.Options = .init()
+    ) throws(SMPError) -> SMPFrame {
+        try SMPFrame(header: responseHeader(for: request), payload: CBORWriter.encode(payload, options: options))
+    }
+
+    private static func responseHeader(for request: SMPHeader) throws(SMPError) -> SMPHeader {
+        guard let operation = request.operation.response else {
+            throw SMPError(.unexpectedOperation, "cannot answer a \(request.operation) frame")
+        }
+        var header = request
+        header.operation = operation
+        header.flags = 0
+        return header
+    }
+
+    private static func encodePayload(_ value: some Encodable, options: CBORWriter.Options) throws(SMPError) -> [UInt8]
+    {
+        do {
+            return try CBOREncoder(options: options).encodeToBytes(value)
+        } catch {
+            throw SMPError(.encodingFailed, "\(type(of: value))", cause: error)
+        }
+    }
+
+    // MARK: - Reading frames
+
+    /// Decodes this frame as the response to `R`, checking the error envelope first.
+    /// - Parameter type: the request type whose response is expected.
+    /// - Returns: the decoded response.
+    /// - Throws: ``SMPDeviceError`` when the device refused; ``SMPError`` when the frame is not a
+    ///   response to `R` or its payload is malformed or of the wrong shape.
+    public func decodeResponse<R: SMPRequest>(to type: R.Type) throws -> R.Response {
+        guard header.operation == R.operation.response, header.group == R.group, header.command == R.command else {
+            throw SMPError(
+                .unexpectedOperation,
+                "expected \(R.group) command \(R.command) \(R.operation.response?.description ?? "response"), "
+                    + "got \(header.group) command \(header.command) \(header.operation)"
+            )
+        }
+        let value = try payloadValue()
+        try SMPResponseStatus.check(value, group: header.group, command: header.command)
+        do {
+            return try CBORDecoder().decode(R.Response.self, from: value)
+        } catch {
+            throw SMPError(.invalidResponse, "\(R.group) command \(R.command): \(error)", cause: error)
+        }
+    }
+
+    /// Decodes this frame as a request of type `R` (used by the simulated device).
+    /// - Parameter type: the request type.
+    /// - Returns: the request.
+    /// - Throws: ``SMPError`` `.invalidRequest` if the payload does not have `R`'s shape.
+    public func decodeRequest<R: SMPRequest>(as type: R.Type) throws(SMPError) -> R {
+        let value = try payloadValue()
+        do {
+            return try CBORDecoder().decode(R.self, from: value)
+        } catch {
+            throw SMPError(.invalidRequest, "\(R.group) command \(R.command): \(error)", cause: error)
+        }
+    }
+}
+
+/// Reading the error envelope of a response payload.
+public enum SMPResponseStatus {
+    /// Throws if a response payload reports an error.
+    ///
+    /// Success is a map with no `rc`/`err`, or `rc: 0`, or `err.rc: 0`. Every other code, known or
+    /// not, is an error. An envelope of the wrong shape (a text `rc`, an `err` without `group`) is
+    /// an ``SMPError`` `.invalidResponse`, never success.
+    ///
+    /// One exception is group-specific: Zephyr's legacy shell (`…SHELL_LEGACY_RC_RETURN_CODE`)
+    /// puts the shell command's own exit code in `rc` next to its output `o`, so for the shell
+    /// group an `rc` beside `o` is the command's result, not a refusal.
+    /// - Parameters:
+    ///   - payload: the decoded payload.
+    ///   - group: the response's group.
+    ///   - command: the response's command.
+    /// - Throws: ``SMPDeviceError`` or ``SMPError``.
+    public static func check(_ payload: CBOR, group: SMPGroup, command: UInt8) throws {
+        guard let map = payload.mapValue else {
+            throw SMPError(.invalidResponse, "payload is not a CBOR map")
+        }
+        var reason: String?
+        if let rsn = map["rsn"] {
+            guard let text = rsn.stringValue else { throw SMPError(.invalidResponse, "`rsn` is not text") }
+            reason = text
+        }
+        for key in ["err", "ret"] {
+            guard let envelope = map[key] else { continue }
+            // A shell response's `ret` is the command's exit code (an integer), not an envelope.
+            if key == "ret" && envelope.mapValue == nil { continue }
+            guard
+                let groupValue = envelope["group"]?.uint64Value, let groupID = UInt16(exactly: groupValue),
+                let rcValue = envelope["rc"]?.int64Value, let rc = Int(exactly: rcValue)
+            else {
+                throw SMPError(.invalidResponse, "`\(key)` is not {group: uint, rc: int}")
+            }
+            if rc != 0 {
+                throw SMPDeviceError(
+                    .group(SMPGroup(rawValue: groupID), rc),
+                    requestGroup: group,
+                    command: command,
+                    reason: reason,
+                    payload: payload
+                )
+            }
+        }
+        if let rcItem = map["rc"] {
+            guard let rcValue = rcItem.int64Value, let rc = Int(exactly: rcValue) else {
+                throw SMPError(.invalidResponse, "`rc` is not an integer")
+            }
+            let isLegacyShellResult = group == .shell && map["o"] != nil
+            if rc != 0 && !isLegacyShellResult {
+                throw SMPDeviceError(
+                    .management(SMPReturnCode(rawValue: rc)),
+                    requestGroup: group,
+                    command: command,
+                    reason: reason,
+                    payload: payload
+                )
+            }
+        }
+    }
+}

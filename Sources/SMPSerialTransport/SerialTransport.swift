@@ -1,0 +1,2 @@
+/// SMP over a serial port.
+public enum SMPSerialTransportModule {}

@@ -1,0 +1,2 @@
+/// The simulated SMP device (Zephyr + MCUboot behaviour) and the ways it is served.
+public enum SMPSimulator {}

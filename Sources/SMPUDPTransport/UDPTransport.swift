@@ -1,0 +1,2 @@
+/// SMP over UDP.
+public enum SMPUDPTransportModule {}

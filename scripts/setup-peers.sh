@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the independent peer tools the tests use as oracles into .venv in the package root:
+# smp and cbor2 (bytes), imgtool (images), smpclient/smpmgr and mcumgr-toolkit (clients that drive
+# our simulated device). Versions are pinned to the ones the reference facts were checked with.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+python=${PYTHON:-python3}
+if [ ! -x "$root/.venv/bin/python" ]; then
+    "$python" -m venv "$root/.venv"
+fi
+"$root/.venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+"$root/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "smp==4.2.0" "smpclient==7.3.0" "smpmgr==0.19.1" "imgtool==2.5.0" "cbor2>=6.2,<7" "mcumgr-toolkit==0.20.0"
+# Every peer must import and run; a partial install fails here rather than as skipped tests.
+"$root/.venv/bin/python" - <<'PY'
+import importlib, sys
+for module in ["smp", "smpclient", "cbor2", "imgtool", "mcumgr_toolkit"]:
+    importlib.import_module(module)
+print("peers: python modules ok")
+PY
+for tool in imgtool smpmgr; do
+    "$root/.venv/bin/$tool" --help >/dev/null
+done
+echo "peers: installed in $root/.venv"
