@@ -68,6 +68,57 @@ public struct FirmwarePackage: Sendable {
 
         /// The image version from the MCUboot header.
         public var version: ImageVersion? { mcuboot?.header.version }
+
+        /// Creates an image entry (packages make these; tests and tools may too).
+        /// - Parameters:
+        ///   - imageIndex: the image number.
+        ///   - slot: the target slot within the image.
+        ///   - fileName: the file's name.
+        ///   - content: what the bytes are.
+        ///   - data: the bytes to upload.
+        ///   - hash: the hash the device will report.
+        ///   - mcuboot: the parsed MCUboot image, if any.
+        ///   - suit: the parsed SUIT envelope, if any.
+        ///   - manifestEntry: the manifest entry, if any.
+        public init(
+            imageIndex: Int,
+            slot: Int,
+            fileName: String,
+            content: Content,
+            data: Data,
+            hash: [UInt8],
+            mcuboot: MCUbootImage? = nil,
+            suit: SUITEnvelope? = nil,
+            manifestEntry: PackageManifest.File? = nil
+        ) {
+            self.imageIndex = imageIndex
+            self.slot = slot
+            self.fileName = fileName
+            self.content = content
+            self.data = data
+            self.hash = hash
+            self.mcuboot = mcuboot
+            self.suit = suit
+            self.manifestEntry = manifestEntry
+        }
+
+        /// Creates the entry for a parsed MCUboot image: content `.mcuboot`, its bytes and TLV hash.
+        /// - Parameters:
+        ///   - image: the parsed image.
+        ///   - imageIndex: the image number (default 0).
+        ///   - slot: the target slot (default 1, the secondary slot).
+        ///   - fileName: a name for messages.
+        public init(_ image: MCUbootImage, imageIndex: Int = 0, slot: Int = 1, fileName: String = "image.bin") {
+            self.init(
+                imageIndex: imageIndex,
+                slot: slot,
+                fileName: fileName,
+                content: .mcuboot,
+                data: image.data,
+                hash: image.hash ?? [],
+                mcuboot: image
+            )
+        }
     }
 
     /// A file in a SUIT package that the device may request during installation.
@@ -91,11 +142,13 @@ public struct FirmwarePackage: Sendable {
     public let notes: [String]
 
     /// Whether the package targets a DirectXIP bootloader: an entry marked `version_MCUBOOT+XIP`,
-    /// or one image number listed for two slots.
+    /// or one image number listed for both slots.
     public var isDirectXIP: Bool {
         if images.contains(where: { $0.manifestEntry?.isDirectXIP == true }) { return true }
         let mcuboot = images.filter { $0.content == .mcuboot }
-        return Set(mcuboot.map(\.imageIndex)).count < mcuboot.count
+        return mcuboot.contains { image in
+            image.slot == 0 && mcuboot.contains { $0.imageIndex == image.imageIndex && $0.slot == 1 }
+        }
     }
 
     /// Whether the package is for a SUIT bootloader.
@@ -148,7 +201,9 @@ public struct FirmwarePackage: Sendable {
             let image = try Self.mcubootImage(data, fileName: name, entry: nil)
             self.init(format: .image, images: [image], resources: [], manifest: nil, notes: [])
         } else {
-            let shown = head.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
+            let shown = head.map {
+                String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+            }
             let ext = (name as NSString).pathExtension.lowercased()
             throw MCUbootError(
                 .unsupportedPackage,
@@ -173,7 +228,7 @@ public struct FirmwarePackage: Sendable {
     private static func zip(_ data: Data, fileName: String) throws(MCUbootError) -> FirmwarePackage {
         // ZIPFoundation's in-memory reader traps when an offset points past the end of the data,
         // so every offset it will follow is checked here first.
-        try checkZipStructure(Array(data), zipName: fileName)
+        try checkZipStructure(data, zipName: fileName)
         let archive: Archive
         do {
             archive = try Archive(data: data, accessMode: .read)
@@ -272,7 +327,9 @@ public struct FirmwarePackage: Sendable {
             for image in images {
                 let key = "\(image.imageIndex)/\(image.slot)"
                 if let other = seen[key] {
-                    notes.append("\(image.fileName) and \(other) both target image \(image.imageIndex) slot \(image.slot)")
+                    notes.append(
+                        "\(image.fileName) and \(other) both target image \(image.imageIndex) slot \(image.slot)"
+                    )
                 }
                 seen[key] = image.fileName
             }
@@ -327,14 +384,33 @@ public struct FirmwarePackage: Sendable {
     }
 
     private static func extract(_ entry: Entry, from archive: Archive, zipName: String) throws(MCUbootError) -> Data {
+        let declared = Int(clamping: entry.uncompressedSize)
+        guard declared <= maximumEntrySize else {
+            throw MCUbootError(
+                .invalidZip,
+                "\(entry.path) in \(zipName) declares \(declared) bytes, more than any firmware image"
+            )
+        }
         var bytes = Data()
-        bytes.reserveCapacity(Int(clamping: entry.uncompressedSize))
+        bytes.reserveCapacity(declared)
         do {
-            _ = try archive.extract(entry, skipCRC32: false) { chunk in bytes.append(chunk) }
+            // A deflate stream that inflates past its declared size is cut off, not followed.
+            _ = try archive.extract(entry, skipCRC32: false) { chunk in
+                guard bytes.count + chunk.count <= declared else { throw OversizedEntry() }
+                bytes.append(chunk)
+            }
         } catch {
             throw MCUbootError(.invalidZip, "\(entry.path) in \(zipName) cannot be extracted", cause: error)
         }
         return bytes
+    }
+
+    /// The largest file a package may hold (512 MiB): far beyond any flash slot, small enough
+    /// that a hostile size field cannot exhaust memory.
+    static let maximumEntrySize = 512 * 1024 * 1024
+
+    private struct OversizedEntry: Error, CustomStringConvertible {
+        var description: String { "the entry inflates beyond its declared size" }
     }
 
     // MARK: - Images
@@ -392,8 +468,11 @@ public struct FirmwarePackage: Sendable {
 
     /// Walks the end-of-central-directory record, every central directory entry and every local
     /// header, checking that each offset and size the zip reader will follow lies inside the data.
-    private static func checkZipStructure(_ bytes: [UInt8], zipName: String) throws(MCUbootError) {
-        func u16(_ at: Int) -> Int? { at >= 0 && at + 2 <= bytes.count ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : nil }
+    private static func checkZipStructure(_ data: Data, zipName: String) throws(MCUbootError) {
+        let bytes = data.startIndex == 0 ? data : Data(data)
+        func u16(_ at: Int) -> Int? {
+            at >= 0 && at + 2 <= bytes.count ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : nil
+        }
         func u32(_ at: Int) -> Int? {
             guard let low = u16(at), let high = u16(at + 2) else { return nil }
             return low | high << 16

@@ -57,7 +57,9 @@ public struct ImagePublicKey: Sendable {
     /// Whether the key was derived from a private key file.
     public let isFromPrivateKey: Bool
 
-    private static let ed25519SPKIPrefix: [UInt8] = [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]
+    private static let ed25519SPKIPrefix: [UInt8] = [
+        0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
+    ]
     private static let ed25519OID: [UInt8] = [0x06, 0x03, 0x2b, 0x65, 0x70]
 
     /// Reads a key file's contents: PEM text or binary DER.
@@ -220,7 +222,10 @@ public struct ImagePublicKey: Sendable {
             }
         }
         if sawEncrypted {
-            throw MCUbootError(.invalidKey, "the private key is encrypted; export the public key with `imgtool getpub -e pem`")
+            throw MCUbootError(
+                .invalidKey,
+                "the private key is encrypted; export the public key with `imgtool getpub -e pem`"
+            )
         }
         if label != nil {
             throw MCUbootError(.invalidKey, "PEM block has no END line")

@@ -112,7 +112,8 @@ extension MCUbootImage {
         } else if let hashTLV, let algorithm = ImageHashAlgorithm(kind: hashTLV.kind) {
             let computed = ComputedDigest(algorithm, data[hashedRange])
             digest = computed
-            hashCheck = computed.bytes == hashTLV.value ? .valid : .mismatch(expected: hashTLV.value, computed: computed.bytes)
+            hashCheck =
+                computed.bytes == hashTLV.value ? .valid : .mismatch(expected: hashTLV.value, computed: computed.bytes)
         } else {
             hashCheck = .missing
         }
@@ -129,7 +130,8 @@ extension MCUbootImage {
         )
     }
 
-    private func checkSignature(publicKey: ImagePublicKey?, digest: ComputedDigest?) -> ImageVerification.SignatureCheck {
+    private func checkSignature(publicKey: ImagePublicKey?, digest: ComputedDigest?) -> ImageVerification.SignatureCheck
+    {
         let signatures = tlvs.filter { $0.kind.isSignature }
         guard !signatures.isEmpty else { return .unsigned }
         guard let digest else {
@@ -218,13 +220,19 @@ extension MCUbootImage {
         let flags = header.flags
         let address = "0x" + String(header.loadAddress, radix: 16)
         if header.magic == ImageHeader.legacyMagic { notes.append("legacy v1 header magic 0x96f3b83c") }
-        if flags.contains(.encryptedAES128) { notes.append("encrypted (AES-128); the bootloader decrypts it with its key") }
-        if flags.contains(.encryptedAES256) { notes.append("encrypted (AES-256); the bootloader decrypts it with its key") }
+        if flags.contains(.encryptedAES128) {
+            notes.append("encrypted (AES-128); the bootloader decrypts it with its key")
+        }
+        if flags.contains(.encryptedAES256) {
+            notes.append("encrypted (AES-256); the bootloader decrypts it with its key")
+        }
         if flags.isCompressed {
             notes.append("compressed (\(flags.names.filter { $0.hasPrefix("COMPRESSED") }.joined(separator: ", ")))")
         }
         if flags.contains(.ramLoad) { notes.append("RAM load: copied to \(address) before it runs") }
-        if flags.contains(.romFixed) { notes.append("ROM fixed: runs only from flash address \(address) (DirectXIP slot)") }
+        if flags.contains(.romFixed) {
+            notes.append("ROM fixed: runs only from flash address \(address) (DirectXIP slot)")
+        }
         if flags.contains(.nonBootable) { notes.append("non-bootable: a data image the bootloader never starts") }
         if flags.contains(.pic) { notes.append("PIC flag set: MCUboot does not support position-independent images") }
         if let counter = securityCounter { notes.append("security counter \(counter)") }
@@ -237,7 +245,9 @@ extension MCUbootImage {
         for record in allTLVs where !record.kind.isKnown {
             let area = record.isProtected ? "protected" : "unprotected"
             let vendor = record.kind.isVendorReserved ? "vendor " : "unknown "
-            notes.append("\(vendor)TLV 0x\(String(record.kind.rawValue, radix: 16)) (\(area), \(record.value.count) bytes)")
+            notes.append(
+                "\(vendor)TLV 0x\(String(record.kind.rawValue, radix: 16)) (\(area), \(record.value.count) bytes)"
+            )
         }
         if let trailer {
             switch trailer.magic {
@@ -278,7 +288,9 @@ extension MCUbootImage {
             )
         case .notChecked(let why):
             if case .notCheckable(let hashWhy) = hash { return .depends("\(hashWhy); signature \(why)") }
-            return .depends("hash ok; signature not checked (\(why)): accepted if signed with a key the bootloader trusts" + suffix)
+            return .depends(
+                "hash ok; signature not checked (\(why)): accepted if signed with a key the bootloader trusts" + suffix
+            )
         case .unsigned:
             if case .notCheckable(let hashWhy) = hash { return .depends(hashWhy) }
             return .depends(

@@ -103,7 +103,8 @@ public struct PackageManifest: Sendable, Hashable {
             } else if c == "\"" {
                 inString = true
                 output.append(c)
-            } else if c == "0", index + 1 < characters.count, characters[index + 1] == "x" || characters[index + 1] == "X",
+            } else if c == "0", index + 1 < characters.count,
+                characters[index + 1] == "x" || characters[index + 1] == "X",
                 !(previous.isLetter || previous.isNumber || previous == ".")
             {
                 var end = index + 2

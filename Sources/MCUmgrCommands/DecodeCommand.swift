@@ -27,7 +27,13 @@ struct DecodeCommand: ParsableCommand {
         guard let bytes = Hex.decode(text), !bytes.isEmpty else {
             throw ValidationError("'\(text.prefix(40))' is not hex: use pairs of digits 0-9 a-f")
         }
-        let documents = try DecodeCommand.decode(bytes)
+        let documents: [Document]
+        do {
+            documents = try DecodeCommand.decode(bytes)
+        } catch let error as SMPError {
+            // The bytes come from the user, not from a device: report them as bad input.
+            throw ValidationError("cannot decode: \(error)")
+        }
         for document in documents {
             if global.json {
                 Console.out(document.json.rendered())

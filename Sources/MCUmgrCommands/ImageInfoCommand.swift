@@ -77,7 +77,9 @@ struct ImageInfoCommand: AsyncParsableCommand {
             if let label = package.manifest?.name { lines.append("  name: \(label)") }
         case .suitEnvelope: lines.append("\(name): SUIT envelope")
         case .suitZip:
-            lines.append("\(name): SUIT package, \(package.images.count) image(s), \(package.resources.count) resource(s)")
+            lines.append(
+                "\(name): SUIT package, \(package.images.count) image(s), \(package.resources.count) resource(s)"
+            )
         }
         for (image, report) in zip(package.images, reports) {
             if package.format != .image { lines.append("") }
@@ -85,7 +87,9 @@ struct ImageInfoCommand: AsyncParsableCommand {
         }
         if !package.resources.isEmpty {
             lines.append("")
-            lines.append("resources: " + package.resources.map { "\($0.name) (\($0.data.count) bytes)" }.joined(separator: ", "))
+            lines.append(
+                "resources: " + package.resources.map { "\($0.name) (\($0.data.count) bytes)" }.joined(separator: ", ")
+            )
         }
         for note in package.notes { lines.append("warning: \(note)") }
         return lines
@@ -93,7 +97,9 @@ struct ImageInfoCommand: AsyncParsableCommand {
 
     private static func hex(_ value: some BinaryInteger) -> String { "0x" + String(value, radix: 16) }
 
-    private static func imageText(_ image: FirmwarePackage.Image, report: ImageVerification?, inPackage: Bool) -> [String] {
+    private static func imageText(_ image: FirmwarePackage.Image, report: ImageVerification?, inPackage: Bool)
+        -> [String]
+    {
         var lines: [String] = []
         let indent = inPackage ? "  " : ""
         func add(_ label: String, _ value: String) {
@@ -160,7 +166,9 @@ struct ImageInfoCommand: AsyncParsableCommand {
 
     // MARK: - JSON
 
-    static func json(_ package: FirmwarePackage, reports: [ImageVerification?], file: String, keyGiven: Bool) -> JSONValue {
+    static func json(_ package: FirmwarePackage, reports: [ImageVerification?], file: String, keyGiven: Bool)
+        -> JSONValue
+    {
         var members: [(String, JSONValue)] = [
             ("file", .string(file)),
             ("format", .string(package.format.rawValue)),
@@ -171,7 +179,14 @@ struct ImageInfoCommand: AsyncParsableCommand {
         members.append(("images", .array(zip(package.images, reports).map { imageJSON($0.0, report: $0.1) })))
         if package.isSUIT {
             members.append(
-                ("resources", .array(package.resources.map { .object([("name", .string($0.name)), ("size", .int(Int64($0.data.count)))]) }))
+                (
+                    "resources",
+                    .array(
+                        package.resources.map {
+                            .object([("name", .string($0.name)), ("size", .int(Int64($0.data.count)))])
+                        }
+                    )
+                )
             )
         }
         members.append(("notes", .array(package.notes.map { .string($0) })))
@@ -237,7 +252,9 @@ struct ImageInfoCommand: AsyncParsableCommand {
                 "dependencies",
                 .array(
                     mcuboot.dependencies.map {
-                        .object([("image", .int(Int64($0.imageIndex))), ("version", .string($0.minimumVersion.description))])
+                        .object([
+                            ("image", .int(Int64($0.imageIndex))), ("version", .string($0.minimumVersion.description)),
+                        ])
                     }
                 )
             )

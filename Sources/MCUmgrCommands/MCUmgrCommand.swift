@@ -1,12 +1,14 @@
 import ArgumentParser
 import Foundation
+import SMPCore
+import MCUmgr
 
 /// The `mcumgr` command tree: manage and update devices that speak MCUmgr's SMP protocol.
 public struct MCUmgrCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mcumgr",
         abstract: "Manage and update devices that speak MCUmgr's SMP protocol (Zephyr, nRF Connect SDK, MCUboot).",
-        subcommands: [DecodeCommand.self]
+        subcommands: [DecodeCommand.self, ConnCommand.self, ImageCommand.self, OSCommand.self, StatCommand.self, SettingsCommand.self, FSCommand.self, ShellCommand.self, EnumCommand.self, LogCommand.self, CrashCommand.self, RunCommand.self, BasicCommand.self, SUITCommand.self]
     )
 
     public init() {}
@@ -25,6 +27,15 @@ public struct MCUmgrCommand: AsyncParsableCommand {
                 try command.run()
             }
             return 0
+        } catch let error as SMPDeviceError {
+            Console.err("error: " + describe(error))
+            return status(for: error)
+        } catch let error as SMPTransportError {
+            Console.err("error: " + describe(error))
+            return status(for: error)
+        } catch let error as SMPError {
+            Console.err("error: " + describe(error))
+            return status(for: error)
         } catch {
             let code = exitCode(for: error)
             if code == .success {

@@ -19,13 +19,16 @@ public struct ByteReader: Sendable {
     /// The bytes being read. Indices are zero-based offsets into this array.
     public let bytes: [UInt8]
     /// Offset of the next byte that ``readInteger(endianness:as:)`` and friends consume.
-    public private(set) var readerIndex: Int
+    @inlinable public var readerIndex: Int { index }
+    // Internal but inlinable: the accessors below are generic and must specialise in callers'
+    // modules, or every integer read goes through unspecialised generic arithmetic.
+    @usableFromInline var index: Int
 
     /// Creates a reader positioned at the first byte.
     /// - Parameter bytes: the bytes to read.
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
-        self.readerIndex = 0
+        self.index = 0
     }
 
     /// Creates a reader over any byte sequence (for example `Data`), positioned at its first byte.
@@ -35,6 +38,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Number of bytes not yet consumed.
+    @inlinable
     public var readableBytes: Int { bytes.count - readerIndex }
 
     /// Reads an integer at an absolute offset without moving the reader index.
@@ -43,6 +47,7 @@ public struct ByteReader: Sendable {
     ///   - endianness: byte order of the integer on the wire.
     ///   - type: the integer type to produce.
     /// - Returns: the integer, or `nil` if fewer than `T`'s size bytes exist at `index`.
+    @inlinable
     public func getInteger<T: FixedWidthInteger>(at index: Int, endianness: Endianness, as type: T.Type = T.self) -> T?
     {
         let size = MemoryLayout<T>.size
@@ -62,6 +67,7 @@ public struct ByteReader: Sendable {
     ///   - endianness: byte order of the integer on the wire.
     ///   - type: the integer type to produce.
     /// - Returns: the integer, or `nil` if too few bytes remain.
+    @inlinable
     public func peekInteger<T: FixedWidthInteger>(endianness: Endianness, as type: T.Type = T.self) -> T? {
         getInteger(at: readerIndex, endianness: endianness, as: type)
     }
@@ -71,22 +77,25 @@ public struct ByteReader: Sendable {
     ///   - endianness: byte order of the integer on the wire.
     ///   - type: the integer type to produce.
     /// - Returns: the integer, or `nil` (consuming nothing) if too few bytes remain.
+    @inlinable
     public mutating func readInteger<T: FixedWidthInteger>(endianness: Endianness, as type: T.Type = T.self) -> T? {
         guard let value = peekInteger(endianness: endianness, as: type) else { return nil }
-        readerIndex += MemoryLayout<T>.size
+        index += MemoryLayout<T>.size
         return value
     }
 
     /// Reads and consumes one byte.
     /// - Returns: the byte, or `nil` at the end of the input.
+    @inlinable
     public mutating func readByte() -> UInt8? {
         guard readerIndex < bytes.count else { return nil }
-        defer { readerIndex += 1 }
+        defer { index += 1 }
         return bytes[readerIndex]
     }
 
     /// Looks at the next byte without consuming it.
     /// - Returns: the byte, or `nil` at the end of the input.
+    @inlinable
     public func peekByte() -> UInt8? {
         readerIndex < bytes.count ? bytes[readerIndex] : nil
     }
@@ -94,15 +103,17 @@ public struct ByteReader: Sendable {
     /// Reads and consumes `count` bytes.
     /// - Parameter count: number of bytes; negative counts are treated as unavailable.
     /// - Returns: the bytes, or `nil` (consuming nothing) if fewer than `count` remain.
+    @inlinable
     public mutating func readBytes(count: Int) -> ArraySlice<UInt8>? {
         guard let slice = peekBytes(count: count) else { return nil }
-        readerIndex += count
+        index += count
         return slice
     }
 
     /// Returns the next `count` bytes without consuming them.
     /// - Parameter count: number of bytes.
     /// - Returns: the bytes, or `nil` if fewer than `count` remain.
+    @inlinable
     public func peekBytes(count: Int) -> ArraySlice<UInt8>? {
         guard count >= 0, count <= readableBytes else { return nil }
         return bytes[readerIndex..<readerIndex + count]
@@ -111,20 +122,20 @@ public struct ByteReader: Sendable {
     /// Skips `count` bytes.
     /// - Parameter count: number of bytes to skip.
     /// - Returns: `false` (moving nothing) if fewer than `count` remain.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func moveReaderIndex(forwardBy count: Int) -> Bool {
         guard count >= 0, count <= readableBytes else { return false }
-        readerIndex += count
+        index += count
         return true
     }
 
     /// Moves the reader index to an absolute offset.
     /// - Parameter index: the new offset, between 0 and the byte count inclusive.
     /// - Returns: `false` (moving nothing) if `index` is out of range.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func moveReaderIndex(to index: Int) -> Bool {
         guard index >= 0, index <= bytes.count else { return false }
-        readerIndex = index
+        self.index = index
         return true
     }
 }

@@ -4,34 +4,36 @@
 /// back-patches a value already written, e.g. the length field of an SMP header.
 public struct ByteWriter: Sendable {
     /// The bytes written so far.
-    public private(set) var bytes: [UInt8]
+    @inlinable public var bytes: [UInt8] { storage }
+    // Inlinable storage so the generic writers specialise in callers' modules.
+    @usableFromInline var storage: [UInt8]
 
     /// Creates an empty writer.
     /// - Parameter capacity: bytes to reserve up front, to avoid regrowth on large frames.
     public init(capacity: Int = 0) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        storage = []
+        storage.reserveCapacity(capacity)
     }
 
     /// Number of bytes written so far.
-    public var writerIndex: Int { bytes.count }
+    @inlinable public var writerIndex: Int { storage.count }
 
     /// Appends an integer.
     /// - Parameters:
     ///   - value: the integer.
     ///   - endianness: byte order on the wire.
     /// - Returns: the number of bytes written.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func writeInteger<T: FixedWidthInteger>(_ value: T, endianness: Endianness) -> Int {
         let size = MemoryLayout<T>.size
         switch endianness {
         case .big:
             for shift in stride(from: (size - 1) * 8, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+                storage.append(UInt8(truncatingIfNeeded: value >> shift))
             }
         case .little:
             for shift in stride(from: 0, to: size * 8, by: 8) {
-                bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+                storage.append(UInt8(truncatingIfNeeded: value >> shift))
             }
         }
         return size
@@ -40,18 +42,18 @@ public struct ByteWriter: Sendable {
     /// Appends one byte.
     /// - Parameter byte: the byte.
     /// - Returns: 1.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func writeByte(_ byte: UInt8) -> Int {
-        bytes.append(byte)
+        storage.append(byte)
         return 1
     }
 
     /// Appends a sequence of bytes.
     /// - Parameter newBytes: the bytes.
     /// - Returns: the number of bytes written.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func writeBytes(_ newBytes: some Collection<UInt8>) -> Int {
-        bytes.append(contentsOf: newBytes)
+        storage.append(contentsOf: newBytes)
         return newBytes.count
     }
 
@@ -61,13 +63,13 @@ public struct ByteWriter: Sendable {
     ///   - index: offset of its first byte; the whole integer must lie inside what was written.
     ///   - endianness: byte order on the wire.
     /// - Returns: `false` (writing nothing) if the range lies outside the written bytes.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func setInteger<T: FixedWidthInteger>(_ value: T, at index: Int, endianness: Endianness) -> Bool {
         let size = MemoryLayout<T>.size
-        guard index >= 0, size <= bytes.count - index else { return false }
+        guard index >= 0, size <= storage.count - index else { return false }
         for position in 0..<size {
             let shift = endianness == .big ? (size - 1 - position) * 8 : position * 8
-            bytes[index + position] = UInt8(truncatingIfNeeded: value >> shift)
+            storage[index + position] = UInt8(truncatingIfNeeded: value >> shift)
         }
         return true
     }

@@ -8,7 +8,7 @@ public struct CBORError: Error, Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
             case truncated, reservedAdditionalInfo, nestingTooDeep, lengthExceedsInput, invalidUTF8
             case unexpectedBreak, invalidIndefiniteChunk, invalidSimpleValue, duplicateMapKey, trailingBytes
-            case lengthTooLarge
+            case lengthTooLarge, unexpectedType
         }
         private let kind: Kind
 
@@ -36,6 +36,8 @@ public struct CBORError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let trailingBytes = Code(kind: .trailingBytes)
         /// A length that does not fit this platform's `Int`.
         public static let lengthTooLarge = Code(kind: .lengthTooLarge)
+        /// A well-formed item of another type than the one being read (streaming reads).
+        public static let unexpectedType = Code(kind: .unexpectedType)
 
         public var description: String {
             switch kind {
@@ -50,6 +52,7 @@ public struct CBORError: Error, Sendable, Hashable, CustomStringConvertible {
             case .duplicateMapKey: "duplicate map key"
             case .trailingBytes: "trailing bytes after the item"
             case .lengthTooLarge: "length too large"
+            case .unexpectedType: "unexpected item type"
             }
         }
     }

@@ -39,8 +39,24 @@ public struct CBORReader: Sendable {
         self.limits = limits
     }
 
+    /// Creates a reader over an array without copying it.
+    /// - Parameters:
+    ///   - bytes: the encoded items.
+    ///   - limits: bounds for hostile input.
+    public init(_ bytes: [UInt8], limits: Limits = Limits()) {
+        reader = ByteReader(bytes)
+        self.limits = limits
+    }
+
     /// Offset of the next byte to be read.
     public var offset: Int { reader.readerIndex }
+
+    /// Bytes not yet read.
+    var remainingByteCount: Int { reader.readableBytes }
+    func peekInitialByte() -> UInt8? { reader.peekByte() }
+    mutating func readInitialByte() -> UInt8? { reader.readByte() }
+    mutating func skipBytes(_ count: Int) { reader.moveReaderIndex(forwardBy: count) }
+    mutating func readRawBytesIfAvailable(_ count: Int) -> ArraySlice<UInt8>? { reader.readBytes(count: count) }
 
     /// Whether every byte has been consumed.
     public var isAtEnd: Bool { reader.readableBytes == 0 }
@@ -53,7 +69,7 @@ public struct CBORReader: Sendable {
     /// - Throws: ``CBORError`` if the bytes are not one well-formed item (``CBORError/Code/trailingBytes``
     ///   if more follow it).
     public static func decode(_ bytes: some Sequence<UInt8>, limits: Limits = Limits()) throws(CBORError) -> CBOR {
-        var reader = CBORReader(bytes, limits: limits)
+        var reader = CBORReader(Array(bytes), limits: limits)
         let value = try reader.readValue()
         guard reader.isAtEnd else { throw CBORError(.trailingBytes, at: reader.offset) }
         return value
@@ -271,6 +287,8 @@ public struct CBORReader: Sendable {
 /// `String(validating:as:)` needs macOS 15, so validate by decoding (which repairs invalid
 /// sequences with U+FFFD) and checking that nothing was repaired.
 func validUTF8String(_ bytes: some Collection<UInt8>) -> String? {
+    // ASCII (every SMP key) is valid UTF-8 as it is: one pass instead of decode-and-compare.
+    if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
     let text = String(decoding: bytes, as: UTF8.self)
     return text.utf8.elementsEqual(bytes) ? text : nil
 }

@@ -32,7 +32,7 @@ public struct SMPFrame: Sendable, Hashable {
     /// - Throws: ``SMPError`` `.truncatedHeader` or `.lengthMismatch`.
     public init(parsing bytes: some Collection<UInt8>) throws(SMPError) {
         let all = Array(bytes)
-        let header = try SMPHeader(parsing: all)
+        let header = try SMPHeader(parsingArray: all)
         let expected = SMPHeader.size + Int(header.length)
         guard all.count == expected else {
             throw SMPError(
@@ -168,9 +168,11 @@ public struct SMPFrame: Sendable, Hashable {
     /// - Returns: the request.
     /// - Throws: ``SMPError`` `.invalidRequest` if the payload does not have `R`'s shape.
     public func decodeRequest<R: SMPRequest>(as type: R.Type) throws(SMPError) -> R {
-        let value = try payloadValue()
         do {
-            return try CBORDecoder().decode(R.self, from: value)
+            // From bytes, so hot requests with a direct conformance skip the CBOR tree.
+            return try CBORDecoder().decode(R.self, from: payload)
+        } catch let error as CBORError {
+            throw SMPError(.malformedPayload, "\(header.group) command \(header.command)", cause: error)
         } catch {
             throw SMPError(.invalidRequest, "\(R.group) command \(R.command): \(error)", cause: error)
         }

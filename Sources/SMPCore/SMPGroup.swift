@@ -67,6 +67,9 @@ public struct SMPGroup: RawRepresentable, Sendable, Hashable, CustomStringConver
         case .transport: TransportManagement.returnCodeNames
         case .zephyrBasic: ZephyrBasicManagement.returnCodeNames
         case .suit: SUITManagement.returnCodeNames
+        case .log: LogManagement.returnCodeNames
+        case .crash: CrashManagement.returnCodeNames
+        case .run: RunManagement.returnCodeNames
         default: nil
         }
     }

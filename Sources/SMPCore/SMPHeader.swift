@@ -119,7 +119,12 @@ public struct SMPHeader: Sendable, Hashable {
     /// - Parameter bytes: at least 8 bytes; only the first 8 are read.
     /// - Throws: ``SMPError`` `.truncatedHeader` if fewer than 8 bytes are given.
     public init(parsing bytes: some Collection<UInt8>) throws(SMPError) {
-        var reader = ByteReader(bytes.prefix(SMPHeader.size))
+        try self.init(parsingArray: bytes as? [UInt8] ?? Array(bytes.prefix(SMPHeader.size)))
+    }
+
+    /// Parses from an array without copying it (the frame path).
+    init(parsingArray bytes: [UInt8]) throws(SMPError) {
+        var reader = ByteReader(bytes)
         guard
             let first = reader.readInteger(endianness: .big, as: UInt8.self),
             let flags = reader.readInteger(endianness: .big, as: UInt8.self),

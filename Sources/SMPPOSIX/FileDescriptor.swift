@@ -108,8 +108,10 @@ final class FileDescriptor: @unchecked Sendable {
     /// - Parameters:
     ///   - bytes: the bytes.
     ///   - subject: names the descriptor in errors.
-    /// - Throws: ``SystemCallError`` on a write failure or when closed.
-    func writeAll(_ bytes: [UInt8], subject: String) throws(SystemCallError) {
+    ///   - timeout: how long to wait for room in total; `nil` waits as long as it takes.
+    /// - Throws: ``SystemCallError`` on a write failure, a timeout (`EAGAIN`) or when closed.
+    func writeAll(_ bytes: [UInt8], subject: String, timeout: Duration? = nil) throws(SystemCallError) {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         var offset = 0
         while offset < bytes.count {
             let result: Int? = withDescriptor { fd in
@@ -122,6 +124,9 @@ final class FileDescriptor: @unchecked Sendable {
                 let code = currentErrno()
                 if code == EINTR { continue }
                 if code == EAGAIN || code == EWOULDBLOCK {
+                    if let deadline, ContinuousClock.now >= deadline {
+                        throw SystemCallError("write", subject, code: code, reason: "nobody is reading")
+                    }
                     waitWritable()
                     continue
                 }

@@ -66,10 +66,12 @@ public final class PseudoTerminal: Sendable {
     }
 
     /// Writes bytes for the client to read from the slave.
-    /// - Parameter bytes: the bytes.
-    /// - Throws: ``SystemCallError``.
-    public func write(_ bytes: [UInt8]) throws(SystemCallError) {
-        try master.writeAll(bytes, subject: slavePath)
+    /// - Parameters:
+    ///   - bytes: the bytes.
+    ///   - timeout: how long to wait for the client to make room; `nil` waits as long as it takes.
+    /// - Throws: ``SystemCallError`` (`EAGAIN` when the timeout passes with the buffer still full).
+    public func write(_ bytes: [UInt8], timeout: Duration? = .seconds(1)) throws(SystemCallError) {
+        try master.writeAll(bytes, subject: slavePath, timeout: timeout)
     }
 
     /// Discards bytes written to the client that it has not read yet (e.g. before a new client

@@ -52,10 +52,13 @@ public final class SerialPort: Sendable {
     }
 
     /// Writes every byte.
-    /// - Parameter bytes: the bytes.
-    /// - Throws: ``SystemCallError``.
-    public func write(_ bytes: [UInt8]) throws(SystemCallError) {
-        try descriptor.writeAll(bytes, subject: path)
+    /// - Parameters:
+    ///   - bytes: the bytes.
+    ///   - timeout: how long to wait for the driver to accept them in total; `nil` waits as long
+    ///     as it takes (flow control can stall a port forever).
+    /// - Throws: ``SystemCallError`` (`EAGAIN` on timeout).
+    public func write(_ bytes: [UInt8], timeout: Duration? = nil) throws(SystemCallError) {
+        try descriptor.writeAll(bytes, subject: path, timeout: timeout)
     }
 
     /// Discards received bytes not yet read.

@@ -1,2 +1,151 @@
-/// SMP over a serial port.
-public enum SMPSerialTransportModule {}
+import Foundation
+import Logging
+import MCUmgr
+import SMPCore
+import SMPPOSIX
+
+/// SMP over a serial port: console framing (base64 lines, as Zephyr's UART and shell
+/// transports and MCUboot serial recovery use) or raw framing (bare SMP messages).
+///
+/// Console text and logs printed on the same port are tolerated: they are logged at debug
+/// level and never mistaken for SMP.
+public struct SerialTransport: SMPTransport {
+    /// How SMP messages are put on the wire.
+    public enum Framing: Sendable, Hashable {
+        /// Base64 lines with `06 09`/`04 14` markers and CRC-16; lines at most this long
+        /// (127 bytes including marker and newline unless the device says otherwise).
+        case console(maximumLineLength: Int = SerialFraming.defaultMaximumLineLength)
+        /// The bare message, delimited by the header's length.
+        case raw
+    }
+
+    /// The tty path, e.g. `/dev/ttyACM0`.
+    public let path: String
+    /// The baud rate.
+    public let baudRate: Int
+    /// The framing.
+    public let framing: Framing
+    /// The largest message to send before the device reports its buffer size: 380 bytes by
+    /// default, what Zephyr's default 384-byte buffer takes with console framing.
+    public let maximumFrameSize: Int
+    private let logger: Logger
+
+    /// Creates a transport.
+    /// - Parameters:
+    ///   - path: the tty path.
+    ///   - baudRate: bits per second.
+    ///   - framing: console (default) or raw.
+    ///   - maximumFrameSize: the largest message before the device's `buf_size` is known.
+    ///   - logger: logger (label `mcumgr.transport.serial` by default).
+    public init(
+        path: String,
+        baudRate: Int = 115_200,
+        framing: Framing = .console(),
+        maximumFrameSize: Int = 380,
+        logger: Logger? = nil
+    ) {
+        self.path = path
+        self.baudRate = baudRate
+        self.framing = framing
+        self.maximumFrameSize = maximumFrameSize
+        self.logger = logger ?? Logger(label: "mcumgr.transport.serial")
+    }
+
+    public var endpointDescription: String { "serial://\(path)?baud=\(baudRate)" }
+
+    public func connect() async throws -> any SMPConnection {
+        guard TerminalSettings.standardBaudRates.contains(baudRate) else {
+            throw SMPTransportError(
+                .invalidAddress,
+                "baud rate \(baudRate) is not one of \(TerminalSettings.standardBaudRates.map(String.init).joined(separator: ", "))"
+            )
+        }
+        let port: SerialPort
+        do {
+            port = try SerialPort(path: path, baudRate: baudRate)
+        } catch {
+            throw SMPTransportError(.connectionFailed, "cannot open \(path)", cause: error)
+        }
+        port.discardInput()
+        logger.debug("opened", metadata: ["path": "\(path)", "baud": "\(baudRate)", "framing": "\(framing)"])
+        switch framing {
+        case .console(let lineLength):
+            return SerialConnection(port: port, decoder: SerialFrameDecoder(), lineLength: lineLength, maximumFrameSize: maximumFrameSize, logger: logger)
+        case .raw:
+            return SerialConnection(port: port, decoder: SMPStreamDecoder(), lineLength: nil, maximumFrameSize: maximumFrameSize, logger: logger)
+        }
+    }
+}
+
+/// An open serial conversation, generic over its framing.
+final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
+    let maximumFrameSize: Int
+    let frames: AsyncThrowingStream<[UInt8], any Error>
+    let deviceBufferOverhead: Int
+    private let port: SerialPort
+    private let lineLength: Int?
+    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+
+    init(port: SerialPort, decoder: Decoder, lineLength: Int?, maximumFrameSize: Int, logger: Logger) {
+        self.port = port
+        self.lineLength = lineLength
+        self.maximumFrameSize = maximumFrameSize
+        // With console framing the length prefix and CRC sit in the device's buffer too.
+        self.deviceBufferOverhead = lineLength == nil ? 0 : SerialFraming.packetOverhead
+        (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        let continuation = self.continuation
+        let state = DecoderBox(decoder)
+        let isRaw = lineLength == nil
+        BlockingReadLoop.start(name: "mcumgr.serial.read") {
+            guard !port.isClosed else {
+                continuation.finish()
+                return false
+            }
+            do {
+                let bytes = try port.read(timeout: .milliseconds(100))
+                if bytes.isEmpty {
+                    // A raw receiver drops a partial message after a quiet period, as the device does.
+                    if isRaw { state.reset() }
+                    return true
+                }
+                for event in state.feed(bytes) {
+                    switch event {
+                    case .frame(let frame): continuation.yield(frame)
+                    case .console(let line): logger.debug("console", metadata: ["text": "\(String(decoding: line, as: UTF8.self))"])
+                    case .discarded(let error): logger.debug("dropped serial input", metadata: ["reason": "\(error)"])
+                    }
+                }
+                return true
+            } catch {
+                continuation.finish(throwing: SMPTransportError(.disconnected, "\(port.path) failed", cause: error))
+                return false
+            }
+        }
+    }
+
+    func send(_ frame: [UInt8]) async throws {
+        guard frame.count <= maximumFrameSize || maximumFrameSize <= 0 else {
+            throw SMPTransportError(.frameTooLarge, "\(frame.count) bytes exceed the \(maximumFrameSize)-byte serial limit")
+        }
+        let bytes = try lineLength.map { try SerialFraming.encode(frame, maximumLineLength: $0) } ?? frame
+        do {
+            try port.write(bytes)
+        } catch {
+            throw SMPTransportError(.disconnected, "writing to \(port.path) failed", cause: error)
+        }
+    }
+
+    func close() async {
+        port.close()
+        continuation.finish()
+    }
+}
+
+/// The framer's state, used only by the connection's read thread.
+private final class DecoderBox<Decoder: SMPFrameDecoding>: @unchecked Sendable {
+    // Only the single read thread touches `decoder`.
+    private var decoder: Decoder
+    init(_ decoder: Decoder) { self.decoder = decoder }
+    func feed(_ bytes: [UInt8]) -> [SMPFramingEvent] { decoder.feed(bytes) }
+    func reset() { decoder.reset() }
+}

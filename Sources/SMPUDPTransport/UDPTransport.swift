@@ -1,2 +1,107 @@
-/// SMP over UDP.
-public enum SMPUDPTransportModule {}
+import Foundation
+import Logging
+import MCUmgr
+import SMPPOSIX
+
+/// SMP over UDP (Zephyr's `CONFIG_MCUMGR_TRANSPORT_UDP`): one SMP message per datagram.
+///
+/// UDP delivers nothing twice and nothing in order by promise, and loses datagrams silently;
+/// the client's per-request timeouts, retries and sequence matching make up for that.
+public struct UDPTransport: SMPTransport {
+    /// The SMP port Zephyr listens on by default.
+    public static let defaultPort: UInt16 = 1337
+
+    /// The device's host name or address (IPv4, or IPv6 with or without brackets).
+    public let host: String
+    /// The device's port.
+    public let port: UInt16
+    /// The largest datagram sent; `nil` = the link MTU of 1500 less IP and UDP headers
+    /// (1472 bytes over IPv4, 1452 over IPv6), as smpclient does.
+    public let maximumDatagramSize: Int?
+    private let logger: Logger
+
+    /// Creates a transport.
+    /// - Parameters:
+    ///   - host: the device's host or address.
+    ///   - port: the device's port (1337 by default).
+    ///   - maximumDatagramSize: the largest datagram to send.
+    ///   - logger: logger for the transport (label `mcumgr.transport.udp` by default).
+    public init(host: String, port: UInt16 = UDPTransport.defaultPort, maximumDatagramSize: Int? = nil, logger: Logger? = nil) {
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.port = port
+        self.maximumDatagramSize = maximumDatagramSize
+        self.logger = logger ?? Logger(label: "mcumgr.transport.udp")
+    }
+
+    public var endpointDescription: String { host.contains(":") ? "udp://[\(host)]:\(port)" : "udp://\(host):\(port)" }
+
+    public func connect() async throws -> any SMPConnection {
+        let socket: UDPSocket
+        do {
+            socket = try UDPSocket(connectingTo: host, port: port)
+        } catch {
+            throw SMPTransportError(.connectionFailed, "cannot reach \(endpointDescription)", cause: error)
+        }
+        let isIPv6 = socket.remoteAddress?.isIPv6 ?? false
+        let size = maximumDatagramSize ?? (isIPv6 ? 1452 : 1472)
+        logger.debug("opened", metadata: ["endpoint": "\(endpointDescription)", "local": "\(socket.localAddress)", "datagram": "\(size)"])
+        return UDPConnection(socket: socket, maximumFrameSize: size, logger: logger)
+    }
+}
+
+/// An open UDP conversation.
+final class UDPConnection: SMPConnection {
+    let maximumFrameSize: Int
+    let frames: AsyncThrowingStream<[UInt8], any Error>
+    private let socket: UDPSocket
+    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let logger: Logger
+
+    init(socket: UDPSocket, maximumFrameSize: Int, logger: Logger) {
+        self.socket = socket
+        self.maximumFrameSize = maximumFrameSize
+        self.logger = logger
+        (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        let continuation = self.continuation
+        BlockingReadLoop.start(name: "mcumgr.udp.read") {
+            guard !socket.isClosed else {
+                continuation.finish()
+                return false
+            }
+            do {
+                if let datagram = try socket.receive(timeout: .milliseconds(250), maximumLength: 65_536) {
+                    continuation.yield(datagram.bytes)
+                }
+            } catch {
+                // ICMP "port unreachable" surfaces as ECONNREFUSED on a connected socket: the
+                // device is not listening (yet). Requests time out and retry; keep reading.
+                logger.debug("receive failed", metadata: ["error": "\(error)"])
+                if socket.isClosed {
+                    continuation.finish()
+                    return false
+                }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            return true
+        }
+    }
+
+    func send(_ frame: [UInt8]) async throws {
+        guard frame.count <= maximumFrameSize else {
+            throw SMPTransportError(.frameTooLarge, "\(frame.count) bytes exceed the \(maximumFrameSize)-byte datagram limit")
+        }
+        guard !socket.isClosed else { throw SMPTransportError(.disconnected, "the UDP socket is closed") }
+        do {
+            try socket.send(frame)
+        } catch {
+            // A refused or unreachable send is like a lost datagram: the request will time out
+            // and be retried, which is what a user of a rebooting device needs.
+            logger.debug("send failed; treating the datagram as lost", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func close() async {
+        socket.close()
+        continuation.finish()
+    }
+}

@@ -18,13 +18,24 @@ import Testing
     }
 
     static func summary(_ package: FirmwarePackage) -> [Expectation] {
-        package.images.map { Expectation(file: $0.fileName, image: $0.imageIndex, slot: $0.slot, hash: TestBytes.hex($0.hash)) }
+        package.images.map {
+            Expectation(file: $0.fileName, image: $0.imageIndex, slot: $0.slot, hash: TestBytes.hex($0.hash))
+        }
     }
 
     @Test func aBareImageIsImageZeroSecondarySlot() throws {
         let package = try FirmwarePackage(contentsOf: Fixture.url("ecdsa_p256_protected.bin"))
         #expect(package.format == .image)
-        #expect(Self.summary(package) == [Expectation(file: "ecdsa_p256_protected.bin", image: 0, slot: 1, hash: try Self.hash("ecdsa_p256_protected.bin"))])
+        #expect(
+            Self.summary(package) == [
+                Expectation(
+                    file: "ecdsa_p256_protected.bin",
+                    image: 0,
+                    slot: 1,
+                    hash: try Self.hash("ecdsa_p256_protected.bin")
+                )
+            ]
+        )
         #expect(package.images.first?.version?.description == "1.2.3.7")
         #expect(package.images.first?.data == (try Fixture.data("ecdsa_p256_protected.bin")))
         #expect(!package.isDirectXIP && !package.isSUIT)
@@ -49,7 +60,8 @@ import Testing
     /// One zip per manifest dialect: the manifest text, where the files go, and what must come out.
     static let dialects: [(String, String, [(String, String)], [Expectation])] = [
         (
-            "NCS generate_zip.py, multi-image", #"""
+            "NCS generate_zip.py, multi-image",
+            #"""
             {"format-version": 0, "time": 1, "files": [
               {"load_address": 49152, "image_index": "0", "slot_index_primary": "1", "slot_index_secondary": "2",
                "version_MCUBOOT": "1.2.3+7", "type": "application", "board": "b", "soc": "s", "size": 1716,
@@ -65,7 +77,8 @@ import Testing
             ]
         ),
         (
-            "image as number, slot as string, hex literal load address", #"""
+            "image as number, slot as string, hex literal load address",
+            #"""
             {"format-version": 1, "time": 2, "files": [
               {"image": 1, "slot": "1", "load_address": 0x1000000, "type": "application", "file": "net.bin",
                "version_MCUBOOT": "2.0.0", "size": 1749, "modtime": 2, "board": "x", "soc": "y"}]}
@@ -74,7 +87,8 @@ import Testing
             [Expectation(file: "net.bin", image: 1, slot: 1, hash: "ed25519_pure.bin")]
         ),
         (
-            "partition only, no slot", #"""
+            "partition only, no slot",
+            #"""
             {"files": [{"partition": "1", "file": "p1.bin"}, {"file": "p0.bin"}]}
             """#,
             [("p1.bin", "unsigned.bin"), ("p0.bin", "ecdsa_p256_protected.bin")],
@@ -84,7 +98,8 @@ import Testing
             ]
         ),
         (
-            "slot counted across images", #"""
+            "slot counted across images",
+            #"""
             {"files": [{"image_index": 1, "slot": 3, "file": "net.bin"}, {"image_index": 0, "slot": "1", "file": "app.bin"}]}
             """#,
             [("net.bin", "unsigned.bin"), ("app.bin", "ed25519_pure.bin")],
@@ -94,14 +109,16 @@ import Testing
             ]
         ),
         (
-            "file names with spaces in a subfolder", #"""
+            "file names with spaces in a subfolder",
+            #"""
             {"files": [{"image_index": "0", "file": "my app v1.bin"}]}
             """#,
             [("build output/my app v1.bin", "unsigned.bin")],
             [Expectation(file: "my app v1.bin", image: 0, slot: 1, hash: "unsigned.bin")]
         ),
         (
-            "manifest and files in a folder", #"""
+            "manifest and files in a folder",
+            #"""
             {"files": [{"image_index": "0", "file": "zephyr.signed.bin"}, {"image_index": "1", "file": "net/zephyr.signed.bin"}]}
             """#,
             [("dfu/zephyr.signed.bin", "unsigned.bin"), ("dfu/net/zephyr.signed.bin", "padded_confirmed.bin")],
@@ -111,7 +128,8 @@ import Testing
             ]
         ),
         (
-            "DirectXIP with version_MCUBOOT+XIP", #"""
+            "DirectXIP with version_MCUBOOT+XIP",
+            #"""
             {"format-version": 0, "time": 3, "files": [
               {"load_address": 65536, "version_MCUBOOT+XIP": "1.2.3+7", "image_index": "0", "slot": "0",
                "type": "application", "file": "zephyr.bin", "size": 1716, "modtime": 3, "board": "b", "soc": "s"},
@@ -125,11 +143,15 @@ import Testing
             ]
         ),
         (
-            "DirectXIP by two slots per image, numeric", #"""
+            "DirectXIP by two slots per image, numeric",
+            #"""
             {"files": [{"image": 0, "slot": 0, "file": "s0.bin"}, {"image": 0, "slot": 1, "file": "s1.bin"},
                        {"image": 1, "slot": 0, "file": "n0.bin"}, {"image": 1, "slot": 1, "file": "n1.bin"}]}
             """#,
-            [("s0.bin", "unsigned.bin"), ("s1.bin", "ecdsa_p256_protected.bin"), ("n0.bin", "ed25519_pure.bin"), ("n1.bin", "padded_confirmed.bin")],
+            [
+                ("s0.bin", "unsigned.bin"), ("s1.bin", "ecdsa_p256_protected.bin"), ("n0.bin", "ed25519_pure.bin"),
+                ("n1.bin", "padded_confirmed.bin"),
+            ],
             [
                 Expectation(file: "s0.bin", image: 0, slot: 0, hash: "unsigned.bin"),
                 Expectation(file: "s1.bin", image: 0, slot: 1, hash: "ecdsa_p256_protected.bin"),
@@ -140,7 +162,12 @@ import Testing
     ]
 
     @Test(arguments: dialects)
-    func everyManifestDialectResolves(label: String, manifest: String, files: [(String, String)], expected: [Expectation]) throws {
+    func everyManifestDialectResolves(
+        label: String,
+        manifest: String,
+        files: [(String, String)],
+        expected: [Expectation]
+    ) throws {
         var zip = ZipBuilder()
         let folder = label.contains("in a folder") ? "dfu/" : ""
         zip.add(folder + "manifest.json", text: manifest)
@@ -161,7 +188,8 @@ import Testing
         var zip = ZipBuilder()
         zip.add(
             "manifest.json",
-            text: #"{"files": [{"file": "a.bin", "size": 5, "version_MCUBOOT": "9.9.9"}, {"file": "b.bin", "slot": 1}]}"#
+            text:
+                #"{"files": [{"file": "a.bin", "size": 5, "version_MCUBOOT": "9.9.9"}, {"file": "b.bin", "slot": 1}]}"#
         )
         zip.add("a.bin", Array(try Fixture.data("unsigned.bin")))
         zip.add("b.bin", Array(try Fixture.data("unsigned.bin")))
@@ -171,10 +199,36 @@ import Testing
         #expect(notes.contains("b.bin and a.bin both target image 0 slot 1"))
     }
 
+    @Test func anImageEntryCanBeMadeFromAParsedImage() throws {
+        let image = try Fixture.image("unsigned.bin")
+        let entry = FirmwarePackage.Image(image, imageIndex: 1)
+        #expect(entry.imageIndex == 1 && entry.slot == 1 && entry.content == .mcuboot)
+        #expect(entry.hash == image.hash && entry.data == image.data && entry.version == image.header.version)
+    }
+
+    @Test func twoFilesForOneSlotAreNotDirectXIP() throws {
+        var zip = ZipBuilder()
+        zip.add("manifest.json", text: #"{"files": [{"file": "a.bin"}, {"file": "b.bin"}]}"#)
+        zip.add("a.bin", Array(try Fixture.data("unsigned.bin")))
+        zip.add("b.bin", Array(try Fixture.data("ed25519_pure.bin")))
+        let package = try FirmwarePackage(data: zip.data)
+        #expect(!package.isDirectXIP)
+        #expect(package.notes == ["b.bin and a.bin both target image 0 slot 1"])
+    }
+
     @Test func aSUITEnvelopeIsOneImageWithItsDigest() throws {
         let package = try FirmwarePackage(contentsOf: Fixture.url("rfc9124_example0.suit"))
         #expect(package.format == .suitEnvelope && package.isSUIT)
-        #expect(Self.summary(package) == [Expectation(file: "rfc9124_example0.suit", image: 0, slot: 0, hash: "6658ea560262696dd1f13b782239a064da7c6c5cbaf52fded428a6fc83c7e5af")])
+        #expect(
+            Self.summary(package) == [
+                Expectation(
+                    file: "rfc9124_example0.suit",
+                    image: 0,
+                    slot: 0,
+                    hash: "6658ea560262696dd1f13b782239a064da7c6c5cbaf52fded428a6fc83c7e5af"
+                )
+            ]
+        )
         #expect(package.images.first?.content == .suitEnvelope)
         #expect(package.images.first?.suit?.sequenceNumber == 0)
     }
@@ -208,10 +262,14 @@ import Testing
         #expect(package.resource(named: "root.suit") == nil)
     }
 
-    @Test(arguments: [("dfu.zip", "unsigned.bin"), ("image.bin", "dfu_application.zip"), ("a.suit", "unsigned.bin"), ("x", "rfc9124_example0.suit")])
+    @Test(arguments: [
+        ("dfu.zip", "unsigned.bin"), ("image.bin", "dfu_application.zip"), ("a.suit", "unsigned.bin"),
+        ("x", "rfc9124_example0.suit"),
+    ])
     func theFormatComesFromTheContentNotTheName(name: String, fixture: String) throws {
         let package = try FirmwarePackage(data: Fixture.data(fixture), fileName: name)
-        let expected: FirmwarePackage.Format = fixture.hasSuffix(".zip") ? .zip : fixture.hasSuffix(".suit") ? .suitEnvelope : .image
+        let expected: FirmwarePackage.Format =
+            fixture.hasSuffix(".zip") ? .zip : fixture.hasSuffix(".suit") ? .suitEnvelope : .image
         #expect(package.format == expected)
     }
 
@@ -228,17 +286,24 @@ import Testing
     static let malformed: [(String, @Sendable () -> Data, MCUbootError.Code)] = [
         ("empty file", { Data() }, .unsupportedPackage),
         ("Intel HEX", { Data(":10000000".utf8) }, .unsupportedPackage),
-        ("zip signature then garbage", { Data([0x50, 0x4b, 0x03, 0x04] + [UInt8](repeating: 0x11, count: 60)) }, .invalidZip),
+        (
+            "zip signature then garbage", { Data([0x50, 0x4b, 0x03, 0x04] + [UInt8](repeating: 0x11, count: 60)) },
+            .invalidZip
+        ),
         ("zip without manifest", { zip([("app.bin", image("unsigned.bin"))]) }, .manifestMissing),
         ("empty zip", { ZipBuilder().data }, .manifestMissing),
-        ("manifest naming a missing file", { zip([("manifest.json", Array(#"{"files": [{"file": "app.bin"}]}"#.utf8))]) }, .missingFile),
+        (
+            "manifest naming a missing file",
+            { zip([("manifest.json", Array(#"{"files": [{"file": "app.bin"}]}"#.utf8))]) }, .missingFile
+        ),
         ("manifest not JSON", { zip([("manifest.json", Array("{".utf8))]) }, .invalidManifest),
         ("manifest without files", { zip([("manifest.json", Array(#"{"files": []}"#.utf8))]) }, .invalidManifest),
         (
             "ambiguous file name",
             {
                 zip([
-                    ("manifest.json", Array(#"{"files": [{"file": "app.bin"}]}"#.utf8)), ("a/app.bin", image("unsigned.bin")),
+                    ("manifest.json", Array(#"{"files": [{"file": "app.bin"}]}"#.utf8)),
+                    ("a/app.bin", image("unsigned.bin")),
                     ("b/app.bin", image("unsigned.bin")),
                 ])
             },
@@ -251,7 +316,12 @@ import Testing
         ),
         (
             "listed image truncated",
-            { zip([("manifest.json", Array(#"{"files": [{"file": "app.bin"}]}"#.utf8)), ("app.bin", Array(image("unsigned.bin").prefix(0x610)))]) },
+            {
+                zip([
+                    ("manifest.json", Array(#"{"files": [{"file": "app.bin"}]}"#.utf8)),
+                    ("app.bin", Array(image("unsigned.bin").prefix(0x610))),
+                ])
+            },
             .truncatedImage
         ),
         (
@@ -263,7 +333,10 @@ import Testing
             },
             .hashNotFound
         ),
-        ("SUIT envelope without digest", { Data(TestCBOR.tag(107, TestCBOR.map([(TestCBOR.int(3), TestCBOR.bytes([0xa0]))]))) }, .suitDigestMissing),
+        (
+            "SUIT envelope without digest",
+            { Data(TestCBOR.tag(107, TestCBOR.map([(TestCBOR.int(3), TestCBOR.bytes([0xa0]))]))) }, .suitDigestMissing
+        ),
         (
             "SUIT zip without envelope file",
             { zip([("manifest.json", Array(#"{"files": [{"file": "root.suit", "type": "suit-envelope"}]}"#.utf8))]) },
@@ -283,7 +356,13 @@ import Testing
             "cache without partition",
             {
                 zip([
-                    ("manifest.json", Array(#"{"files": [{"file": "root.suit", "type": "suit-envelope"}, {"file": "cache.bin", "type": "cache"}]}"#.utf8)),
+                    (
+                        "manifest.json",
+                        Array(
+                            #"{"files": [{"file": "root.suit", "type": "suit-envelope"}, {"file": "cache.bin", "type": "cache"}]}"#
+                                .utf8
+                        )
+                    ),
                     ("root.suit", TestCBOR.envelope(sequence: 1).bytes), ("cache.bin", [1]),
                 ])
             },
@@ -293,13 +372,17 @@ import Testing
 
     @Test(arguments: malformed)
     func malformedPackagesGiveSpecificErrors(label: String, make: @Sendable () -> Data, code: MCUbootError.Code) {
-        let error = #expect(throws: MCUbootError.self, "\(label)") { try FirmwarePackage(data: make(), fileName: "p.zip") }
+        let error = #expect(throws: MCUbootError.self, "\(label)") {
+            try FirmwarePackage(data: make(), fileName: "p.zip")
+        }
         #expect(error?.code == code, "\(label): \(error.map { "\($0)" } ?? "")")
         #expect(error?.message.isEmpty == false)
     }
 
     @Test func errorsInsideAZipNameTheFile() throws {
-        let data = Self.zip([("manifest.json", Array(#"{"files": [{"file": "app core.bin"}]}"#.utf8)), ("app core.bin", [0x3d, 0xb8])])
+        let data = Self.zip([
+            ("manifest.json", Array(#"{"files": [{"file": "app core.bin"}]}"#.utf8)), ("app core.bin", [0x3d, 0xb8]),
+        ])
         let error = #expect(throws: MCUbootError.self) { try FirmwarePackage(data: data) }
         #expect(error?.message.hasPrefix("app core.bin: ") == true)
     }

@@ -49,7 +49,10 @@ import Testing
         ([], .truncatedHeader),
         ([0xff, 0xff, 0xff, 0xff] + Array(unsignedPatternHeader.dropFirst(4)), .badMagic),
         ([0x96, 0xf3, 0xb8, 0x3d] + Array(unsignedPatternHeader.dropFirst(4)), .badMagic),
-        (Array(unsignedPatternHeader.prefix(8)) + [0x10, 0x00] + Array(unsignedPatternHeader.dropFirst(10)), .invalidHeader),
+        (
+            Array(unsignedPatternHeader.prefix(8)) + [0x10, 0x00] + Array(unsignedPatternHeader.dropFirst(10)),
+            .invalidHeader
+        ),
     ])
     func rejectsMalformedHeaders(bytes: [UInt8], code: MCUbootError.Code) {
         #expect(throws: MCUbootError(code)) { try ImageHeader(parsing: bytes) }
@@ -57,7 +60,9 @@ import Testing
 
     @Test func namesFlagsAsImgtoolDoes() {
         let flags: ImageHeader.Flags = [.encryptedAES256, .ramLoad, .romFixed, .compressedLZMA2, .compressedARMThumb]
-        #expect(flags.names == ["ENCRYPTED_AES256", "RAM_LOAD", "ROM_FIXED", "COMPRESSED_LZMA2", "COMPRESSED_ARM_THUMB"])
+        #expect(
+            flags.names == ["ENCRYPTED_AES256", "RAM_LOAD", "ROM_FIXED", "COMPRESSED_LZMA2", "COMPRESSED_ARM_THUMB"]
+        )
         #expect(flags.isEncrypted && flags.isCompressed)
         #expect(ImageHeader.Flags(rawValue: 0x1_0000).names == ["0x10000"])
         #expect(ImageHeader.Flags().description == "0x0")

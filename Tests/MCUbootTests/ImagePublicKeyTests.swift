@@ -48,13 +48,18 @@ import Testing
 
     @Test func truncatedDERIsInvalid() throws {
         let key = try ImagePublicKey(keyFile: Fixture.data("ecdsa_p256.pub.pem"))
-        #expect(throws: MCUbootError(.invalidKey)) { try ImagePublicKey(der: Array(key.subjectPublicKeyInfo.prefix(50))) }
+        #expect(throws: MCUbootError(.invalidKey)) {
+            try ImagePublicKey(der: Array(key.subjectPublicKeyInfo.prefix(50)))
+        }
         #expect(throws: MCUbootError(.invalidKey)) { try ImagePublicKey(der: []) }
     }
 
     /// Every key type imgtool makes, read from its private key file and from `getpub -e pem`, hashes
     /// to what `imgtool getpubhash` prints.
-    @Test(.enabled(if: Peers.available("imgtool")), arguments: ["ecdsa-p256", "ecdsa-p384", "ed25519", "rsa-2048", "rsa-3072"])
+    @Test(
+        .enabled(if: Peers.available("imgtool")),
+        arguments: ["ecdsa-p256", "ecdsa-p384", "ed25519", "rsa-2048", "rsa-3072"]
+    )
     func privateAndPublicKeyFilesMatchImgtool(type: String) throws {
         let workspace = try ImgtoolWorkspace()
         let privateKey = try workspace.keygen(type)
@@ -65,7 +70,10 @@ import Testing
         #expect(fromPrivate.isFromPrivateKey && !fromPublic.isFromPrivateKey)
         #expect(fromPrivate.subjectPublicKeyInfo == fromPublic.subjectPublicKeyInfo)
         #expect(fromPrivate.keyHash(.sha256) == Array(hash))
-        let names = ["ecdsa-p256": "ECDSA P-256", "ecdsa-p384": "ECDSA P-384", "ed25519": "Ed25519", "rsa-2048": "RSA-2048", "rsa-3072": "RSA-3072"]
+        let names = [
+            "ecdsa-p256": "ECDSA P-256", "ecdsa-p384": "ECDSA P-384", "ed25519": "Ed25519", "rsa-2048": "RSA-2048",
+            "rsa-3072": "RSA-3072",
+        ]
         #expect(fromPrivate.algorithm.description == names[type])
     }
 
@@ -88,7 +96,9 @@ import Testing
                 out = key.public_key().public_bytes(s.Encoding.PEM, s.PublicFormat.SubjectPublicKeyInfo)
             sys.stdout.write(out.decode())
             """
-        for (kind, code) in [("p521", MCUbootError.Code.unsupportedKey), ("rsa1024", .unsupportedKey), ("encrypted", .invalidKey)] {
+        for (kind, code) in [
+            ("p521", MCUbootError.Code.unsupportedKey), ("rsa1024", .unsupportedKey), ("encrypted", .invalidKey),
+        ] {
             let pem = try Peers.python(script, [kind])
             let error = #expect(throws: MCUbootError.self, "\(kind)") { try ImagePublicKey(keyFile: pem) }
             #expect(error?.code == code, "\(kind): \(error.map { "\($0)" } ?? "")")

@@ -9,7 +9,9 @@ import Testing
     }
 
     @Test func signedFixturesVerifyWithTheirKeys() throws {
-        let ecdsa = try Fixture.image("ecdsa_p256_protected.bin").verify(publicKey: Self.fixtureKey("ecdsa_p256.pub.pem"))
+        let ecdsa = try Fixture.image("ecdsa_p256_protected.bin").verify(
+            publicKey: Self.fixtureKey("ecdsa_p256.pub.pem")
+        )
         #expect(ecdsa.hash == .valid)
         #expect(ecdsa.signature == .valid(.ecdsaSignature))
         guard case .accepted = ecdsa.verdict else {
@@ -124,6 +126,7 @@ import Testing
         ("rsa-3072", []), ("ecdsa-p256", ["--public-key-format", "full"]),
         ("ed25519", ["--public-key-format", "full"]), ("rsa-2048", ["--public-key-format", "full"]),
         ("ecdsa-p256", ["--security-counter", "auto", "--dependencies", "(1,1.0.0)"]),
+        ("ed25519", ["--sha", "512"]), ("ecdsa-p256", ["--pad-sig"]), ("ecdsa-p384", ["--sha", "384"]),
     ]
 
     /// Our verdict agrees with `imgtool verify -k` for the right key, another key of the same type,
@@ -151,7 +154,9 @@ import Testing
 
         let signatureOffset = try #require(image.tlvs.first { $0.kind.isSignature }).offset + 4 + 8
         let protectedOffset = image.protectedTLVArea.map { $0.lowerBound + 6 }
-        for offset in [20, 0x200, 0x200 + 2049, image.hashedRange.upperBound - 1, signatureOffset] + [protectedOffset].compactMap({ $0 }) {
+        for offset in [20, 0x200, 0x200 + 2049, image.hashedRange.upperBound - 1, signatureOffset]
+            + [protectedOffset].compactMap({ $0 })
+        {
             var bytes = Array(data)
             bytes[offset] ^= 0x04
             try workspace.write(Data(bytes), "changed.bin")
@@ -171,10 +176,15 @@ import Testing
         let p256 = try workspace.keygen("ecdsa-p256")
         try Peers.run("imgtool", ["getpub", "-k", p256.path, "-e", "pem"]).write(to: workspace.path("p256.pub.pem"))
         var random = TestBytes.SeededGenerator(seed: 7)
-        try Data((0..<4096).map { $0 < 300 ? UInt8.random(in: 0...255, using: &random) : 0 }).write(to: workspace.path("sparse.bin"))
+        try Data((0..<4096).map { $0 < 300 ? UInt8.random(in: 0...255, using: &random) : 0 }).write(
+            to: workspace.path("sparse.bin")
+        )
 
         let encrypted = try MCUbootImage(
-            workspace.create("enc.bin", ["--version", "1.0.0", "--key", ed.path, "--encrypt", workspace.path("p256.pub.pem").path])
+            workspace.create(
+                "enc.bin",
+                ["--version", "1.0.0", "--key", ed.path, "--encrypt", workspace.path("p256.pub.pem").path]
+            )
         ).verify(publicKey: ImagePublicKey(keyFile: Data(contentsOf: ed)))
         #expect(!encrypted.verdict.isRejected)
         #expect(encrypted.notes.contains { $0.hasPrefix("encrypted (AES-128)") })
@@ -184,7 +194,11 @@ import Testing
         }
 
         let compressedImage = try MCUbootImage(
-            workspace.create("comp.bin", ["--version", "1.0.0", "--key", p256.path, "--compression", "lzma2"], payload: "sparse.bin")
+            workspace.create(
+                "comp.bin",
+                ["--version", "1.0.0", "--key", p256.path, "--compression", "lzma2"],
+                payload: "sparse.bin"
+            )
         )
         let compressed = compressedImage.verify(publicKey: try ImagePublicKey(keyFile: Data(contentsOf: p256)))
         #expect(compressed.isSignatureValid)

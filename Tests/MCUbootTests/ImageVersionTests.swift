@@ -36,8 +36,15 @@ import Testing
 
     @Test func ordersByMajorMinorRevisionThenBuild() {
         let versions = ["1.2.3+7", "1.2.3", "0.9.9+99", "1.10.0", "1.2.4", "1.2.3+8"].compactMap { ImageVersion($0) }
-        #expect(versions.sorted().map(\.imgtoolDescription) == ["0.9.9+99", "1.2.3+0", "1.2.3+7", "1.2.3+8", "1.2.4+0", "1.10.0+0"])
-        #expect(ImageVersion(major: 1, minor: 2, revision: 3, build: 9).withoutBuild == ImageVersion(major: 1, minor: 2, revision: 3))
+        #expect(
+            versions.sorted().map(\.imgtoolDescription) == [
+                "0.9.9+99", "1.2.3+0", "1.2.3+7", "1.2.3+8", "1.2.4+0", "1.10.0+0",
+            ]
+        )
+        #expect(
+            ImageVersion(major: 1, minor: 2, revision: 3, build: 9).withoutBuild
+                == ImageVersion(major: 1, minor: 2, revision: 3)
+        )
     }
 
     @Test func securityCounterAutoPacksMajorMinorRevision() {

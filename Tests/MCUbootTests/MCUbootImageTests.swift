@@ -36,7 +36,11 @@ import Testing
         #expect(image.protectedTLVs.map(\.kind) == [.securityCounter, .dependency])
         #expect(image.protectedTLVs.allSatisfy(\.isProtected) && !image.tlvs.contains(where: \.isProtected))
         #expect(image.securityCounter == 0x0102_0003)
-        #expect(image.dependencies == [ImageDependency(imageIndex: 1, minimumVersion: ImageVersion(major: 1, minor: 0, revision: 0))])
+        #expect(
+            image.dependencies == [
+                ImageDependency(imageIndex: 1, minimumVersion: ImageVersion(major: 1, minor: 0, revision: 0))
+            ]
+        )
         #expect(image.hashedRange == 0..<0x61c)
         #expect(image.header.version.description == "1.2.3.7")
         #expect(image.tlv(.securityCounter)?.offset == 0x604)
@@ -69,16 +73,40 @@ import Testing
         ("file shorter than ih_hdr_size", "unsigned.bin", { $0 = Array($0.prefix(0x100)) }, .truncatedHeader),
         ("bad magic", "unsigned.bin", { $0[3] = 0x00 }, .badMagic),
         ("erased flash", "unsigned.bin", { $0 = [UInt8](repeating: 0xff, count: 64) }, .badMagic),
-        ("ih_hdr_size below 32", "unsigned.bin", { $0[8] = 0x10; $0[9] = 0 }, .invalidHeader),
+        (
+            "ih_hdr_size below 32", "unsigned.bin",
+            {
+                $0[8] = 0x10
+                $0[9] = 0
+            }, .invalidHeader
+        ),
         ("payload past the end", "unsigned.bin", { $0 = Array($0.prefix(0x500)) }, .truncatedImage),
         ("no TLV area", "unsigned.bin", { $0 = Array($0.prefix(0x600)) }, .truncatedImage),
         ("ih_img_size past the end", "unsigned.bin", { $0[14] = 0x10 }, .truncatedImage),
         ("TLV info magic wrong", "unsigned.bin", { $0[0x600] = 0x00 }, .badTLVInfoMagic),
         ("TLV area total past the end", "unsigned.bin", { $0[0x603] = 0x01 }, .truncatedImage),
-        ("TLV length past the end", "unsigned.bin", { $0[0x606] = 0xff; $0[0x607] = 0xff }, .tlvOutOfBounds),
+        (
+            "TLV length past the end", "unsigned.bin",
+            {
+                $0[0x606] = 0xff
+                $0[0x607] = 0xff
+            }, .tlvOutOfBounds
+        ),
         ("area total smaller than its TLVs", "unsigned.bin", { $0[0x602] = 0x24 }, .tlvAreaMismatch),
-        ("area total with stray bytes", "unsigned.bin", { $0[0x602] = 0x2a; $0 += [0, 0] }, .tlvAreaMismatch),
-        ("area total below its info", "unsigned.bin", { $0[0x602] = 0x02; $0[0x603] = 0 }, .tlvAreaMismatch),
+        (
+            "area total with stray bytes", "unsigned.bin",
+            {
+                $0[0x602] = 0x2a
+                $0 += [0, 0]
+            }, .tlvAreaMismatch
+        ),
+        (
+            "area total below its info", "unsigned.bin",
+            {
+                $0[0x602] = 0x02
+                $0[0x603] = 0
+            }, .tlvAreaMismatch
+        ),
         ("protected size disagrees with area", "ecdsa_p256_protected.bin", { $0[10] = 0x20 }, .tlvAreaMismatch),
         ("protected area but size 0", "ecdsa_p256_protected.bin", { $0[10] = 0 }, .tlvAreaMismatch),
         ("protected size on unprotected image", "unsigned.bin", { $0[10] = 0x1c }, .badTLVInfoMagic),
@@ -130,6 +158,31 @@ import Testing
         #expect(image.verify().isHashValid)
     }
 
+    /// A 16 MiB image is parsed and hashed in place: the parsed image shares the caller's buffer
+    /// (peak memory is measured in docs/MCUBOOT.md, never asserted here).
+    @Test func a16MiBImageIsParsedWithoutCopyingIt() throws {
+        let payloadSize = 16 * 1024 * 1024 - 0x200 - 0x28
+        var header = ImageHeader(imageSize: UInt32(payloadSize), version: ImageVersion(major: 1, minor: 0, revision: 0))
+        header.headerSize = 0x200
+        var bytes = header.bytes + [UInt8](repeating: 0, count: 0x200 - 32)
+        bytes.reserveCapacity(16 * 1024 * 1024)
+        var generator = TestBytes.SeededGenerator(seed: 16)
+        for _ in 0..<(payloadSize / 8) {
+            withUnsafeBytes(of: generator.next()) { bytes += $0 }
+        }
+        let hash = ImageHashAlgorithm.sha256.hash(bytes)
+        bytes += [0x07, 0x69, 0x28, 0x00, 0x10, 0x00, 0x20, 0x00] + hash
+        let data = Data(bytes)
+        #expect(data.count == 16 * 1024 * 1024)
+        let image = try MCUbootImage(data)
+        #expect(image.verify().isHashValid)
+        let original = data.withUnsafeBytes { $0.baseAddress }
+        #expect(image.data.withUnsafeBytes { $0.baseAddress } == original)
+        let package = try FirmwarePackage(data: data, fileName: "big.bin")
+        #expect(package.images.first?.data.withUnsafeBytes { $0.baseAddress } == original)
+        #expect(package.images.first?.hash == hash)
+    }
+
     // MARK: - imgtool as the oracle
 
     /// Each configuration of the acceptance list: the `imgtool create` arguments and the key type.
@@ -142,8 +195,14 @@ import Testing
         ("rsa-2048", ["--version", "1.2.3"], "rsa-2048"),
         ("rsa-3072", ["--version", "3.1.4+15"], "rsa-3072"),
         ("sha384", ["--version", "1.2.3", "--sha", "384"], nil),
-        ("protected", ["--version", "1.2.3", "--security-counter", "auto", "--dependencies", "(1,1.0.0)"], "ecdsa-p256"),
-        ("two-dependencies", ["--version", "4.5.6+1", "--security-counter", "42", "--dependencies", "(1,1.0.0),(2,2.3.4+5)"], "ed25519"),
+        (
+            "protected", ["--version", "1.2.3", "--security-counter", "auto", "--dependencies", "(1,1.0.0)"],
+            "ecdsa-p256"
+        ),
+        (
+            "two-dependencies",
+            ["--version", "4.5.6+1", "--security-counter", "42", "--dependencies", "(1,1.0.0),(2,2.3.4+5)"], "ed25519"
+        ),
         ("pad-confirm", ["--version", "1.2.3", "--pad", "--confirm"], "ecdsa-p256"),
         ("pad-test", ["--version", "1.2.3", "--pad"], nil),
         ("full-public-key", ["--version", "1.2.3", "--public-key-format", "full"], "ed25519"),

@@ -44,7 +44,9 @@ import Testing
               {"file": "c.bin", "partition": 1, "type": "cache"}]}
             """
         let files = try PackageManifest(json: Data(json.utf8)).files
-        #expect(files[0].imageIndex == 1 && files[0].slot == 1 && files[0].isDirectXIP && files[0].mcubootVersion == "2.0.0")
+        #expect(
+            files[0].imageIndex == 1 && files[0].slot == 1 && files[0].isDirectXIP && files[0].mcubootVersion == "2.0.0"
+        )
         #expect(files[1].imageIndex == 2 && files[1].slot == 3 && files[1].partition == 5)
         #expect(files[2].imageIndex == nil && files[2].partition == 1 && files[2].type == "cache")
     }

@@ -28,7 +28,9 @@ import Testing
         #expect(try SUITEnvelope(Data(wrong.bytes)).isDigestValid == false)
     }
 
-    static let manifest = TestCBOR.bytes(TestCBOR.map([(TestCBOR.int(1), TestCBOR.int(1)), (TestCBOR.int(2), TestCBOR.int(5))]))
+    static let manifest = TestCBOR.bytes(
+        TestCBOR.map([(TestCBOR.int(1), TestCBOR.int(1)), (TestCBOR.int(2), TestCBOR.int(5))])
+    )
 
     @Test(arguments: [
         ("not CBOR", [0xd8, 0x6b, 0xff], MCUbootError.Code.invalidSUITEnvelope),
@@ -38,7 +40,10 @@ import Testing
         ("envelope without digest", TestCBOR.tag(107, TestCBOR.map([(TestCBOR.int(3), manifest)])), .suitDigestMissing),
         (
             "empty authentication wrapper",
-            TestCBOR.tag(107, TestCBOR.map([(TestCBOR.int(2), TestCBOR.bytes(TestCBOR.array([]))), (TestCBOR.int(3), manifest)])),
+            TestCBOR.tag(
+                107,
+                TestCBOR.map([(TestCBOR.int(2), TestCBOR.bytes(TestCBOR.array([]))), (TestCBOR.int(3), manifest)])
+            ),
             .suitDigestMissing
         ),
         (
@@ -46,7 +51,10 @@ import Testing
             TestCBOR.tag(
                 107,
                 TestCBOR.map([
-                    (TestCBOR.int(2), TestCBOR.bytes(TestCBOR.array([TestCBOR.bytes(TestCBOR.array([TestCBOR.int(-16)]))]))),
+                    (
+                        TestCBOR.int(2),
+                        TestCBOR.bytes(TestCBOR.array([TestCBOR.bytes(TestCBOR.array([TestCBOR.int(-16)]))]))
+                    ),
                     (TestCBOR.int(3), manifest),
                 ])
             ),
@@ -62,7 +70,12 @@ import Testing
             TestCBOR.tag(
                 107,
                 TestCBOR.map([
-                    (TestCBOR.int(2), TestCBOR.bytes(TestCBOR.array([TestCBOR.bytes(TestCBOR.array([TestCBOR.int(-16), TestCBOR.bytes([1])]))])))
+                    (
+                        TestCBOR.int(2),
+                        TestCBOR.bytes(
+                            TestCBOR.array([TestCBOR.bytes(TestCBOR.array([TestCBOR.int(-16), TestCBOR.bytes([1])]))])
+                        )
+                    )
                 ])
             ),
             .invalidSUITEnvelope

@@ -33,18 +33,26 @@ import Testing
         #expect(lines.first == "ecdsa_p256_protected.bin: MCUboot image, 1716 bytes")
         #expect(lines.contains("version      1.2.3.7 (1.2.3+7)"))
         #expect(lines.contains("hash         \(try Self.expectedDigest("ecdsa_p256_protected.bin")) (SHA-256)"))
-        #expect(lines.contains { $0.hasPrefix("header       magic 0x96f3b83d  load_addr 0x0  hdr_size 0x200  protected_tlv_size 0x1c") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("header       magic 0x96f3b83d  load_addr 0x0  hdr_size 0x200  protected_tlv_size 0x1c")
+            }
+        )
         #expect(lines.contains("protected TLVs (offset 0x600, 0x1c bytes):"))
         #expect(lines.contains("  SEC_CNT (0x50)      4 bytes   03000201"))
         #expect(lines.contains { $0.hasPrefix("  ECDSASIG (0x22)") })
         #expect(lines.contains("hash check   ok"))
         #expect(lines.contains("signature    not checked (no public key given)"))
-        #expect(lines.contains { $0.hasPrefix("bootloader   depends on the bootloader: hash ok; signature not checked") })
+        #expect(
+            lines.contains { $0.hasPrefix("bootloader   depends on the bootloader: hash ok; signature not checked") }
+        )
         #expect(lines.contains("note         depends on image 1 ≥ 1.0.0"))
     }
 
     @Test func jsonUsesWireNamesAndLowercaseHex() async throws {
-        let result = await Self.info([Self.fixture("ecdsa_p256_protected.bin"), "--key", Self.fixture("ecdsa_p256.pub.pem"), "--json"])
+        let result = await Self.info([
+            Self.fixture("ecdsa_p256_protected.bin"), "--key", Self.fixture("ecdsa_p256.pub.pem"), "--json",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.split(separator: "\n").count == 1)
         let document = try Self.json(result.stdout)
@@ -83,7 +91,11 @@ import Testing
     @Test func showsSUITEnvelopes() async throws {
         let result = await Self.info([Self.fixture("rfc9124_example0.suit")])
         #expect(result.status == 0)
-        #expect(result.stdout.contains("digest       6658ea560262696dd1f13b782239a064da7c6c5cbaf52fded428a6fc83c7e5af (SHA-256)"))
+        #expect(
+            result.stdout.contains(
+                "digest       6658ea560262696dd1f13b782239a064da7c6c5cbaf52fded428a6fc83c7e5af (SHA-256)"
+            )
+        )
         #expect(result.stdout.contains("digest check ok"))
         let json = try Self.json(await Self.info([Self.fixture("rfc9124_example0.suit"), "--json"]).stdout)
         let image = try #require((json["images"] as? [[String: Any]])?.first)
@@ -92,12 +104,18 @@ import Testing
     }
 
     @Test func aWrongKeyIsARejectionWithExitStatusOne() async throws {
-        let result = await Self.info([Self.fixture("ecdsa_p256_protected.bin"), "--key", Self.fixture("ed25519.pub.pem")])
+        let result = await Self.info([
+            Self.fixture("ecdsa_p256_protected.bin"), "--key", Self.fixture("ed25519.pub.pem"),
+        ])
         #expect(result.status == 1)
         #expect(result.stdout.contains("signature    wrong key"))
         let errorLines = result.stderr.split(separator: "\n")
         #expect(errorLines.count == 1)
-        #expect(errorLines.first?.contains("ecdsa_p256_protected.bin (image 0) would be rejected by MCUboot: signed with another key") == true)
+        #expect(
+            errorLines.first?.contains(
+                "ecdsa_p256_protected.bin (image 0) would be rejected by MCUboot: signed with another key"
+            ) == true
+        )
     }
 
     @Test func problemsAreOneLineOnStderr() async throws {
@@ -105,7 +123,9 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let truncated = directory.appendingPathComponent("truncated.bin")
-        try Data(try Data(contentsOf: URL(fileURLWithPath: Self.fixture("unsigned.bin"))).prefix(0x500)).write(to: truncated)
+        try Data(try Data(contentsOf: URL(fileURLWithPath: Self.fixture("unsigned.bin"))).prefix(0x500)).write(
+            to: truncated
+        )
         let notAKey = directory.appendingPathComponent("key.pem")
         try Data("hello".utf8).write(to: notAKey)
 
@@ -113,7 +133,10 @@ import Testing
             ([directory.appendingPathComponent("missing.bin").path], "read failed"),
             ([truncated.path], "truncated image"),
             ([Self.fixture("unsigned.bin"), "--key", notAKey.path], "invalid key"),
-            ([Self.fixture("unsigned.bin"), "--key", directory.appendingPathComponent("nokey.pem").path], "cannot read key file"),
+            (
+                [Self.fixture("unsigned.bin"), "--key", directory.appendingPathComponent("nokey.pem").path],
+                "cannot read key file"
+            ),
         ]
         for (arguments, message) in cases {
             let result = await Self.info(arguments)
@@ -137,7 +160,10 @@ import Testing
         _ = try Peers.run("imgtool", ["keygen", "-k", key, "-t", "rsa-2048"])
         _ = try Peers.run(
             "imgtool",
-            ["sign", "--align", "4", "--header-size", "0x200", "--slot-size", "0x10000", "--pad-header", "--version", "3.2.1+9", "--key", key, payload.path, image]
+            [
+                "sign", "--align", "4", "--header-size", "0x200", "--slot-size", "0x10000", "--pad-header", "--version",
+                "3.2.1+9", "--key", key, payload.path, image,
+            ]
         )
         let result = await Self.info([image, "--key", key, "--json"])
         #expect(result.status == 0, "\(result.stderr)")

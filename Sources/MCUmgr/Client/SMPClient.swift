@@ -155,11 +155,12 @@ public actor SMPClient {
         }
     }
 
-    /// The largest frame to send: the link's limit, clamped to the device's `buf_size`.
+    /// The largest frame to send: the link's limit, clamped to the device's `buf_size` (less
+    /// what the link's framing occupies in that buffer).
     public var maximumFrameSize: Int {
         let link = connection.maximumFrameSize
         guard let buffer = deviceParameters?.bufferSize, buffer >= SMPHeader.size + 1 else { return link }
-        return min(link, buffer)
+        return min(link, buffer - connection.deviceBufferOverhead)
     }
 
     /// Closes the connection; pending requests fail with `.disconnected`.
@@ -185,6 +186,7 @@ public actor SMPClient {
     {
         var busyAttempts = 0
         while true {
+            let sentVersion = version
             let frame = try await exchange(
                 request,
                 timeout: timeout ?? configuration.timeout,
@@ -198,7 +200,7 @@ public actor SMPClient {
                 busyAttempts += 1
                 logger.debug("device busy; retrying", metadata: ["attempt": "\(busyAttempts)", "group": "\(R.group)"])
                 try await Task.sleep(for: configuration.busyBackoff * busyAttempts)
-            } catch let error as SMPDeviceError where error.returnCode == .protocolVersionTooNew && version != .v1 {
+            } catch let error as SMPDeviceError where error.returnCode == .protocolVersionTooNew && sentVersion != .v1 {
                 logger.info("device refused SMP v2 (rc 13); falling back to v1")
                 version = .v1
             }

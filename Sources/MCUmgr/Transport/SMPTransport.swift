@@ -40,6 +40,16 @@ public protocol SMPConnection: Sendable {
     /// - Throws: ``SMPTransportError`` `.frameTooLarge`, `.disconnected` or `.sendFailed`.
     func send(_ frame: [UInt8]) async throws
 
+    /// Bytes the link adds inside the device's SMP buffer around each message: 4 for console
+    /// serial (the length prefix and CRC share the buffer), 0 otherwise. The client subtracts it
+    /// from the device's `buf_size`.
+    var deviceBufferOverhead: Int { get }
+
     /// Closes the connection; ``frames`` finishes. Safe to call more than once.
     func close() async
+}
+
+extension SMPConnection {
+    /// No overhead by default.
+    public var deviceBufferOverhead: Int { 0 }
 }

@@ -39,7 +39,14 @@ public struct CBORDecoder: Sendable {
     /// - Returns: the decoded value.
     /// - Throws: ``CBORError`` for malformed bytes, `DecodingError` for a shape mismatch.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try decode(type, from: CBORReader.decode(bytes, limits: limits))
+        if let direct = type as? any CBORDirectDecodable.Type {
+            var reader = CBORReader(bytes, limits: limits)
+            let value = try direct.init(cbor: &reader)
+            guard reader.isAtEnd else { throw CBORError(.trailingBytes, at: reader.offset) }
+            guard let typed = value as? T else { throw CBORError(.unexpectedType, at: 0) }
+            return typed
+        }
+        return try decode(type, from: CBORReader.decode(bytes, limits: limits))
     }
 
     /// Decodes a value from `Data` holding exactly one CBOR item.
@@ -49,7 +56,7 @@ public struct CBORDecoder: Sendable {
     /// - Returns: the decoded value.
     /// - Throws: ``CBORError`` for malformed bytes, `DecodingError` for a shape mismatch.
     public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try decode(type, from: CBORReader.decode(data, limits: limits))
+        try decode(type, from: [UInt8](data))
     }
 }
 
@@ -93,7 +100,7 @@ final class _CBORDecoder: Decoder {
 
     /// Decodes `T` from `value`, with fast paths for the types CBOR represents directly.
     func unbox<T: Decodable>(_ value: CBOR, as type: T.Type, codingPath: [any CodingKey]) throws -> T {
-        if T.self == CBOR.self, let same = value as? T { return same }
+        if T.self == CBOR.self { return unsafeBitCast(value, to: T.self) }
         let plain = value.untagged
         if let primitive = try unboxPrimitive(plain, as: type, codingPath: codingPath) { return primitive }
         return try T(from: _CBORDecoder(value: value, codingPath: codingPath, userInfo: sendableUserInfo))
@@ -106,36 +113,41 @@ final class _CBORDecoder: Decoder {
                 context("expected \(expected), found \(value.kindName)", path: codingPath)
             )
         }
-        switch type {
-        case is Data.Type:
+        // Metatype comparisons, not dynamic casts: this runs for every decoded field.
+        if T.self == Data.self {
             guard let data = value.dataValue else { throw mismatch("a byte string") }
-            return data as? T
-        case is String.Type:
-            guard let text = value.stringValue else { throw mismatch("a text string") }
-            return text as? T
-        case is Bool.Type:
-            guard let flag = value.boolValue else { throw mismatch("a Boolean") }
-            return flag as? T
-        case is Double.Type:
-            return try floatingValue(value, codingPath: codingPath).map { $0 as? T } ?? { throw mismatch("a number") }()
-        case is Float.Type:
-            return try floatingValue(value, codingPath: codingPath).map { Float($0) as? T }
-                ?? { throw mismatch("a number") }()
-        case is Int.Type: return try integer(value, as: Int.self, codingPath: codingPath) as? T
-        case is Int8.Type: return try integer(value, as: Int8.self, codingPath: codingPath) as? T
-        case is Int16.Type: return try integer(value, as: Int16.self, codingPath: codingPath) as? T
-        case is Int32.Type: return try integer(value, as: Int32.self, codingPath: codingPath) as? T
-        case is Int64.Type: return try integer(value, as: Int64.self, codingPath: codingPath) as? T
-        case is UInt.Type: return try integer(value, as: UInt.self, codingPath: codingPath) as? T
-        case is UInt8.Type: return try integer(value, as: UInt8.self, codingPath: codingPath) as? T
-        case is UInt16.Type: return try integer(value, as: UInt16.self, codingPath: codingPath) as? T
-        case is UInt32.Type: return try integer(value, as: UInt32.self, codingPath: codingPath) as? T
-        case is UInt64.Type: return try integer(value, as: UInt64.self, codingPath: codingPath) as? T
-        default: return nil
+            return unsafeBitCast(data, to: T.self)
         }
+        if T.self == String.self {
+            guard let text = value.stringValue else { throw mismatch("a text string") }
+            return unsafeBitCast(text, to: T.self)
+        }
+        if T.self == Bool.self {
+            guard let flag = value.boolValue else { throw mismatch("a Boolean") }
+            return unsafeBitCast(flag, to: T.self)
+        }
+        if T.self == UInt64.self { return unsafeBitCast(try integer(value, as: UInt64.self, codingPath: codingPath), to: T.self) }
+        if T.self == UInt32.self { return unsafeBitCast(try integer(value, as: UInt32.self, codingPath: codingPath), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try integer(value, as: Int.self, codingPath: codingPath), to: T.self) }
+        if T.self == Double.self {
+            guard let number = floatingValue(value) else { throw mismatch("a number") }
+            return unsafeBitCast(number, to: T.self)
+        }
+        if T.self == Float.self {
+            guard let number = floatingValue(value) else { throw mismatch("a number") }
+            return unsafeBitCast(Float(number), to: T.self)
+        }
+        if T.self == Int8.self { return unsafeBitCast(try integer(value, as: Int8.self, codingPath: codingPath), to: T.self) }
+        if T.self == Int16.self { return unsafeBitCast(try integer(value, as: Int16.self, codingPath: codingPath), to: T.self) }
+        if T.self == Int32.self { return unsafeBitCast(try integer(value, as: Int32.self, codingPath: codingPath), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try integer(value, as: Int64.self, codingPath: codingPath), to: T.self) }
+        if T.self == UInt.self { return unsafeBitCast(try integer(value, as: UInt.self, codingPath: codingPath), to: T.self) }
+        if T.self == UInt8.self { return unsafeBitCast(try integer(value, as: UInt8.self, codingPath: codingPath), to: T.self) }
+        if T.self == UInt16.self { return unsafeBitCast(try integer(value, as: UInt16.self, codingPath: codingPath), to: T.self) }
+        return nil
     }
 
-    private func floatingValue(_ value: CBOR, codingPath: [any CodingKey]) throws -> Double? {
+    private func floatingValue(_ value: CBOR) -> Double? {
         switch value {
         case .float(let f): f.value
         case .unsignedInt(let n): Double(n)

@@ -44,7 +44,15 @@ public struct CBOREncoder: Sendable {
     /// - Returns: the encoding.
     /// - Throws: `EncodingError`.
     public func encodeToBytes<T: Encodable>(_ value: T) throws -> [UInt8] {
-        CBORWriter.encode(try encodeToValue(value), options: options)
+        if options.mapKeyOrder == .insertion, let direct = value as? any CBORDirectEncodable {
+            var writer = CBORWriter(options: options)
+            direct.encodeCBOR(into: &writer)
+            return writer.bytes
+        }
+        let tree = try encodeToValue(value)
+        var writer = CBORWriter(options: options, capacity: tree.encodedSizeEstimate)
+        writer.write(tree)
+        return writer.bytes
     }
 
     /// Encodes a value to `Data`.
@@ -91,6 +99,20 @@ final class EncodingBox {
     }
 }
 
+extension CBOR {
+    /// A cheap upper-bound guess of the encoded size, to size the output buffer once.
+    var encodedSizeEstimate: Int {
+        switch self {
+        case .byteString(let data): data.count + 9
+        case .textString(let text): text.utf8.count + 9
+        case .array(let elements): elements.reduce(9) { $0 + $1.encodedSizeEstimate }
+        case .map(let map): map.entries.reduce(9) { $0 + $1.key.encodedSizeEstimate + $1.value.encodedSizeEstimate }
+        case .tagged(_, let item): item.encodedSizeEstimate + 9
+        default: 9
+        }
+    }
+}
+
 final class _CBOREncoder: Encoder {
     let box: EncodingBox
     let codingPath: [any CodingKey]
@@ -128,33 +150,33 @@ final class _CBOREncoder: Encoder {
             box.value = primitive
             return
         }
-        try value.encode(
-            to: box === self.box ? self : _CBOREncoder(box: box, codingPath: codingPath, userInfo: sendableUserInfo)
-        )
+        try value.encode(to: box === self.box ? self : _CBOREncoder(box: box, codingPath: codingPath, userInfo: sendableUserInfo))
     }
 }
 
 extension CBOREncoder {
     /// The CBOR form of values that need no container: numbers, strings, Booleans, `Data`, ``CBOR``.
-    static func primitive(_ value: some Encodable) -> CBOR? {
-        switch value {
-        case let v as Data: .byteString(v)
-        case let v as CBOR: v
-        case let v as String: .textString(v)
-        case let v as Bool: .boolean(v)
-        case let v as Int: CBOR(v)
-        case let v as UInt: CBOR(v)
-        case let v as Int64: CBOR(v)
-        case let v as UInt64: CBOR(v)
-        case let v as Int32: CBOR(v)
-        case let v as UInt32: CBOR(v)
-        case let v as Int16: CBOR(v)
-        case let v as UInt16: CBOR(v)
-        case let v as Int8: CBOR(v)
-        case let v as UInt8: CBOR(v)
-        case let v as Double: .float(CBORFloat(v))
-        case let v as Float: .float(CBORFloat(Double(v)))
-        default: nil
-        }
+    ///
+    /// Dispatches on the static type with metatype comparisons, which cost far less than a
+    /// chain of dynamic casts; this is the hot path of every encoded field.
+    @inline(__always)
+    static func primitive<T: Encodable>(_ value: T) -> CBOR? {
+        if T.self == Data.self { return .byteString(unsafeBitCast(value, to: Data.self)) }
+        if T.self == String.self { return .textString(unsafeBitCast(value, to: String.self)) }
+        if T.self == Bool.self { return .boolean(unsafeBitCast(value, to: Bool.self)) }
+        if T.self == Int.self { return CBOR(unsafeBitCast(value, to: Int.self)) }
+        if T.self == UInt64.self { return .unsignedInt(unsafeBitCast(value, to: UInt64.self)) }
+        if T.self == UInt32.self { return .unsignedInt(UInt64(unsafeBitCast(value, to: UInt32.self))) }
+        if T.self == CBOR.self { return unsafeBitCast(value, to: CBOR.self) }
+        if T.self == UInt.self { return CBOR(unsafeBitCast(value, to: UInt.self)) }
+        if T.self == Int64.self { return CBOR(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == Int32.self { return CBOR(unsafeBitCast(value, to: Int32.self)) }
+        if T.self == Int16.self { return CBOR(unsafeBitCast(value, to: Int16.self)) }
+        if T.self == UInt16.self { return CBOR(unsafeBitCast(value, to: UInt16.self)) }
+        if T.self == Int8.self { return CBOR(unsafeBitCast(value, to: Int8.self)) }
+        if T.self == UInt8.self { return CBOR(unsafeBitCast(value, to: UInt8.self)) }
+        if T.self == Double.self { return .float(CBORFloat(unsafeBitCast(value, to: Double.self))) }
+        if T.self == Float.self { return .float(CBORFloat(Double(unsafeBitCast(value, to: Float.self)))) }
+        return nil
     }
 }

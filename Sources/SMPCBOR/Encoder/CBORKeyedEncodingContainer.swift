@@ -8,6 +8,11 @@ struct CBORKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        // Fields CBOR represents directly need no child encoder (the common case).
+        if let primitive = CBOREncoder.primitive(value) {
+            box.set(key.stringValue, EncodingBox(primitive))
+            return
+        }
         let child = EncodingBox()
         try encoder.child(child, key: key).encode(value, into: child)
         box.set(key.stringValue, child)

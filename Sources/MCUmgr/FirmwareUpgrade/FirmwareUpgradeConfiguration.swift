@@ -1,0 +1,145 @@
+import Foundation
+
+extension FirmwareUpgrade {
+    /// What an upgrade does once the images are on the device. The exact commands of each mode
+    /// are listed in `docs/UPGRADE.md`; ``FirmwareUpgradePlanner`` produces them.
+    public enum Mode: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Upload, mark the images for test (one boot), reset, reconnect, check that the new images
+        /// run, then confirm them and check that they are confirmed. Use it when the new firmware
+        /// answers SMP: an image that does not come up is reverted by MCUboot at the next reset.
+        case testAndConfirm = "test-and-confirm"
+        /// Upload, confirm the images (permanent, no revert), reset, reconnect, check that they run
+        /// confirmed. Use it when the new firmware may not answer SMP after the reset (the safe
+        /// default of Nordic's libraries).
+        case confirmOnly = "confirm-only"
+        /// Upload, mark for test, reset, reconnect, check that the new images run (unconfirmed):
+        /// the application confirms itself, or MCUboot reverts at the next reset.
+        case testOnly = "test-only"
+        /// Upload only and check that the images are on the device; no state change and no reset.
+        /// On a DirectXIP bootloader without revert (which has no test or confirm) the upload is the
+        /// installation: the device is reset and the new images must run.
+        case uploadOnly = "upload-only"
+
+        public var description: String { rawValue }
+    }
+
+    /// Everything that shapes one upgrade. A value with a defaulted memberwise initializer, so a
+    /// caller only names what differs.
+    public struct Configuration: Sendable, Hashable {
+        /// What happens after the upload.
+        public var mode: Mode
+        /// Upload requests in flight at once (clamped to the device's `buf_count`).
+        public var window: Int
+        /// Round upload chunks down to a multiple of this (the flash write alignment of old
+        /// devices); 1 = none.
+        public var byteAlignment: Int
+        /// The largest SMP frame the device reassembles, if smaller than the link's and the
+        /// device's `buf_size` (e.g. a BLE peripheral without reassembly); `nil` = as the client.
+        public var reassemblyBufferSize: Int?
+        /// Erase the application's settings storage (Zephyr basic group) after the upload.
+        public var eraseAppSettings: Bool
+        /// How long the bootloader needs to swap after a reset; reconnecting starts after it
+        /// (DirectXIP does not swap and does not wait).
+        public var estimatedSwapTime: Duration
+        /// Timeout of the first chunk of each image, during which the device may erase the slot.
+        public var firstChunkTimeout: Duration
+        /// Timeout of the bootloader-info probes; a device that does not answer in time is
+        /// assumed to run MCUboot in an unknown mode.
+        public var probeTimeout: Duration
+        /// How long to keep reconnecting after a reset before the upgrade fails.
+        public var reconnectTimeout: Duration
+        /// Pause between reconnection attempts.
+        public var reconnectInterval: Duration
+        /// How often a step that failed on the link (timeout, disconnect) is retried after a
+        /// reconnection; an upload resumes where the device stopped.
+        public var retries: Int
+        /// SUIT: how long to wait for the device to install the envelope (serving the resources
+        /// it asks for) before failing.
+        public var suitInstallTimeout: Duration
+        /// SUIT: pause between polls for requested resources.
+        public var suitPollInterval: Duration
+
+        /// Creates a configuration.
+        /// - Parameters:
+        ///   - mode: what happens after the upload.
+        ///   - window: upload requests in flight.
+        ///   - byteAlignment: chunk size multiple.
+        ///   - reassemblyBufferSize: a lower frame limit.
+        ///   - eraseAppSettings: erase settings storage after the upload.
+        ///   - estimatedSwapTime: the bootloader's swap time.
+        ///   - firstChunkTimeout: timeout of each image's first chunk.
+        ///   - probeTimeout: timeout of the bootloader-info probes.
+        ///   - reconnectTimeout: how long to reconnect after a reset.
+        ///   - reconnectInterval: pause between reconnection attempts.
+        ///   - retries: retries of a step after a link failure.
+        ///   - suitInstallTimeout: SUIT installation deadline.
+        ///   - suitPollInterval: SUIT polling period.
+        public init(
+            mode: Mode = .confirmOnly,
+            window: Int = 4,
+            byteAlignment: Int = 1,
+            reassemblyBufferSize: Int? = nil,
+            eraseAppSettings: Bool = false,
+            estimatedSwapTime: Duration = .zero,
+            firstChunkTimeout: Duration = .seconds(40),
+            probeTimeout: Duration = .seconds(2),
+            reconnectTimeout: Duration = .seconds(60),
+            reconnectInterval: Duration = .milliseconds(250),
+            retries: Int = 3,
+            suitInstallTimeout: Duration = .seconds(30),
+            suitPollInterval: Duration = .milliseconds(150)
+        ) {
+            self.mode = mode
+            self.window = window
+            self.byteAlignment = byteAlignment
+            self.reassemblyBufferSize = reassemblyBufferSize
+            self.eraseAppSettings = eraseAppSettings
+            self.estimatedSwapTime = estimatedSwapTime
+            self.firstChunkTimeout = firstChunkTimeout
+            self.probeTimeout = probeTimeout
+            self.reconnectTimeout = reconnectTimeout
+            self.reconnectInterval = reconnectInterval
+            self.retries = retries
+            self.suitInstallTimeout = suitInstallTimeout
+            self.suitPollInterval = suitPollInterval
+        }
+    }
+
+    /// Where an upgrade is. Every event and every error names one.
+    public enum State: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Not started.
+        case idle
+        /// Reading the device's buffer parameters (OS 6).
+        case requestingParameters = "requesting-parameters"
+        /// Reading the bootloader name and mode (OS 8).
+        case readingBootloaderInfo = "reading-bootloader-info"
+        /// Reading the image list and planning.
+        case validating
+        /// Uploading images.
+        case uploading
+        /// Erasing the application settings (Zephyr basic 0).
+        case erasingAppSettings = "erasing-app-settings"
+        /// Marking images for test.
+        case testing
+        /// Confirming images.
+        case confirming
+        /// Sending the reset.
+        case resetting
+        /// Waiting for the bootloader to swap.
+        case waitingForSwap = "waiting-for-swap"
+        /// Reconnecting to the device.
+        case reconnecting
+        /// Reading the image list to check the outcome.
+        case verifying
+        /// SUIT: the device installs the envelope and asks for resources.
+        case installing
+        /// Finished: the device is in the promised state.
+        case succeeded
+        /// Stopped with an error.
+        case failed
+        /// Cancelled by the caller.
+        case cancelled
+
+        public var description: String { rawValue }
+    }
+}

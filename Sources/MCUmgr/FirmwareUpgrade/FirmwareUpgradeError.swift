@@ -1,0 +1,102 @@
+/// An upgrade that did not reach the promised state, with the state it failed in.
+///
+/// Equality compares ``code`` and ``state``.
+public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong. An open set: new codes are not a breaking change.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable {
+            case invalidPackage, deviceRejected, linkFailed, reconnectFailed, imageMissingAfterReset
+            case imageNotActive, imageNotConfirmed, imageNotMarked, resetFailed, slotBusy, resourceNotFound
+            case suitNotInstalled, cancelled, unsupported
+        }
+        private let kind: Kind
+
+        /// The package holds nothing this engine can upload (no images, or an image without a hash).
+        public static let invalidPackage = Code(kind: .invalidPackage)
+        /// The device refused a command (``FirmwareUpgradeError/cause`` is the ``SMPDeviceError``).
+        public static let deviceRejected = Code(kind: .deviceRejected)
+        /// The link failed and the retries ran out.
+        public static let linkFailed = Code(kind: .linkFailed)
+        /// The device did not answer again after a reset before the deadline.
+        public static let reconnectFailed = Code(kind: .reconnectFailed)
+        /// After the reset the device no longer holds the image: the bootloader erased it (bad
+        /// signature or hash, a refused downgrade).
+        public static let imageMissingAfterReset = Code(kind: .imageMissingAfterReset)
+        /// After the reset the image is on the device but does not run: reverted, or the
+        /// bootloader chose another image (DirectXIP picks the highest version).
+        public static let imageNotActive = Code(kind: .imageNotActive)
+        /// The image runs but is not confirmed after confirming it.
+        public static let imageNotConfirmed = Code(kind: .imageNotConfirmed)
+        /// The device accepted test or confirm but does not show the image pending (e.g. a
+        /// downgrade the bootloader will not boot).
+        public static let imageNotMarked = Code(kind: .imageNotMarked)
+        /// The reset did not take effect (the image stayed pending after resetting again).
+        public static let resetFailed = Code(kind: .resetFailed)
+        /// The slot to upload into stays occupied by an image marked for boot after resetting.
+        public static let slotBusy = Code(kind: .slotBusy)
+        /// SUIT: the device asked for a resource the package does not hold.
+        public static let resourceNotFound = Code(kind: .resourceNotFound)
+        /// SUIT: the device did not install the envelope before the deadline.
+        public static let suitNotInstalled = Code(kind: .suitNotInstalled)
+        /// The caller cancelled the upgrade.
+        public static let cancelled = Code(kind: .cancelled)
+        /// The device's bootloader or the package needs something this engine does not do.
+        public static let unsupported = Code(kind: .unsupported)
+
+        public var description: String {
+            switch kind {
+            case .invalidPackage: "invalid package"
+            case .deviceRejected: "device rejected"
+            case .linkFailed: "link failed"
+            case .reconnectFailed: "reconnect failed"
+            case .imageMissingAfterReset: "image missing after reset"
+            case .imageNotActive: "image not active"
+            case .imageNotConfirmed: "image not confirmed"
+            case .imageNotMarked: "image not marked"
+            case .resetFailed: "reset failed"
+            case .slotBusy: "slot busy"
+            case .resourceNotFound: "resource not found"
+            case .suitNotInstalled: "SUIT envelope not installed"
+            case .cancelled: "cancelled"
+            case .unsupported: "unsupported"
+            }
+        }
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// The state the upgrade was in.
+    public var state: FirmwareUpgrade.State
+    /// What failed and what to try.
+    public var message: String
+    /// The underlying error (``SMPDeviceError``, ``SMPTransportError``…), if any.
+    public var cause: (any Error & Sendable)?
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: what went wrong.
+    ///   - state: the state the upgrade was in.
+    ///   - message: a specific explanation.
+    ///   - cause: the underlying error.
+    public init(_ code: Code, state: FirmwareUpgrade.State, _ message: String, cause: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.state = state
+        self.message = message
+        self.cause = cause
+    }
+
+    public var description: String {
+        var text = "upgrade failed while \(state): \(message)"
+        if let cause { text += " (\(cause))" }
+        return text
+    }
+
+    public static func == (lhs: FirmwareUpgradeError, rhs: FirmwareUpgradeError) -> Bool {
+        lhs.code == rhs.code && lhs.state == rhs.state
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(state)
+    }
+}

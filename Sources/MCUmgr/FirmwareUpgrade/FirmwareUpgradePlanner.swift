@@ -1,0 +1,374 @@
+import Foundation
+import MCUboot
+import SMPCore
+
+/// The decisions of an upgrade, as pure functions: slot list + bootloader mode + package images
+/// → a ``FirmwareUpgradePlan``; a fresh slot list + an expectation → a verdict. No I/O, no time,
+/// so every case is a row in a table test.
+///
+/// The slot model (`smp-protocol.md` §5.1, §15): per image number, the device lists the slots
+/// holding a valid image with `active` (running), `confirmed`, `pending` (boots next) and
+/// `permanent` (boots next for good). An upload goes to the slot that is not running (slot 1
+/// with swap and overwrite bootloaders, the inactive slot with DirectXIP), and is refused while
+/// that slot holds another image marked for the next boot.
+public enum FirmwareUpgradePlanner {
+    /// How the bootloader applies an update, derived from the reported MCUboot mode.
+    public enum Strategy: String, Sendable, Hashable, CustomStringConvertible {
+        /// Swap using scratch, move or offset (and an unknown mode): test, permanent, revert.
+        case swap
+        /// Overwrite only: the update is copied over the primary slot at the next boot; no revert.
+        case overwriteOnly = "overwrite-only"
+        /// DirectXIP without revert: the highest version boots from its own slot; no test/confirm.
+        case directXIP = "direct-xip"
+        /// DirectXIP with revert (and RAM load): as DirectXIP, with test and confirm.
+        case directXIPWithRevert = "direct-xip-revert"
+        /// One slot per image (serial recovery, firmware loader): updated by the bootloader.
+        case singleSlot = "single-slot"
+
+        /// The strategy for a reported mode; `nil` (the device did not answer) and unknown values
+        /// are treated as swap, the most common build.
+        public init(_ mode: OSManagement.MCUbootMode?) {
+            switch mode {
+            case .overwriteOnly?: self = .overwriteOnly
+            case .directXIP?: self = .directXIP
+            case .directXIPWithRevert?, .ramLoad?: self = .directXIPWithRevert
+            case .singleApplication?, .firmwareLoader?, .singleSlotRAMLoad?: self = .singleSlot
+            default: self = .swap
+            }
+        }
+
+        /// Both slots are executable.
+        public var isDirectXIP: Bool { self == .directXIP || self == .directXIPWithRevert }
+
+        public var description: String { rawValue }
+    }
+
+    /// A plan that cannot be made.
+    public struct PlanningFailure: Error, Sendable, Hashable {
+        /// The error code to report.
+        public var code: FirmwareUpgradeError.Code
+        /// What and why.
+        public var message: String
+    }
+
+    /// Plans an MCUboot upgrade.
+    /// - Parameters:
+    ///   - images: the package's MCUboot images (several per image number with DirectXIP: one per
+    ///     slot it was linked for).
+    ///   - slots: the device's image list.
+    ///   - bootloaderMode: the reported MCUboot mode, or `nil` if the device did not say.
+    ///   - mode: the requested mode.
+    ///   - eraseAppSettings: erase settings after the upload.
+    /// - Returns: the plan.
+    /// - Throws: ``PlanningFailure`` for an empty package, an image without hash, or a
+    ///   single-slot bootloader.
+    public static func plan(
+        images: [FirmwarePackage.Image],
+        slots: [ImageManagement.SlotState],
+        bootloaderMode: OSManagement.MCUbootMode?,
+        mode requested: FirmwareUpgrade.Mode,
+        eraseAppSettings: Bool = false
+    ) throws(PlanningFailure) -> FirmwareUpgradePlan {
+        let strategy = Strategy(bootloaderMode)
+        var warnings: [String] = []
+        guard !images.isEmpty else {
+            throw PlanningFailure(code: .invalidPackage, message: "the package holds no MCUboot image")
+        }
+        if let bad = images.first(where: { $0.hash.count != 32 }) {
+            throw PlanningFailure(
+                code: .invalidPackage,
+                message: "\(bad.fileName) has no SHA-256 hash TLV; the device could not report it"
+            )
+        }
+        if strategy == .singleSlot {
+            throw PlanningFailure(
+                code: .unsupported,
+                message:
+                    "the bootloader has one slot per image (mode \(bootloaderMode.map { "\($0)" } ?? "?")): it updates from its serial recovery, use `mcumgr image upload`"
+            )
+        }
+        var mode = requested
+        if strategy == .directXIP && mode != .uploadOnly {
+            warnings.append("DirectXIP without revert has no test or confirm: \(mode) becomes upload-only (upload, reset)")
+            mode = .uploadOnly
+        }
+        if bootloaderMode == nil { warnings.append("the device did not report its bootloader mode; assuming a swap bootloader") }
+
+        var plans: [FirmwareUpgradePlan.ImagePlan] = []
+        var needsResetFirst: [String] = []
+        let indices = images.map(\.imageIndex).reduce(into: [Int]()) { if !$0.contains($1) { $0.append($1) } }
+        for index in indices {
+            let candidates = images.enumerated().filter { $0.element.imageIndex == index }
+            let entries = slots.filter { Int($0.imageNumber) == index }
+            let active = entries.first { $0.isActive }
+            let activeSlot = active.map { Int($0.slot) } ?? 0
+
+            // Already on the device?
+            if let (offset, image, entry) = match(candidates, entries) {
+                let slot = Int(entry.slot)
+                func make(_ action: FirmwareUpgradePlan.ImagePlan.Action, _ reason: String) -> FirmwareUpgradePlan.ImagePlan {
+                    .init(
+                        imageIndex: index,
+                        packageIndex: offset,
+                        hash: image.hash,
+                        version: image.version?.description ?? entry.version,
+                        slot: slot,
+                        action: action,
+                        reason: reason
+                    )
+                }
+                if entry.isActive {
+                    if entry.isConfirmed || strategy == .directXIP {
+                        plans.append(make(.skip, "already running and confirmed in slot \(slot)"))
+                    } else if mode == .testAndConfirm || mode == .confirmOnly {
+                        plans.append(make(.confirmRunning, "running in slot \(slot) but not confirmed (an earlier test)"))
+                    } else {
+                        plans.append(make(.skip, "already running (unconfirmed) in slot \(slot)"))
+                    }
+                    continue
+                }
+                // In the other slot.
+                if entry.isConfirmed && !entry.isPending {
+                    // The image a revert brings back: the running image is an unconfirmed test.
+                    needsResetFirst.append("image \(index): it is the revert target in slot \(slot); a reset brings it back")
+                    plans.append(make(.alreadyMarked, "in slot \(slot), will come back at the next reset (revert)"))
+                    continue
+                }
+                switch mode {
+                case .uploadOnly:
+                    if strategy == .directXIP && !entry.isPending {
+                        plans.append(make(.alreadyUploaded, "already in slot \(slot) but lower than the running version"))
+                    } else if strategy == .directXIP {
+                        plans.append(make(.alreadyMarked, "already in slot \(slot), boots next"))
+                    } else {
+                        plans.append(make(.skip, "already uploaded to slot \(slot)"))
+                    }
+                case .testOnly, .testAndConfirm:
+                    if entry.isPending {
+                        plans.append(make(.alreadyMarked, "already in slot \(slot) and pending"))
+                    } else {
+                        plans.append(make(.alreadyUploaded, "already uploaded to slot \(slot)"))
+                    }
+                case .confirmOnly:
+                    if entry.isPermanent {
+                        plans.append(make(.alreadyMarked, "already in slot \(slot) and confirmed for the next boot"))
+                    } else {
+                        plans.append(make(.alreadyUploaded, "already uploaded to slot \(slot)"))
+                    }
+                }
+                continue
+            }
+
+            // Needs an upload: pick the build for the target slot and check that slot is free.
+            let target = strategy.isDirectXIP ? 1 - activeSlot : 1
+            let chosen = candidates.first { $0.element.slot == target } ?? candidates[0]
+            if strategy.isDirectXIP && candidates.count > 1 && chosen.element.slot != target {
+                throw PlanningFailure(
+                    code: .invalidPackage,
+                    message: "image \(index) runs from slot \(activeSlot) and the package has no build for slot \(target)"
+                )
+            }
+            if strategy.isDirectXIP && candidates.count == 1 && chosen.element.slot != target
+                && chosen.element.manifestEntry != nil
+            {
+                warnings.append(
+                    "image \(index): the package's build is for slot \(chosen.element.slot) but the device will place it in slot \(target)"
+                )
+            }
+            if let occupant = entries.first(where: { Int($0.slot) == target }), !occupant.isActive,
+                occupant.isPending || occupant.isConfirmed
+            {
+                let what = occupant.isPending ? (occupant.isPermanent ? "confirmed for the next boot" : "pending (test)") : "the revert target"
+                needsResetFirst.append("image \(index): slot \(target) holds version \(occupant.version), \(what)")
+            }
+            plans.append(
+                .init(
+                    imageIndex: index,
+                    packageIndex: chosen.offset,
+                    hash: chosen.element.hash,
+                    version: chosen.element.version?.description,
+                    slot: target,
+                    action: .upload,
+                    reason: "not on the device; upload to slot \(target)"
+                )
+            )
+        }
+
+        if !needsResetFirst.isEmpty {
+            warnings += needsResetFirst
+            return FirmwareUpgradePlan(
+                mode: mode,
+                bootloaderMode: bootloaderMode,
+                images: plans,
+                steps: [.resetBeforeUpload],
+                warnings: warnings
+            )
+        }
+        return FirmwareUpgradePlan(
+            mode: mode,
+            bootloaderMode: bootloaderMode,
+            images: plans,
+            steps: steps(for: plans, mode: mode, strategy: strategy, eraseAppSettings: eraseAppSettings),
+            warnings: warnings
+        )
+    }
+
+    /// Plans a SUIT upgrade: the envelope (deferred when cache images follow), the caches, the
+    /// processing request, then installation with resource requests served from the package.
+    /// - Parameter images: the package's images (one envelope, any number of caches).
+    /// - Returns: the plan.
+    /// - Throws: ``PlanningFailure`` when there is no envelope.
+    public static func planSUIT(images: [FirmwarePackage.Image]) throws(PlanningFailure) -> FirmwareUpgradePlan {
+        guard let envelopeIndex = images.firstIndex(where: { $0.content == .suitEnvelope }) else {
+            throw PlanningFailure(code: .invalidPackage, message: "the SUIT package holds no envelope")
+        }
+        let envelope = images[envelopeIndex]
+        let caches = images.indices.filter { images[$0].content == .suitCache }
+        var steps: [FirmwareUpgradePlan.Step] = [.suitUploadEnvelope(packageIndex: envelopeIndex, deferInstall: !caches.isEmpty)]
+        steps += caches.map { .suitUploadCache(packageIndex: $0) }
+        if !caches.isEmpty { steps.append(.suitProcess) }
+        steps.append(.suitInstall(digest: envelope.hash))
+        let plan = FirmwareUpgradePlan.ImagePlan(
+            imageIndex: envelope.imageIndex,
+            packageIndex: envelopeIndex,
+            hash: envelope.hash,
+            version: envelope.suit?.sequenceNumber.map { "sequence \($0)" },
+            slot: 0,
+            action: .upload,
+            reason: "SUIT envelope; the device installs it and asks for what it needs"
+        )
+        return FirmwareUpgradePlan(mode: .uploadOnly, bootloaderMode: nil, images: [plan], steps: steps)
+    }
+
+    /// The command sequence for per-image decisions.
+    static func steps(
+        for plans: [FirmwareUpgradePlan.ImagePlan],
+        mode: FirmwareUpgrade.Mode,
+        strategy: Strategy,
+        eraseAppSettings: Bool
+    ) -> [FirmwareUpgradePlan.Step] {
+        var steps: [FirmwareUpgradePlan.Step] = []
+        let uploads = plans.filter { $0.action == .upload }
+        for plan in uploads { steps.append(.upload(imageIndex: plan.imageIndex, packageIndex: plan.packageIndex)) }
+        if eraseAppSettings && !uploads.isEmpty { steps.append(.eraseAppSettings) }
+        let fresh = plans.filter { $0.action == .upload || $0.action == .alreadyUploaded }
+        let marked = plans.filter { $0.action == .alreadyMarked }
+        let running = plans.filter { $0.action == .confirmRunning }
+        let needsReset = !fresh.isEmpty || !marked.isEmpty
+        switch mode {
+        case .uploadOnly:
+            if strategy == .directXIP {
+                if needsReset { steps += [.reset, .verify(.active)] }
+            } else if !uploads.isEmpty {
+                steps.append(.verify(.present))
+            }
+        case .testOnly:
+            for plan in fresh { steps.append(.test(hash: plan.hash)) }
+            if needsReset { steps += [.reset, .verify(.active)] }
+        case .confirmOnly:
+            for plan in fresh + running { steps.append(.confirm(hash: plan.hash)) }
+            if needsReset {
+                steps += [.reset, .verify(.activeConfirmed)]
+            } else if !running.isEmpty {
+                steps.append(.verify(.activeConfirmed))
+            }
+        case .testAndConfirm:
+            for plan in fresh { steps.append(.test(hash: plan.hash)) }
+            if needsReset { steps += [.reset, .verify(.active)] }
+            for plan in fresh + marked + running { steps.append(.confirm(hash: plan.hash)) }
+            if needsReset || !running.isEmpty { steps.append(.verify(.activeConfirmed)) }
+        }
+        return steps
+    }
+
+    private static func match(
+        _ candidates: [(offset: Int, element: FirmwarePackage.Image)],
+        _ entries: [ImageManagement.SlotState]
+    ) -> (Int, FirmwarePackage.Image, ImageManagement.SlotState)? {
+        // Prefer the running slot, then the other.
+        for entry in entries.sorted(by: { $0.isActive && !$1.isActive }) {
+            guard let hash = entry.hash else { continue }
+            if let found = candidates.first(where: { $0.element.hash == Array(hash) }) {
+                return (found.offset, found.element, entry)
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Checking answers and outcomes
+
+    /// The verdict on an image list.
+    public enum Verdict: Sendable, Hashable {
+        /// The list shows what was expected.
+        case satisfied
+        /// An image is still pending where it should run: the reset did not happen.
+        case resetNotApplied
+        /// The device is not in the promised state.
+        case failed(FirmwareUpgradeError.Code, String)
+    }
+
+    /// Checks the image list after a step against what the plan promises.
+    /// - Parameters:
+    ///   - expectation: what every acted-on image must show.
+    ///   - plan: the plan.
+    ///   - slots: the fresh image list.
+    /// - Returns: the verdict for the first image that falls short, or ``Verdict/satisfied``.
+    public static func verify(
+        _ expectation: FirmwareUpgradePlan.Expectation,
+        plan: FirmwareUpgradePlan,
+        slots: [ImageManagement.SlotState]
+    ) -> Verdict {
+        for image in plan.activeImages {
+            let entries = slots.filter { Int($0.imageNumber) == image.imageIndex }
+            let holding = entries.filter { $0.hash.map(Array.init) == image.hash }
+            let name = "image \(image.imageIndex)\(image.version.map { " version \($0)" } ?? "")"
+            guard let entry = holding.first(where: { $0.isActive }) ?? holding.first else {
+                let running = entries.first { $0.isActive }.map { " (slot \($0.slot) runs \($0.version))" } ?? ""
+                return .failed(
+                    .imageMissingAfterReset,
+                    "\(name) is no longer on the device\(running): the bootloader erased it (invalid hash or signature, or a refused downgrade)"
+                )
+            }
+            if expectation == .present { continue }
+            if !entry.isActive {
+                if entry.isPending { return .resetNotApplied }
+                let running = entries.first { $0.isActive }.map { "slot \($0.slot) runs \($0.version)" } ?? "nothing runs"
+                return .failed(
+                    .imageNotActive,
+                    "\(name) is in slot \(entry.slot) but does not run; \(running): the bootloader reverted it or chose a higher version"
+                )
+            }
+            if expectation == .activeConfirmed && !entry.isConfirmed {
+                return .failed(.imageNotConfirmed, "\(name) runs but is not confirmed; it would revert at the next reset")
+            }
+        }
+        return .satisfied
+    }
+
+    /// Checks the list a test or confirm answered with: the image must be marked for the next
+    /// boot (pending; permanent when confirmed), or run (confirmed, when confirmed).
+    /// - Parameters:
+    ///   - hash: the image tested or confirmed.
+    ///   - confirm: whether it was a confirm.
+    ///   - slots: the answer's list.
+    /// - Returns: the verdict.
+    public static func checkMarked(
+        hash: [UInt8],
+        confirm: Bool,
+        slots: [ImageManagement.SlotState]
+    ) -> Verdict {
+        guard let entry = slots.first(where: { $0.hash.map(Array.init) == hash }) else {
+            return .failed(.imageMissingAfterReset, "the device no longer lists the image it was asked to mark")
+        }
+        let name = "image \(entry.imageNumber) version \(entry.version)"
+        if entry.isActive {
+            if !confirm || entry.isConfirmed { return .satisfied }
+            return .failed(.imageNotConfirmed, "\(name) runs but the device did not confirm it")
+        }
+        if entry.isPending && (!confirm || entry.isPermanent) { return .satisfied }
+        return .failed(
+            .imageNotMarked,
+            "\(name) was accepted but is not \(confirm ? "confirmed for" : "pending for") the next boot: the bootloader will not boot it (a downgrade, or not newer than the running image)"
+        )
+    }
+}

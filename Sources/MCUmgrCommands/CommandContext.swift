@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MCUmgr
+import SMPCore
+import SMPSerialTransport
+import SMPUDPTransport
+
+/// Turns the global options into a connected client, and errors into one line for people.
+enum CommandContext {
+    /// The connection URL: `--conn`, else `-c PROFILE`, else `$MCUMGR_CONN`.
+    /// - Throws: `ValidationError` when none is given or the URL is malformed.
+    static func connectionURL(_ global: GlobalOptions) throws -> ConnectionURL {
+        let text: String
+        if let explicit = global.connection {
+            text = explicit
+        } else if let profile = global.profile {
+            text = try ProfileStore().url(of: profile)
+        } else if let environment = ProcessInfo.processInfo.environment["MCUMGR_CONN"], !environment.isEmpty {
+            text = environment
+        } else {
+            throw ValidationError("no device given: pass --conn URL (e.g. --conn udp://192.168.1.10 or --conn sim://), -c PROFILE, or set MCUMGR_CONN")
+        }
+        do {
+            return try ConnectionURL(parsing: text)
+        } catch {
+            throw ValidationError("--conn: \(error.message)")
+        }
+    }
+
+    /// A transport for a URL.
+    static func transport(for url: ConnectionURL, verbosity: Int) throws -> any SMPTransport {
+        switch url {
+        case .udp(let host, let port):
+            return UDPTransport(host: host, port: port, logger: StderrLogHandler.logger("mcumgr.transport.udp", verbosity: verbosity))
+        case .serial(let path, let baud, let raw, let mtu):
+            return SerialTransport(
+                path: path,
+                baudRate: baud,
+                framing: raw ? .raw : .console(),
+                maximumFrameSize: mtu ?? 380,
+                logger: StderrLogHandler.logger("mcumgr.transport.serial", verbosity: verbosity)
+            )
+        case .ble:
+            throw SMPTransportError(.unavailable, "Bluetooth LE needs CoreBluetooth (macOS); use udp:// or serial:// here")
+        case .simulator(let options):
+            return try InProcessSimulator.transport(options: options, verbosity: verbosity)
+        }
+    }
+
+    /// The client configuration the global options ask for.
+    static func clientConfiguration(_ global: GlobalOptions) -> SMPClient.Configuration {
+        SMPClient.Configuration(timeout: .milliseconds(Int(global.timeout * 1000)), retries: global.retries)
+    }
+
+    /// Connects, runs `body` with the client, and closes the connection whatever happens.
+    static func withClient<T>(_ global: GlobalOptions, _ body: (SMPClient) async throws -> T) async throws -> T {
+        let url = try connectionURL(global)
+        let transport = try transport(for: url, verbosity: global.verbose)
+        let logger = StderrLogHandler.logger("mcumgr.client", verbosity: global.verbose)
+        logger.debug("connecting", metadata: ["endpoint": "\(transport.endpointDescription)"])
+        let client = try await SMPClient.connect(transport, configuration: clientConfiguration(global), logger: logger)
+        do {
+            let result = try await body(client)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+}
+
+extension MCUmgrCommand {
+    /// One line naming what failed and, where we know it, what to try.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as SMPDeviceError:
+            return "the device refused: \(error)"
+        case let error as SMPTransportError where error.code == .timeout:
+            return "\(error.message); check the connection and that the device runs an SMP server, or raise --timeout"
+        case let error as SMPTransportError:
+            return "\(error)"
+        case let error as SMPError:
+            return "malformed answer from the device: \(error)"
+        default:
+            return "\(error)"
+        }
+    }
+
+    /// The exit status for an error: 1 when the device refused, 2 for link and protocol
+    /// failures, 64 for usage errors (swift-argument-parser's convention).
+    static func status(for error: any Error) -> Int32 {
+        switch error {
+        case is SMPDeviceError: 1
+        case is SMPTransportError, is SMPError: 2
+        default: exitCode(for: error).rawValue
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import MCUboot
+import SMPBytes
+
+/// Small pieces the group commands share: tables, hex and number arguments, JSON output.
+enum CommandSupport {
+    /// Renders rows under a header as aligned columns separated by two spaces; columns listed in
+    /// `rightAligned` (numbers) are aligned right. Trailing spaces are trimmed; an empty header
+    /// is left out.
+    static func table(_ header: [String], _ rows: [[String]], rightAligned: Set<Int> = []) -> [String] {
+        let all = header.isEmpty ? rows : [header] + rows
+        let columns = all.map(\.count).max() ?? 0
+        var widths = Array(repeating: 0, count: columns)
+        for row in all {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        return all.map { row in
+            var line = ""
+            for (index, cell) in row.enumerated() {
+                let pad = String(repeating: " ", count: widths[index] - cell.count)
+                line += (index == 0 ? "" : "  ") + (rightAligned.contains(index) ? pad + cell : cell + pad)
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            return line
+        }
+    }
+
+    /// Parses hex typed by a user (spaces, colons and `0x` allowed).
+    /// - Throws: `ValidationError` naming the argument.
+    static func hex(_ text: String, what: String) throws -> Data {
+        guard let bytes = Hex.decode(text) else {
+            throw ValidationError("\(what) '\(text.prefix(70))' is not hex: use pairs of digits 0-9 a-f")
+        }
+        return Data(bytes)
+    }
+
+    /// Parses a non-negative integer written in decimal or with `0x`.
+    static func unsigned(_ text: String) -> UInt64? {
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("0x") { return UInt64(lowered.dropFirst(2), radix: 16) }
+        return UInt64(lowered)
+    }
+
+    /// Prints one JSON document on stdout.
+    static func emit(_ value: JSONValue) {
+        Console.out(value.rendered())
+    }
+
+    /// Prints text that may end with a newline as lines (a final newline does not make an empty
+    /// line).
+    static func emitText(_ text: String) {
+        guard !text.isEmpty else { return }
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        for line in lines { Console.out(line.hasSuffix("\r") ? String(line.dropLast()) : line) }
+    }
+
+    /// A JSON integer.
+    static func int(_ value: some BinaryInteger) -> JSONValue {
+        if let signed = Int64(exactly: value) { return .int(signed) }
+        return .uint(UInt64(clamping: value))
+    }
+}
+
+/// Reads a whole local file, with an error that names it.
+func readLocalFile(_ path: String) throws -> Data {
+    do {
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        throw CommandFailure("cannot read \(path): \((error as NSError).localizedDescription)")
+    }
+}
+
+/// Reads and parses a firmware package, with errors that name the file.
+func loadPackage(_ path: String) throws -> FirmwarePackage {
+    guard FileManager.default.isReadableFile(atPath: path) else {
+        throw CommandFailure("cannot read \(path): no such file, or not readable")
+    }
+    do {
+        return try FirmwarePackage(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        throw CommandFailure("\((path as NSString).lastPathComponent): \(error)")
+    }
+}
+
+/// A failure of a command that is neither a usage error nor the device's refusal (a local file
+/// that cannot be read or written, a package without what the command needs): exit status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

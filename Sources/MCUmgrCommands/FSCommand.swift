@@ -1,0 +1,224 @@
+import ArgumentParser
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPBytes
+import SMPCore
+
+/// `mcumgr fs upload|download|status|hash|types|close`: the file-system group (8).
+struct FSCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fs",
+        abstract: "File system: upload, download, status, hash, types, close.",
+        subcommands: [Upload.self, Download.self, Status.self, Hash.self, Types.self, Close.self]
+    )
+
+    /// Runs a transfer's progress stream through a view, ending the bar whatever happens.
+    static func finishing<T>(_ view: inout TransferProgressView, _ body: (inout TransferProgressView) async throws -> T)
+        async throws -> T
+    {
+        do {
+            let result = try await body(&view)
+            view.finish()
+            return result
+        } catch {
+            view.finish()
+            throw error
+        }
+    }
+
+    struct Upload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Upload a local file to the device (it is created or overwritten)."
+        )
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The local file.") var local: String
+        @Argument(help: "The path on the device, e.g. /lfs1/config.txt.") var remote: String
+        @Option(help: "Requests in flight at once (clamped to the device's buf_count).") var window = 4
+
+        func validate() throws {
+            guard (1...64).contains(window) else { throw ValidationError("--window must be from 1 to 64") }
+        }
+
+        func run() async throws {
+            let data = try readLocalFile(local)
+            let clock = ContinuousClock()
+            let began = clock.now
+            var view = TransferProgressView(label: "upload", json: global.json)
+            try await FSCommand.finishing(&view) { view in
+                try await CommandContext.withClient(global) { client in
+                    let upload = FileUpload(data: data, name: remote)
+                    for try await progress in client.upload(upload, options: TransferOptions(window: window)) {
+                        view.update(progress)
+                    }
+                }
+            }
+            let elapsed = clock.now - began
+            if global.json {
+                CommandSupport.emit(
+                    .object([
+                        ("event", .string("done")), ("name", .string(remote)), ("len", .int(Int64(data.count))),
+                        ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
+                    ])
+                )
+            } else {
+                Console.out(
+                    "uploaded \(local) to \(remote): \(TransferProgressView.completion(bytes: data.count, elapsed: elapsed))"
+                )
+            }
+        }
+    }
+
+    struct Download: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Download a file from the device.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The path on the device.") var remote: String
+        @Argument(help: "The local file to write.") var local: String
+        @Option(help: "Requests in flight at once (clamped to the device's buf_count).") var window = 4
+
+        func validate() throws {
+            guard (1...64).contains(window) else { throw ValidationError("--window must be from 1 to 64") }
+        }
+
+        func run() async throws {
+            let clock = ContinuousClock()
+            let began = clock.now
+            var view = TransferProgressView(label: "download", json: global.json)
+            let data = try await FSCommand.finishing(&view) { view in
+                try await CommandContext.withClient(global) { client -> Data in
+                    for try await event in client.download(name: remote, options: TransferOptions(window: window)) {
+                        switch event {
+                        case .progress(let progress): view.update(progress)
+                        case .finished(let data): return data
+                        }
+                    }
+                    throw SMPTransportError(.disconnected, "the download of \(remote) stopped before it finished")
+                }
+            }
+            let elapsed = clock.now - began
+            do {
+                try data.write(to: URL(fileURLWithPath: local))
+            } catch {
+                throw CommandFailure("cannot write \(local): \((error as NSError).localizedDescription)")
+            }
+            if global.json {
+                CommandSupport.emit(
+                    .object([
+                        ("event", .string("done")), ("name", .string(remote)), ("len", .int(Int64(data.count))),
+                        ("sha256", .string(Hex.encode(ImageHashAlgorithm.sha256.hash(data)))),
+                        ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
+                    ])
+                )
+            } else {
+                Console.out(
+                    "downloaded \(remote) to \(local): \(TransferProgressView.completion(bytes: data.count, elapsed: elapsed))"
+                )
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a file's size.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The path on the device.") var remote: String
+
+        func run() async throws {
+            let response = try await CommandContext.withClient(global) {
+                try await $0.send(FileManagement.Status(name: remote))
+            }
+            if global.json {
+                CommandSupport.emit(.object([("name", .string(remote)), ("len", .uint(response.length))]))
+            } else {
+                Console.out("\(remote): \(response.length) bytes")
+            }
+        }
+    }
+
+    struct Hash: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Have the device hash or checksum a file (or part of it)."
+        )
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The path on the device.") var remote: String
+        @Option(help: "crc32 or sha256 (default: the device's, usually crc32); see 'mcumgr fs types'.")
+        var type: String?
+        @Option(help: "Start at this offset.") var offset: UInt64?
+        @Option(help: "Hash this many bytes (default: to the end).") var length: UInt64?
+
+        func run() async throws {
+            let response = try await CommandContext.withClient(global) {
+                try await $0.send(
+                    FileManagement.Hash(
+                        name: remote,
+                        type: type.map { FileManagement.HashType(rawValue: $0.lowercased()) },
+                        offset: offset,
+                        length: length
+                    )
+                )
+            }
+            let output: JSONValue
+            let outputText: String
+            switch response.output {
+            case .checksum(let value):
+                output = .uint(value)
+                outputText = String(format: "0x%08llx", value)
+            case .digest(let bytes):
+                output = .string(Hex.encode(bytes))
+                outputText = Hex.encode(bytes)
+            }
+            if global.json {
+                var members: [(String, JSONValue)] = [("name", .string(remote)), ("type", .string(response.type.rawValue))]
+                if let offset = response.offset { members.append(("off", .uint(offset))) }
+                members += [("len", .uint(response.length)), ("output", output)]
+                CommandSupport.emit(.object(members))
+            } else {
+                let range = (response.offset ?? 0) == 0 ? "" : " from offset \(response.offset ?? 0)"
+                Console.out("\(response.type) \(outputText)  \(remote) (\(response.length) bytes\(range))")
+            }
+        }
+    }
+
+    struct Types: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the hash and checksum types the device offers.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let response = try await CommandContext.withClient(global) {
+                try await $0.send(FileManagement.SupportedHashTypes())
+            }
+            if global.json {
+                let types: [(String, JSONValue)] = response.types.map {
+                    ($0.name, .object([("format", .int(Int64($0.value.format))), ("size", .uint(UInt64($0.value.size)))]))
+                }
+                CommandSupport.emit(.object([("types", .object(types))]))
+                return
+            }
+            guard !response.types.isEmpty else {
+                Console.out("no hash types reported")
+                return
+            }
+            let rows = response.types.map { entry -> [String] in
+                let format =
+                    switch entry.value.format {
+                    case FileManagement.SupportedHashTypes.TypeInfo.numericFormat: "number"
+                    case FileManagement.SupportedHashTypes.TypeInfo.byteArrayFormat: "bytes"
+                    default: "format \(entry.value.format)"
+                    }
+                return [entry.name, format, "\(entry.value.size)"]
+            }
+            for line in CommandSupport.table(["type", "format", "size"], rows, rightAligned: [2]) { Console.out(line) }
+        }
+    }
+
+    struct Close: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Close the file the device keeps open between transfer requests."
+        )
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            _ = try await CommandContext.withClient(global) { try await $0.send(FileManagement.Close()) }
+            if global.json { CommandSupport.emit(.object([])) } else { Console.out("closed") }
+        }
+    }
+}

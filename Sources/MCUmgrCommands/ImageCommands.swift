@@ -1,0 +1,338 @@
+import ArgumentParser
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPBytes
+import SMPCore
+
+/// `mcumgr image list|upload|test|confirm|erase|slots`: the image-management group (1) on a
+/// device (`image info` on a local file is ``ImageInfoCommand``).
+enum ImageCommands {
+    // MARK: - Shared rendering
+
+    /// The image list as a table (Go mcumgr's fields, one row per slot).
+    static func text(_ response: ImageManagement.StateRead.Response) -> [String] {
+        guard !response.images.isEmpty else { return ["no images"] }
+        let rows = response.images.map { state -> [String] in
+            [
+                "\(state.imageNumber)", "\(state.slot)", state.version, flags(state).joined(separator: " "),
+                state.hash.map { Hex.encode($0) } ?? "unavailable",
+            ]
+        }
+        var lines = CommandSupport.table(["image", "slot", "version", "flags", "hash"], rows, rightAligned: [0, 1])
+        if let split = response.splitStatus, split != 0 { lines.append("split status: \(split)") }
+        return lines
+    }
+
+    /// The flags a slot has, in Go mcumgr's order, then `bootable`.
+    static func flags(_ state: ImageManagement.SlotState) -> [String] {
+        var flags: [String] = []
+        if state.isActive { flags.append("active") }
+        if state.isConfirmed { flags.append("confirmed") }
+        if state.isPending { flags.append("pending") }
+        if state.isPermanent { flags.append("permanent") }
+        if state.isBootable { flags.append("bootable") }
+        return flags
+    }
+
+    /// The image list with wire names; absent flags are false.
+    static func json(_ response: ImageManagement.StateRead.Response) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            (
+                "images",
+                .array(
+                    response.images.map { state in
+                        .object([
+                            ("image", .uint(UInt64(state.imageNumber))),
+                            ("slot", .uint(UInt64(state.slot))),
+                            ("version", .string(state.version)),
+                            ("hash", state.hash.map { .string(Hex.encode($0)) } ?? .null),
+                            ("bootable", .bool(state.isBootable)),
+                            ("pending", .bool(state.isPending)),
+                            ("confirmed", .bool(state.isConfirmed)),
+                            ("active", .bool(state.isActive)),
+                            ("permanent", .bool(state.isPermanent)),
+                        ])
+                    }
+                )
+            )
+        ]
+        if let split = response.splitStatus { members.append(("splitStatus", .int(Int64(split)))) }
+        return .object(members)
+    }
+
+    static func show(_ response: ImageManagement.StateRead.Response, json: Bool) {
+        if json {
+            CommandSupport.emit(Self.json(response))
+        } else {
+            for line in text(response) { Console.out(line) }
+        }
+    }
+
+    /// A full hash, or a prefix resolved against the device's image list (at least 4 hex digits,
+    /// matching exactly one slot).
+    static func resolveHash(_ text: String, client: SMPClient) async throws -> Data {
+        let bytes = try CommandSupport.hex(text, what: "hash")
+        if bytes.count >= 32 { return bytes }
+        guard bytes.count >= 2 else {
+            throw ValidationError("hash '\(text)' is too short: give the full hash or at least 4 hex digits of it")
+        }
+        let states = try await client.send(ImageManagement.StateRead()).images
+        let matches = Set(states.compactMap(\.hash).filter { $0.starts(with: bytes) })
+        guard let match = matches.first else {
+            throw CommandFailure("no image on the device has a hash starting with \(Hex.encode(bytes)); see 'mcumgr image list'")
+        }
+        guard matches.count == 1 else {
+            throw CommandFailure("\(matches.count) images have a hash starting with \(Hex.encode(bytes)); give more digits")
+        }
+        return match
+    }
+
+    // MARK: - list
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the images on the device: image, slot, version, flags and hash."
+        )
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let response = try await CommandContext.withClient(global) { try await $0.send(ImageManagement.StateRead()) }
+            ImageCommands.show(response, json: global.json)
+        }
+    }
+
+    // MARK: - upload
+
+    struct Upload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Upload an MCUboot image to the device's secondary slot.",
+            discussion: """
+                The file is parsed first: a bare image, or a firmware zip from which one image is \
+                taken (the only one, or the one --image names). After the upload, mark it with \
+                'mcumgr image test HASH' (or confirm it) and reset; 'mcumgr upgrade' does all of it.
+                """
+        )
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The image (.bin) or firmware package (.zip).") var file: String
+        @Option(help: "The image number to upload to (0 = application; default: the package's, else 0).")
+        var image: Int?
+        @Flag(help: "Ask the device to refuse the image unless it is newer than the running one.") var upgrade = false
+        @Option(help: "Requests in flight at once (clamped to the device's buf_count).") var window = 4
+        @Option(help: "Round chunks down to a multiple of this (the device's flash write alignment).")
+        var alignment = 1
+
+        func validate() throws {
+            guard (1...64).contains(window) else { throw ValidationError("--window must be from 1 to 64") }
+            guard (1...4096).contains(alignment) else { throw ValidationError("--alignment must be from 1 to 4096") }
+            if let image, image < 0 || image > 255 { throw ValidationError("--image must be from 0 to 255") }
+        }
+
+        /// The image of the package to upload.
+        func selectImage(_ package: FirmwarePackage) throws -> FirmwarePackage.Image {
+            let candidates = package.images.filter { $0.content == .mcuboot }
+            let name = (file as NSString).lastPathComponent
+            guard !candidates.isEmpty else {
+                throw CommandFailure(
+                    "\(name) holds no MCUboot image (\(package.format)); use 'mcumgr suit upload' for SUIT envelopes"
+                )
+            }
+            if candidates.count == 1 { return candidates[0] }
+            guard let image else {
+                throw CommandFailure(
+                    "\(name) holds \(candidates.count) images (\(candidates.map { "\($0.imageIndex)" }.joined(separator: ", "))); "
+                        + "pick one with --image N, or use 'mcumgr upgrade \(name)'"
+                )
+            }
+            guard let chosen = candidates.first(where: { $0.imageIndex == image }) else {
+                throw CommandFailure("\(name) has no image \(image)")
+            }
+            return chosen
+        }
+
+        func run() async throws {
+            let package = try loadPackage(file)
+            let chosen = try selectImage(package)
+            let target = image ?? chosen.imageIndex
+            let sha256 = Data(ImageHashAlgorithm.sha256.hash(chosen.data))
+            let version = chosen.version.map { "\($0)" } ?? "?"
+            let hash = Hex.encode(chosen.hash)
+            let upload = ImageUpload(data: chosen.data, image: target, upgrade: upgrade, sha256: sha256)
+            let options = TransferOptions(window: window, alignment: alignment)
+            let start: JSONValue = .object([
+                ("event", .string("start")), ("file", .string(chosen.fileName)), ("image", .int(Int64(target))),
+                ("version", .string(version)), ("hash", .string(hash)), ("sha", .string(Hex.encode(sha256))),
+                ("len", .int(Int64(chosen.data.count))),
+            ])
+            if global.json {
+                CommandSupport.emit(start)
+            } else {
+                Console.out(
+                    "uploading \(chosen.fileName): image \(target), version \(version), \(chosen.data.count) bytes"
+                )
+                Console.out("image hash \(hash)")
+            }
+            let clock = ContinuousClock()
+            let began = clock.now
+            var view = TransferProgressView(label: "upload", json: global.json)
+            do {
+                try await CommandContext.withClient(global) { client in
+                    for try await progress in client.upload(upload, options: options) { view.update(progress) }
+                }
+            } catch {
+                view.finish()
+                throw error
+            }
+            view.finish()
+            let elapsed = clock.now - began
+            if global.json {
+                CommandSupport.emit(
+                    .object([
+                        ("event", .string("done")), ("image", .int(Int64(target))), ("version", .string(version)),
+                        ("hash", .string(hash)), ("len", .int(Int64(chosen.data.count))),
+                        ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
+                    ])
+                )
+            } else {
+                Console.out(
+                    "uploaded \(TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed)); "
+                        + "next: mcumgr image test \(hash)"
+                )
+            }
+        }
+    }
+
+    // MARK: - test / confirm
+
+    struct Test: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Mark an image to run once at the next reset (it reverts unless confirmed).",
+            discussion: "HASH is the image hash from 'mcumgr image list', or a unique prefix of it."
+        )
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The image hash (hex), or a unique prefix.") var hash: String
+
+        func run() async throws {
+            let response = try await CommandContext.withClient(global) { client in
+                let bytes = try await ImageCommands.resolveHash(hash, client: client)
+                return try await client.send(ImageManagement.StateWrite(hash: bytes, confirm: false))
+            }
+            ImageCommands.show(response, json: global.json)
+        }
+    }
+
+    struct Confirm: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Confirm the running image, or make the image with HASH permanent.",
+            discussion: "Without HASH the running image is confirmed, which stops a pending revert."
+        )
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The image hash (hex), or a unique prefix; omit to confirm the running image.")
+        var hash: String?
+
+        func run() async throws {
+            let response = try await CommandContext.withClient(global) { client in
+                let bytes = try await hash.asyncMap { try await ImageCommands.resolveHash($0, client: client) }
+                return try await client.send(ImageManagement.StateWrite(hash: bytes, confirm: true))
+            }
+            ImageCommands.show(response, json: global.json)
+        }
+    }
+
+    // MARK: - erase
+
+    struct Erase: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Erase a slot (default: the secondary slot).",
+            discussion: "The device refuses to erase a slot whose image is marked for the next boot."
+        )
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The slot to erase (default: the device's choice, the inactive slot).") var slot: UInt32?
+
+        func run() async throws {
+            _ = try await CommandContext.withClient(global) { try await $0.send(ImageManagement.Erase(slot: slot)) }
+            if global.json {
+                CommandSupport.emit(.object(slot.map { [("slot", .uint(UInt64($0)))] } ?? []))
+            } else {
+                Console.out(slot.map { "erased slot \($0)" } ?? "erased the inactive slot")
+            }
+        }
+    }
+
+    // MARK: - slots
+
+    struct Slots: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the device's slots: size, upload target id and the largest image it accepts."
+        )
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            let response = try await CommandContext.withClient(global) { try await $0.send(ImageManagement.SlotInfo()) }
+            if global.json {
+                CommandSupport.emit(
+                    .object([
+                        (
+                            "images",
+                            .array(
+                                response.images.map { image in
+                                    var members: [(String, JSONValue)] = [
+                                        ("image", .uint(UInt64(image.image))),
+                                        (
+                                            "slots",
+                                            .array(
+                                                image.slots.map { slot in
+                                                    var fields: [(String, JSONValue)] = [
+                                                        ("slot", .uint(UInt64(slot.slot))), ("size", .uint(slot.size)),
+                                                    ]
+                                                    if let id = slot.uploadImageID {
+                                                        fields.append(("upload_image_id", .uint(UInt64(id))))
+                                                    }
+                                                    return .object(fields)
+                                                }
+                                            )
+                                        ),
+                                    ]
+                                    if let maximum = image.maxImageSize {
+                                        members.append(("max_image_size", .uint(maximum)))
+                                    }
+                                    return .object(members)
+                                }
+                            )
+                        )
+                    ])
+                )
+                return
+            }
+            guard !response.images.isEmpty else {
+                Console.out("no slots reported")
+                return
+            }
+            var rows: [[String]] = []
+            for image in response.images {
+                for slot in image.slots {
+                    rows.append([
+                        "\(image.image)", "\(slot.slot)", "\(slot.size) (\(TransferProgressView.bytes(Int(clamping: slot.size))))",
+                        slot.uploadImageID.map { "\($0)" } ?? "-",
+                        image.maxImageSize.map { "\($0)" } ?? "-",
+                    ])
+                }
+            }
+            for line in CommandSupport.table(
+                ["image", "slot", "size", "upload_image_id", "max_image_size"],
+                rows,
+                rightAligned: [0, 1, 3, 4]
+            ) {
+                Console.out(line)
+            }
+        }
+    }
+}
+
+extension Optional {
+    /// `map` with an async throwing transform.
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}

@@ -1,0 +1,239 @@
+import ArgumentParser
+import Foundation
+import MCUboot
+import SMPSimulator
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `mcumgr simulator`: serves a simulated Zephyr + MCUboot device over UDP and/or a
+/// pseudo-terminal until SIGINT or SIGTERM, printing one line per endpoint.
+struct SimulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulator",
+        abstract: "Serve a simulated Zephyr + MCUboot device until interrupted.",
+        discussion: """
+            Prints one line per endpoint it serves, e.g. udp://127.0.0.1:1337 and \
+            serial:///dev/pts/3, then serves until SIGINT or SIGTERM. Without --udp or --pty it \
+            serves UDP on 127.0.0.1:1337. Point any client at the printed endpoint: \
+            mcumgr --conn udp://127.0.0.1:1337 image list, or smpmgr --port /dev/pts/3 os echo hi.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .customLong("udp"), help: "Serve UDP on HOST:PORT (IPv6 as [::1]:1337; port 0 picks one). Repeatable.")
+    var udp: [String] = []
+
+    @Flag(help: "Serve a pseudo-terminal (its path is printed).")
+    var pty = false
+
+    @Option(help: "Framing on the pseudo-terminal: console or raw.")
+    var framing: String = "console"
+
+    @Option(help: "Baud rate the pseudo-terminal is paced at (10 bits per byte); 0 for no pacing.")
+    var baud: Int = 115_200
+
+    @Option(help: "Number of images (slot pairs), 1-8.")
+    var images: Int = 1
+
+    @Option(help: "Bootloader mode: \(BootloaderMode.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var mode: String = "swap"
+
+    @Option(name: .customLong("buf-size"), help: "SMP buffer size (default 2048 when serving UDP, else 384).")
+    var bufferSize: Int?
+
+    @Option(name: .customLong("buf-count"), help: "SMP buffer count.")
+    var bufferCount: Int = 4
+
+    @Option(name: .customLong("slot-size"), help: "Slot size in bytes (decimal or 0x hex).")
+    var slotSize: String = "0x40000"
+
+    @Option(name: .customLong("state-dir"), help: "Folder that keeps flash, settings and files across runs.")
+    var stateDirectory: String?
+
+    @Option(help: "PEM key (public or private) MCUboot trusts; images must then be signed with it.")
+    var key: String?
+
+    @Option(name: .customLong("latency-ms"), help: "Link latency added to every response, in milliseconds.")
+    var latencyMilliseconds: Int = 0
+
+    @Flag(name: .customLong("no-downgrade"), help: "MCUboot refuses downgrades (reported in bootloader info).")
+    var noDowngrade = false
+
+    @Flag(name: .customLong("realistic-timing"), help: "Simulate flash erase/write and swap times of a typical MCU.")
+    var realisticTiming = false
+
+    func validate() throws {
+        guard ["console", "raw"].contains(framing) else { throw ValidationError("--framing must be console or raw") }
+        guard baud == 0 || baud >= 300 else { throw ValidationError("--baud must be 0 or at least 300") }
+        for endpoint in udp { _ = try Self.parseEndpoint(endpoint) }
+        _ = try deviceConfiguration()
+    }
+
+    /// `HOST:PORT`, `[IPv6]:PORT`, `HOST` (port 1337) or `:PORT` (127.0.0.1).
+    static func parseEndpoint(_ text: String) throws -> (host: String, port: UInt16) {
+        var host = text
+        var port: UInt16 = 1337
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw ValidationError("'\(text)': missing ] after the IPv6 address") }
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if rest.hasPrefix(":") {
+                guard let value = UInt16(rest.dropFirst()) else { throw ValidationError("'\(text)': the port must be 0-65535") }
+                port = value
+            } else if !rest.isEmpty {
+                throw ValidationError("'\(text)': expected [ADDRESS]:PORT")
+            }
+        } else if let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon {
+            host = String(text[..<colon])
+            guard let value = UInt16(text[text.index(after: colon)...]) else {
+                throw ValidationError("'\(text)': the port must be 0-65535")
+            }
+            port = value
+        }
+        if host.isEmpty { host = "127.0.0.1" }
+        return (host, port)
+    }
+
+    /// The device configuration the options describe.
+    func deviceConfiguration() throws -> SimulatedDevice.Configuration {
+        var options: [String: String] = [
+            "images": String(images), "mode": mode, "buf_count": String(bufferCount), "slot_size": slotSize,
+            "latency_ms": String(latencyMilliseconds),
+        ]
+        let servesUDP = !udp.isEmpty || !pty
+        options["buf_size"] = String(bufferSize ?? (servesUDP ? 2048 : 384))
+        if let stateDirectory { options["state_dir"] = stateDirectory }
+        if noDowngrade { options["no_downgrade"] = "1" }
+        var configuration: SimulatedDevice.Configuration
+        do {
+            configuration = try SimulatedDevice.Configuration(
+                options: options,
+                base: realisticTiming ? .realisticTiming : .udp
+            )
+        } catch {
+            throw ValidationError(error.message)
+        }
+        if let key {
+            do {
+                configuration.signingKey = try ImagePublicKey(keyFile: Data(contentsOf: URL(fileURLWithPath: key)))
+            } catch {
+                throw ValidationError("--key \(key): \(error)")
+            }
+        }
+        return configuration
+    }
+
+    /// A started simulator: its endpoints and how to stop it.
+    struct Running: Sendable {
+        var device: SimulatedDevice
+        var udpServers: [SimulatedUDPServer]
+        var serialServers: [SimulatedSerialServer]
+
+        /// One URL per endpoint, UDP first.
+        var endpoints: [String] { udpServers.map(\.endpointURL) + serialServers.map(\.endpointURL) }
+
+        func stop() async {
+            for server in udpServers { await server.stop() }
+            for server in serialServers { await server.stop() }
+        }
+    }
+
+    /// Creates the device and starts every endpoint.
+    func start() throws -> Running {
+        let device = SimulatedDevice(configuration: try deviceConfiguration())
+        var running = Running(device: device, udpServers: [], serialServers: [])
+        do {
+            let endpoints = udp.isEmpty && !pty ? ["127.0.0.1:1337"] : udp
+            for endpoint in endpoints {
+                let (host, port) = try Self.parseEndpoint(endpoint)
+                let server = try SimulatedUDPServer(device: device, host: host, port: port)
+                server.start()
+                running.udpServers.append(server)
+            }
+            if pty {
+                let server = try SimulatedSerialServer(
+                    device: device,
+                    framing: framing == "raw" ? .raw : .console,
+                    baudRate: baud == 0 ? nil : baud
+                )
+                server.start()
+                running.serialServers.append(server)
+            }
+        } catch {
+            let started = running
+            Task { await started.stop() }
+            throw SimulatorError(message: "cannot serve: \(error)")
+        }
+        return running
+    }
+
+    /// Prints the endpoints, one per line (a JSON object per line with `--json`).
+    func announce(_ running: Running) {
+        for endpoint in running.endpoints {
+            if global.json {
+                Console.out(JSONValue.object([("endpoint", .string(endpoint))]).rendered())
+            } else {
+                Console.out(endpoint)
+            }
+        }
+    }
+
+    func run() async throws {
+        let running = try start()
+        announce(running)
+        await Self.waitForTerminationSignal()
+        await running.stop()
+    }
+
+    /// Suspends until SIGINT or SIGTERM arrives.
+    static func waitForTerminationSignal() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = ResumeOnce(continuation)
+            for signalNumber in [SIGINT, SIGTERM] {
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+                source.setEventHandler { once.resume() }
+                source.resume()
+                once.keep(source)
+            }
+        }
+    }
+}
+
+/// The simulator could not start (an address in use, no pseudo-terminal).
+struct SimulatorError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// Resumes a continuation once, and keeps the signal sources alive meanwhile.
+private final class ResumeOnce: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, Never>?
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+
+    func keep(_ source: any DispatchSourceSignal) {
+        lock.lock()
+        sources.append(source)
+        lock.unlock()
+    }
+
+    func resume() {
+        lock.lock()
+        let pending = continuation
+        continuation = nil
+        let toCancel = sources
+        sources = []
+        lock.unlock()
+        toCancel.forEach { $0.cancel() }
+        pending?.resume()
+    }
+}

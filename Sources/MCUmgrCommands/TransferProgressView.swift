@@ -1,0 +1,143 @@
+import Foundation
+import MCUmgr
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Draws transfer progress (uploads and downloads) the way the output goes:
+///
+/// - a terminal on stderr: one bar redrawn in place with `\r`, with percentage, bytes, rate
+///   and ETA, ended by a newline;
+/// - stderr redirected: a plain line at every tenth of the transfer (and at the end), so logs
+///   stay short;
+/// - `--json`: one JSON object per line on stdout (`{"event":"progress","off":…,"len":…,…}`),
+///   for scripts; the command's final document follows.
+struct TransferProgressView {
+    enum Style: Equatable {
+        case terminal
+        case lines
+        case json
+    }
+
+    /// Overrides terminal detection: tests run in-process with captured output, so they must not
+    /// draw on the real stderr even when `swift test` runs in a terminal.
+    @TaskLocal static var terminalOverride: Bool?
+
+    /// Whether stderr is a terminal we may draw on.
+    static var stderrIsTerminal: Bool { terminalOverride ?? (isatty(2) == 1) }
+
+    let label: String
+    let style: Style
+    private var lastStep = -1
+    private var lastDraw: ContinuousClock.Instant?
+    private var drewBar = false
+    private let clock = ContinuousClock()
+
+    /// Creates a view.
+    /// - Parameters:
+    ///   - label: what is transferred, e.g. `upload app.bin`.
+    ///   - json: whether `--json` was given.
+    init(label: String, json: Bool) {
+        self.label = label
+        style = json ? .json : (Self.stderrIsTerminal ? .terminal : .lines)
+    }
+
+    /// Shows one progress update.
+    mutating func update(_ progress: TransferProgress) {
+        switch style {
+        case .json:
+            Console.out(Self.json(progress, label: label).rendered())
+        case .lines:
+            let step = progress.totalBytes == 0 ? 10 : progress.bytesConfirmed * 10 / progress.totalBytes
+            guard step > lastStep else { return }
+            lastStep = step
+            Console.err(label + "  " + Self.summary(progress))
+        case .terminal:
+            let now = clock.now
+            let finished = progress.bytesConfirmed >= progress.totalBytes
+            if let lastDraw, now - lastDraw < .milliseconds(100), !finished { return }
+            lastDraw = now
+            drewBar = true
+            Self.writeRawStderr("\r" + Self.bar(progress, label: label) + "\u{1B}[K")
+        }
+    }
+
+    /// Ends the bar's line (terminal style), so what follows starts on a new line.
+    mutating func finish() {
+        if style == .terminal && drewBar {
+            Self.writeRawStderr("\n")
+            drewBar = false
+        }
+    }
+
+    // MARK: - Formatting
+
+    static func json(_ progress: TransferProgress, label: String) -> JSONValue {
+        .object([
+            ("event", .string("progress")),
+            ("stage", .string(label)),
+            ("off", .int(Int64(progress.bytesConfirmed))),
+            ("len", .int(Int64(progress.totalBytes))),
+            ("sent", .int(Int64(progress.bytesSent))),
+            ("rate", .double((progress.bytesPerSecond * 10).rounded() / 10)),
+            ("eta", progress.estimatedTimeRemaining.map { .double((seconds($0) * 10).rounded() / 10) } ?? .null),
+        ])
+    }
+
+    /// `45%  12.3 KiB/27.0 KiB  8.1 KiB/s  ETA 0:02`.
+    static func summary(_ progress: TransferProgress) -> String {
+        let percent = Int((progress.fraction * 100).rounded(.down))
+        var text =
+            String(repeating: " ", count: max(0, 3 - "\(percent)".count)) + "\(percent)%  "
+            + "\(bytes(progress.bytesConfirmed))/\(bytes(progress.totalBytes))"
+        if progress.bytesPerSecond > 0 { text += "  \(bytes(Int(progress.bytesPerSecond)))/s" }
+        if progress.bytesConfirmed >= progress.totalBytes {
+            return text
+        }
+        if let eta = progress.estimatedTimeRemaining { text += "  ETA \(clockTime(seconds(eta)))" }
+        return text
+    }
+
+    /// `upload app.bin [##########··········]  45%  …`.
+    static func bar(_ progress: TransferProgress, label: String, width: Int = 24) -> String {
+        let filled = min(width, Int((progress.fraction * Double(width)).rounded(.down)))
+        return label + " [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+            + "] " + summary(progress)
+    }
+
+    /// Bytes for people: `512 B`, `12.3 KiB`, `1.50 MiB`.
+    static func bytes(_ count: Int) -> String {
+        if count < 1024 { return "\(count) B" }
+        if count < 1024 * 1024 { return String(format: "%.1f KiB", Double(count) / 1024) }
+        return String(format: "%.2f MiB", Double(count) / (1024 * 1024))
+    }
+
+    /// Seconds as `m:ss` (or `h:mm:ss`).
+    static func clockTime(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.up))
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        return hours > 0
+            ? String(format: "%d:%02d:%02d", hours, minutes, secs) : String(format: "%d:%02d", minutes, secs)
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// How long a transfer took and how fast it went: `4.6 KiB in 0.3 s (15.2 KiB/s)`.
+    static func completion(bytes count: Int, elapsed: Duration) -> String {
+        let secs = seconds(elapsed)
+        let rate = secs > 0 ? " (\(bytes(Int(Double(count) / secs)))/s)" : ""
+        return "\(bytes(count)) in \(String(format: "%.1f", secs)) s" + rate
+    }
+
+    private static func writeRawStderr(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

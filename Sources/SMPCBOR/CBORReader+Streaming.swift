@@ -1,0 +1,140 @@
+import Foundation
+
+/// Item-by-item reading, for types that decode themselves without building a ``CBOR`` tree
+/// (see ``CBORDirectDecodable``). Every call validates what it reads exactly as
+/// ``CBORReader/readValue()`` does, and throws ``CBORError`` with the byte offset.
+extension CBORReader {
+    /// Reads the head of a map.
+    /// - Returns: the entry count, or `nil` for an indefinite-length map (end it with
+    ///   ``readBreakIfPresent()``).
+    /// - Throws: ``CBORError`` `.unexpectedType` if the next item is not a map.
+    public mutating func readMapHeader() throws(CBORError) -> Int? {
+        let start = offset
+        guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
+        guard initial >> 5 == 5 else { throw CBORError(.unexpectedType, at: start) }
+        if initial == 0xbf {
+            skipBytes(1)
+            return nil
+        }
+        let count = try readArgument(major: 5)
+        // Each entry needs at least two bytes: a larger count cannot be honest.
+        guard count <= UInt64(remainingByteCount / 2) else { throw CBORError(.lengthExceedsInput, at: start) }
+        return Int(count)
+    }
+
+    /// Consumes a break byte if it is next.
+    /// - Returns: whether a break was consumed.
+    /// - Throws: ``CBORError`` `.truncated` at the end of the input.
+    public mutating func readBreakIfPresent() throws(CBORError) -> Bool {
+        guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: offset) }
+        guard initial == 0xff else { return false }
+        skipBytes(1)
+        return true
+    }
+
+    /// Reads a definite or indefinite text string.
+    /// - Throws: ``CBORError`` `.unexpectedType`, `.invalidUTF8`, `.truncated`…
+    public mutating func readText() throws(CBORError) -> String {
+        let start = offset
+        guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
+        guard initial >> 5 == 3 else { throw CBORError(.unexpectedType, at: start) }
+        if initial == 0x7f {
+            guard case .textString(let text) = try readValue() else { throw CBORError(.unexpectedType, at: start) }
+            return text
+        }
+        let length = try readArgument(major: 3)
+        let bytes = try readRawBytes(length, start: start)
+        guard let text = validUTF8String(bytes) else { throw CBORError(.invalidUTF8, at: start) }
+        return text
+    }
+
+    /// Reads a definite or indefinite byte string.
+    /// - Throws: ``CBORError`` `.unexpectedType`, `.truncated`…
+    public mutating func readByteString() throws(CBORError) -> Data {
+        let start = offset
+        guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
+        guard initial >> 5 == 2 else { throw CBORError(.unexpectedType, at: start) }
+        if initial == 0x5f {
+            guard case .byteString(let data) = try readValue() else { throw CBORError(.unexpectedType, at: start) }
+            return data
+        }
+        let length = try readArgument(major: 2)
+        return Data(try readRawBytes(length, start: start))
+    }
+
+    /// Reads a non-negative integer.
+    /// - Throws: ``CBORError`` `.unexpectedType` for anything else (negative integers included).
+    public mutating func readUnsigned() throws(CBORError) -> UInt64 {
+        let start = offset
+        guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
+        guard initial >> 5 == 0 else { throw CBORError(.unexpectedType, at: start) }
+        return try readArgument(major: 0)
+    }
+
+    /// Reads `true` or `false`.
+    /// - Throws: ``CBORError`` `.unexpectedType` for anything else.
+    public mutating func readBool() throws(CBORError) -> Bool {
+        let start = offset
+        switch peekInitialByte() {
+        case 0xf4:
+            skipBytes(1)
+            return false
+        case 0xf5:
+            skipBytes(1)
+            return true
+        case nil: throw CBORError(.truncated, at: start)
+        default: throw CBORError(.unexpectedType, at: start)
+        }
+    }
+
+    /// Reads and discards one whole item, validating it.
+    public mutating func skipValue() throws(CBORError) {
+        _ = try readValue()
+    }
+
+    /// Reads an argument (count, length or value) in the shortest or any longer form.
+    private mutating func readArgument(major: UInt8) throws(CBORError) -> UInt64 {
+        let start = offset
+        guard let initial = readInitialByte() else { throw CBORError(.truncated, at: start) }
+        let info = initial & 0x1f
+        switch info {
+        case 0..<24: return UInt64(info)
+        case 24...27:
+            let size = 1 << Int(info - 24)
+            guard let bytes = readRawBytesIfAvailable(size) else { throw CBORError(.truncated, at: start) }
+            return bytes.reduce(0) { $0 << 8 | UInt64($1) }
+        default: throw CBORError(.reservedAdditionalInfo, at: start)
+        }
+    }
+
+    private mutating func readRawBytes(_ length: UInt64, start: Int) throws(CBORError) -> ArraySlice<UInt8> {
+        guard length <= UInt64(remainingByteCount), let bytes = readRawBytesIfAvailable(Int(length)) else {
+            throw CBORError(.lengthExceedsInput, at: start)
+        }
+        return bytes
+    }
+}
+
+/// A type that writes its CBOR form directly, without Codable's containers.
+///
+/// The hot messages (image and file chunks) conform so uploads do not pay for Codable's
+/// boxing; ``CBOREncoder`` uses it automatically for insertion-ordered output. A conforming
+/// type must write exactly what its synthesised `Encodable` conformance writes — its tests
+/// compare the two.
+public protocol CBORDirectEncodable: Encodable {
+    /// Appends the value's encoding.
+    /// - Parameter writer: the destination.
+    func encodeCBOR(into writer: inout CBORWriter)
+}
+
+/// A type that reads itself directly from a ``CBORReader``, without building a tree.
+///
+/// ``CBORDecoder`` uses it automatically when decoding from bytes. A conforming type must accept
+/// what its `Decodable` conformance accepts (any key order, definite or indefinite maps,
+/// unknown keys skipped) and reject what it rejects.
+public protocol CBORDirectDecodable: Decodable {
+    /// Reads one value.
+    /// - Parameter reader: positioned at the value's first byte.
+    /// - Throws: ``CBORError``, or `DecodingError` for a missing required key.
+    init(cbor reader: inout CBORReader) throws
+}

@@ -1,0 +1,96 @@
+import Foundation
+import SMPCBOR
+
+// Image chunks are the hot path of every upgrade: they encode and decode without Codable's
+// containers. The output equals the synthesised conformance byte for byte and the input
+// rules are the same (any key order, definite or indefinite maps, unknown keys skipped,
+// duplicate keys refused); ImageManagementTests checks both against each other.
+
+extension ImageManagement.Upload: CBORDirectEncodable, CBORDirectDecodable {
+    public func encodeCBOR(into writer: inout CBORWriter) {
+        let count = 2 + (length == nil ? 0 : 1) + (sha256 == nil ? 0 : 1) + (image == nil ? 0 : 1) + (upgrade == nil ? 0 : 1)
+        writer.writeHead(major: 5, argument: UInt64(count))
+        if let length {
+            writer.write(.textString("len"))
+            writer.writeHead(major: 0, argument: length)
+        }
+        writer.write(.textString("off"))
+        writer.writeHead(major: 0, argument: offset)
+        if let sha256 {
+            writer.write(.textString("sha"))
+            writer.writeHead(major: 2, argument: UInt64(sha256.count))
+            writer.writeRaw(sha256)
+        }
+        writer.write(.textString("data"))
+        writer.writeHead(major: 2, argument: UInt64(data.count))
+        writer.writeRaw(data)
+        if let image {
+            writer.write(.textString("image"))
+            writer.writeHead(major: 0, argument: UInt64(image))
+        }
+        if let upgrade {
+            writer.write(.textString("upgrade"))
+            writer.write(.boolean(upgrade))
+        }
+    }
+
+    public init(cbor reader: inout CBORReader) throws {
+        var length: UInt64?
+        var offset: UInt64?
+        var sha256: Data?
+        var data: Data?
+        var image: UInt32?
+        var upgrade: Bool?
+        try reader.readMap { reader, key, keyOffset in
+            switch key {
+            case "len": length = try reader.readUnique(length, keyOffset) { try $0.readUnsigned() }
+            case "off": offset = try reader.readUnique(offset, keyOffset) { try $0.readUnsigned() }
+            case "sha": sha256 = try reader.readUnique(sha256, keyOffset) { try $0.readByteString() }
+            case "data": data = try reader.readUnique(data, keyOffset) { try $0.readByteString() }
+            case "image":
+                image = try reader.readUnique(image, keyOffset) { reader in
+                    let start = reader.offset
+                    guard let value = UInt32(exactly: try reader.readUnsigned()) else { throw CBORError(.unexpectedType, at: start) }
+                    return value
+                }
+            case "upgrade": upgrade = try reader.readUnique(upgrade, keyOffset) { try $0.readBool() }
+            default: try reader.skipValue()
+            }
+        }
+        guard let offset else { throw Self.missing(.offset) }
+        guard let data else { throw Self.missing(.data) }
+        self.init(offset: offset, data: data, length: length, sha256: sha256, image: image, upgrade: upgrade)
+    }
+
+    private static func missing(_ key: CodingKeys) -> DecodingError {
+        .keyNotFound(key, .init(codingPath: [], debugDescription: "no value for key \"\(key.stringValue)\""))
+    }
+}
+
+extension CBORReader {
+    /// Reads a map with text keys entry by entry (definite or indefinite), handing each key and
+    /// the key's offset to `body`, which must consume the value.
+    /// - Throws: ``CBORError`` for malformed input or a non-text key; whatever `body` throws.
+    mutating func readMap(_ body: (inout CBORReader, String, Int) throws -> Void) throws {
+        if let count = try readMapHeader() {
+            for _ in 0..<count {
+                let keyOffset = offset
+                let key = try readText()
+                try body(&self, key, keyOffset)
+            }
+        } else {
+            while !(try readBreakIfPresent()) {
+                let keyOffset = offset
+                let key = try readText()
+                if try readBreakIfPresent() { throw CBORError(.unexpectedBreak, at: offset - 1) }
+                try body(&self, key, keyOffset)
+            }
+        }
+    }
+
+    /// Reads a value for a key that must not have been seen yet in this map.
+    mutating func readUnique<T>(_ existing: T?, _ keyOffset: Int, _ read: (inout CBORReader) throws -> T) throws -> T {
+        guard existing == nil else { throw CBORError(.duplicateMapKey, at: keyOffset) }
+        return try read(&self)
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import MCUboot
+
+/// How MCUboot was built for the simulated device: which upgrade strategy it uses.
+///
+/// The raw value is the name used on the command line and in `sim://?mode=`.
+public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Swap using scratch: test → swap at reset → revert unless confirmed (MCUboot mode 1).
+    case swapUsingScratch = "swap-scratch"
+    /// Swap using move ("swap without scratch"), Zephyr's long-time default (mode 3). `swap` on
+    /// the command line.
+    case swapUsingMove = "swap"
+    /// Swap using offset (mode 9).
+    case swapUsingOffset = "swap-offset"
+    /// Overwrite only: the update is copied over the primary slot, no revert (mode 2).
+    case overwriteOnly = "overwrite"
+    /// DirectXIP without revert: the highest valid version boots from its own slot (mode 4).
+    case directXIP = "direct-xip"
+    /// DirectXIP with revert: as DirectXIP, but a tested image that was not confirmed is erased
+    /// at the next boot (mode 5).
+    case directXIPWithRevert = "direct-xip-revert"
+    /// A single application slot; uploads overwrite it, as MCUboot serial recovery does (mode 0).
+    case singleSlot = "single-slot"
+    /// Firmware loader: a loader application writes the single application slot (mode 7).
+    case firmwareLoader = "firmware-loader"
+
+    /// The `mode` value of the OS bootloader-info `mode` query (MCUboot `enum mcuboot_mode`).
+    public var mcubootModeValue: Int {
+        switch self {
+        case .singleSlot: 0
+        case .swapUsingScratch: 1
+        case .overwriteOnly: 2
+        case .swapUsingMove: 3
+        case .directXIP: 4
+        case .directXIPWithRevert: 5
+        case .firmwareLoader: 7
+        case .swapUsingOffset: 9
+        }
+    }
+
+    /// Whether updates go through the swap decision table (test, permanent, revert).
+    public var isSwap: Bool { self == .swapUsingScratch || self == .swapUsingMove || self == .swapUsingOffset }
+    /// Whether both slots are executable.
+    public var isDirectXIP: Bool { self == .directXIP || self == .directXIPWithRevert }
+    /// Whether each image has only one slot.
+    public var isSingleSlot: Bool { self == .singleSlot || self == .firmwareLoader }
+
+    /// Parses a mode name; also accepts `swap-move`, `swap-using-move`, `overwrite-only`,
+    /// `directxip` and similar spellings.
+    /// - Parameter name: the name.
+    public init?(name: String) {
+        let key = name.lowercased().replacingOccurrences(of: "_", with: "-")
+        if let mode = BootloaderMode(rawValue: key) {
+            self = mode
+            return
+        }
+        switch key {
+        case "swap-move", "swap-using-move", "move": self = .swapUsingMove
+        case "swap-using-scratch", "scratch": self = .swapUsingScratch
+        case "swap-using-offset", "offset": self = .swapUsingOffset
+        case "overwrite-only", "upgrade-only": self = .overwriteOnly
+        case "directxip", "direct-xip-without-revert": self = .directXIP
+        case "directxip-revert", "direct-xip-with-revert": self = .directXIPWithRevert
+        case "single", "single-app", "single-application": self = .singleSlot
+        case "loader": self = .firmwareLoader
+        default: return nil
+        }
+    }
+
+    public var description: String { rawValue }
+}
+
+extension SimulatedDevice {
+    /// Everything that shapes a simulated device: its buffers, its bootloader, its flash and its
+    /// link. Values are plain data, so a configuration can be built, compared and printed.
+    public struct Configuration: Sendable {
+        /// `CONFIG_MCUMGR_TRANSPORT_NETBUF_SIZE`: the largest SMP frame (header included) the device
+        /// accepts; larger requests are dropped. Zephyr's default is 384, or 2048 with UDP.
+        public var bufferSize: Int
+        /// `CONFIG_MCUMGR_TRANSPORT_NETBUF_COUNT`.
+        public var bufferCount: Int
+        /// Number of images (slot pairs), 1…8.
+        public var imageCount: Int
+        /// The bootloader's upgrade strategy.
+        public var bootloaderMode: BootloaderMode
+        /// Size of each slot in bytes.
+        public var slotSize: Int
+        /// MCUboot's `MCUBOOT_DOWNGRADE_PREVENTION` (overwrite-only): reported as `no-downgrade` and
+        /// enforced at boot.
+        public var downgradePrevention: Bool
+        /// The key MCUboot trusts; with a key, images must carry a valid signature from it.
+        /// Without one only the magic and the TLV hash are checked.
+        public var signingKey: ImagePublicKey?
+        /// `CONFIG_IMG_ENABLE_IMAGE_CHECK`: the last upload response carries `match`.
+        public var imageCheck: Bool
+        /// Zephyr's `…ALLOW_CONFIRM_NON_ACTIVE_IMAGE_SECONDARY`: confirming a non-running slot by
+        /// hash (a permanent swap) is allowed; when false it is refused with
+        /// `IMAGE_CONFIRMATION_DENIED`.
+        public var allowConfirmNonActive: Bool
+        /// Answer with indefinite-length maps and arrays, as Zephyr's zcbor does; `false` writes
+        /// definite lengths.
+        public var zcborIndefiniteMaps: Bool
+        /// Flash erase speed in bytes per second; `nil` for instant (the default, for tests).
+        public var eraseBytesPerSecond: Double?
+        /// Flash write speed in bytes per second; `nil` for instant.
+        public var writeBytesPerSecond: Double?
+        /// Time a swap takes at reset, per byte of image swapped; `nil` for instant.
+        public var swapBytesPerSecond: Double?
+        /// One-way link latency added to every response.
+        public var linkLatency: Duration
+        /// The largest UDP datagram accepted (`CONFIG_MCUMGR_TRANSPORT_UDP_MTU`); larger ones are
+        /// dropped.
+        public var maximumDatagramSize: Int
+        /// A folder that keeps flash, settings and files across runs; `nil` keeps everything in
+        /// memory (files then live in a temporary folder removed with the device).
+        public var stateDirectory: URL?
+        /// The node name reported by OS application info (`n`).
+        public var nodeName: String
+        /// The version of the factory image the device starts with in slot 0 of every image.
+        public var factoryVersion: String
+        /// Reject resets unless `force` is set, as an application reset hook may (`EBUSY`).
+        public var rejectResetUnlessForced: Bool
+        /// Seed for every random choice (faults, session ids), so runs replay.
+        public var seed: UInt64
+
+        /// Creates a configuration.
+        public init(
+            bufferSize: Int = 2048,
+            bufferCount: Int = 4,
+            imageCount: Int = 1,
+            bootloaderMode: BootloaderMode = .swapUsingMove,
+            slotSize: Int = 0x40000,
+            downgradePrevention: Bool = false,
+            signingKey: ImagePublicKey? = nil,
+            imageCheck: Bool = true,
+            allowConfirmNonActive: Bool = true,
+            zcborIndefiniteMaps: Bool = true,
+            eraseBytesPerSecond: Double? = nil,
+            writeBytesPerSecond: Double? = nil,
+            swapBytesPerSecond: Double? = nil,
+            linkLatency: Duration = .zero,
+            maximumDatagramSize: Int = 1500,
+            stateDirectory: URL? = nil,
+            nodeName: String = "zephyr",
+            factoryVersion: String = "1.0.0",
+            rejectResetUnlessForced: Bool = false,
+            seed: UInt64 = 0x5EED
+        ) {
+            self.bufferSize = bufferSize
+            self.bufferCount = bufferCount
+            self.imageCount = max(1, min(8, imageCount))
+            self.bootloaderMode = bootloaderMode
+            self.slotSize = slotSize
+            self.downgradePrevention = downgradePrevention
+            self.signingKey = signingKey
+            self.imageCheck = imageCheck
+            self.allowConfirmNonActive = allowConfirmNonActive
+            self.zcborIndefiniteMaps = zcborIndefiniteMaps
+            self.eraseBytesPerSecond = eraseBytesPerSecond
+            self.writeBytesPerSecond = writeBytesPerSecond
+            self.swapBytesPerSecond = swapBytesPerSecond
+            self.linkLatency = linkLatency
+            self.maximumDatagramSize = maximumDatagramSize
+            self.stateDirectory = stateDirectory
+            self.nodeName = nodeName
+            self.factoryVersion = factoryVersion
+            self.rejectResetUnlessForced = rejectResetUnlessForced
+            self.seed = seed
+        }
+
+        /// A Zephyr device reached over UDP: 2048-byte buffers (`smp_svr` with UDP).
+        public static var udp: Configuration { Configuration() }
+
+        /// A Zephyr device on a UART with the defaults (384-byte buffers, 4 of them), and flash
+        /// timing of a typical nRF52 (erase ~ 45 kB/s, write ~ 90 kB/s).
+        public static var serial: Configuration {
+            Configuration(bufferSize: 384, bufferCount: 4)
+        }
+
+        /// The Zephyr defaults (384-byte buffers) with realistic flash timing.
+        public static var realisticTiming: Configuration {
+            Configuration(
+                bufferSize: 384,
+                eraseBytesPerSecond: 45_000,
+                writeBytesPerSecond: 90_000,
+                swapBytesPerSecond: 30_000,
+                linkLatency: .milliseconds(5)
+            )
+        }
+    }
+}
+
+extension SimulatedDevice.Configuration {
+    /// Reads a configuration from `key=value` options, as in `sim://?images=2&mode=overwrite`:
+    /// `images`, `mode`, `buf_size`, `buf_count`, `slot_size` (decimal or `0x` hex), `state_dir`,
+    /// `latency_ms`, `no_downgrade`, `seed`, `version` (of the factory image). Unknown keys are
+    /// refused so typos do not pass silently.
+    /// - Parameters:
+    ///   - options: the options.
+    ///   - base: the configuration the options modify.
+    /// - Throws: ``ConfigurationError`` naming the bad option.
+    public init(options: [String: String], base: SimulatedDevice.Configuration = .udp) throws(ConfigurationError) {
+        self = base
+        func integer(_ key: String, _ text: String, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+            let value = text.lowercased().hasPrefix("0x") ? Int(text.dropFirst(2), radix: 16) : Int(text)
+            guard let value, range.contains(value) else {
+                throw ConfigurationError("\(key)=\(text): expected a number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return value
+        }
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
+            switch key.replacingOccurrences(of: "-", with: "_") {
+            case "images": imageCount = try integer(key, value, range: 1...8)
+            case "mode":
+                guard let mode = BootloaderMode(name: value) else {
+                    throw ConfigurationError(
+                        "mode=\(value): expected one of \(BootloaderMode.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
+                }
+                bootloaderMode = mode
+            case "buf_size": bufferSize = try integer(key, value, range: 64...65_535)
+            case "buf_count": bufferCount = try integer(key, value, range: 1...64)
+            case "slot_size": slotSize = try integer(key, value, range: 0x1000...0x1000_0000)
+            case "state_dir": stateDirectory = URL(fileURLWithPath: value, isDirectory: true)
+            case "latency_ms": linkLatency = .milliseconds(try integer(key, value, range: 0...60_000))
+            case "no_downgrade": downgradePrevention = value != "0" && value.lowercased() != "false"
+            case "seed": seed = UInt64(try integer(key, value, range: 0...Int.max))
+            case "version":
+                guard ImageVersion(value) != nil else { throw ConfigurationError("version=\(value): expected e.g. 1.0.0") }
+                factoryVersion = value
+            default:
+                throw ConfigurationError("unknown simulator option '\(key)'")
+            }
+        }
+    }
+}
+
+/// A simulator option that could not be used.
+public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was wrong and what is accepted.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import MCUboot
+import SMPCBOR
+import SMPCore
+
+/// Everything the simulated device remembers, and the SMP server that works on it.
+///
+/// A value type with no I/O of its own except the file-system sandbox: the
+/// ``SimulatedDevice`` actor owns one, feeds it frames and turns the ``Effects`` it reports
+/// (flash time, resets) into waiting and booting.
+struct DeviceCore {
+    let configuration: SimulatedDevice.Configuration
+    var bootloader: MCUbootModel
+    var upload: ImageUploadSession?
+    var settings: SettingsStore
+    let files: FileSystemSandbox
+    var fileTransfer: FileTransfer?
+    var suit: SUITState
+    var clockOffset: TimeInterval = 0
+    var clockSet = true
+    var bootCount = 1
+    var requestCount = 0
+    var lastBootMode: UInt8?
+    var random: SeededRandom
+    var uploadPowerLossOffset: Int?
+
+    /// Side effects of handling one request, carried out by the actor.
+    struct Effects {
+        /// Simulated flash time to wait before answering.
+        var flashTime: Duration = .zero
+        /// Reset after answering.
+        var reset = false
+        /// Power was lost while handling the request.
+        var powerLoss = false
+    }
+
+    /// An open file transfer (Zephyr keeps one file open between chunks).
+    struct FileTransfer {
+        enum Direction { case upload, download }
+        var direction: Direction
+        var path: String
+        var url: URL
+        var offset: Int
+        var length: Int
+    }
+
+    init(configuration: SimulatedDevice.Configuration, filesRoot: URL, restored: MCUbootModel?, settings: SettingsStore) {
+        self.configuration = configuration
+        let version = ImageVersion(configuration.factoryVersion) ?? ImageVersion(major: 1, minor: 0, revision: 0)
+        bootloader =
+            restored
+            ?? MCUbootModel(
+                mode: configuration.bootloaderMode,
+                imageCount: configuration.imageCount,
+                slotSize: configuration.slotSize,
+                factoryImages: (0..<configuration.imageCount).map { FactoryImage.make(version: version, image: $0) },
+                signingKey: configuration.signingKey,
+                downgradePrevention: configuration.downgradePrevention
+            )
+        self.settings = settings
+        files = FileSystemSandbox(root: filesRoot)
+        suit = SUITState()
+        random = SeededRandom(seed: configuration.seed)
+    }
+
+    // MARK: - Frames
+
+    /// Handles the bytes of one received message (one UDP datagram, one serial packet).
+    /// - Returns: the response frames (none when Zephyr would drop the message) and effects.
+    mutating func process(_ bytes: [UInt8]) -> (responses: [[UInt8]], effects: Effects) {
+        var effects = Effects()
+        var responses: [[UInt8]] = []
+        // A message larger than a net buffer never reaches SMP.
+        guard bytes.count <= configuration.bufferSize else { return ([], effects) }
+        var rest = bytes[...]
+        // Zephyr processes several requests packed into one message, each 4-byte aligned.
+        while rest.count >= SMPHeader.size {
+            guard let header = try? SMPHeader(parsing: rest) else { break }
+            let total = SMPHeader.size + Int(header.length)
+            guard let operation = header.operation.response else { break }  // responses and undefined ops are dropped
+            guard total <= rest.count else {
+                // The header announces more than arrived: ECORRUPT.
+                responses.append(respond(to: header, operation: operation, map: ResponseEncoding.failureMap(.management(.corruptPayload), legacy: true)))
+                break
+            }
+            let frameBytes = Array(rest.prefix(total))
+            rest = rest.dropFirst((total + 3) / 4 * 4)
+            guard !bootloaderBlocksApplication else { continue }
+            let outcome = handle(frameBytes, header: header, effects: &effects)
+            switch outcome {
+            case .success(let map):
+                responses.append(sized(respond(to: header, operation: operation, map: map), header: header, operation: operation))
+            case .failure(let failure):
+                let map = ResponseEncoding.failureMap(failure, legacy: header.version == .v1)
+                responses.append(respond(to: header, operation: operation, map: map))
+            case .silence:
+                return ([], effects)
+            }
+            if effects.reset || effects.powerLoss { break }
+        }
+        return (responses, effects)
+    }
+
+    /// A device whose bootloader found nothing to boot answers nothing.
+    var bootloaderBlocksApplication: Bool { !bootloader.isRunning }
+
+    /// The answer to a request the fault injector marks busy.
+    func busyResponse(to bytes: [UInt8]) -> [UInt8]? {
+        guard let header = try? SMPHeader(parsing: bytes), let operation = header.operation.response else { return nil }
+        return respond(to: header, operation: operation, map: ResponseEncoding.failureMap(.management(.busy), legacy: true))
+    }
+
+    private func respond(to header: SMPHeader, operation: SMPOperation, map: CBORMap) -> [UInt8] {
+        var response = header
+        response.operation = operation
+        response.flags = 0
+        let payload = ResponseEncoding.encode(map, indefinite: configuration.zcborIndefiniteMaps)
+        response.length = UInt16(clamping: payload.count)
+        return response.bytes + payload
+    }
+
+    /// A response that does not fit the device's buffer is replaced by `EMSGSIZE`.
+    private func sized(_ frame: [UInt8], header: SMPHeader, operation: SMPOperation) -> [UInt8] {
+        guard frame.count > configuration.bufferSize else { return frame }
+        return respond(to: header, operation: operation, map: ResponseEncoding.failureMap(.management(.messageTooLarge), legacy: true))
+    }
+
+    private mutating func handle(_ bytes: [UInt8], header: SMPHeader, effects: inout Effects) -> HandlerOutcome {
+        requestCount += 1
+        // SMP v1 and v2 only; anything newer is answered with rc 13.
+        guard header.version.rawValue <= SMPVersion.v2.rawValue else {
+            return .failure(.management(.protocolVersionTooNew))
+        }
+        guard let frame = try? SMPFrame(parsing: bytes) else { return .failure(.management(.corruptPayload)) }
+        let request = SMPServerRequest(header: header, frame: frame)
+        do throws(HandlerFailure) {
+            switch header.group {
+            case .os: return .success(try OSHandler.handle(request, device: &self, effects: &effects))
+            case .image: return .success(try ImageHandler.handle(request, device: &self, effects: &effects))
+            case .statistics: return .success(try StatisticsHandler.handle(request, device: &self))
+            case .settings: return .success(try SettingsHandler.handle(request, device: &self))
+            case .fileSystem: return .success(try FileSystemHandler.handle(request, device: &self))
+            case .shell: return .success(try ShellHandler.handle(request, device: &self))
+            case .enumeration: return .success(try EnumerationHandler.handle(request, device: &self))
+            case .zephyrBasic: return .success(try ZephyrBasicHandler.handle(request, device: &self, effects: &effects))
+            case .suit: return .success(try SUITHandler.handle(request, device: &self))
+            default: return .failure(.management(.notSupported))
+            }
+        } catch {
+            if error == .powerLoss {
+                effects.powerLoss = true
+                return .silence
+            }
+            return .failure(error)
+        }
+    }
+
+    /// The groups the handler table serves, in registration order.
+    static let groups: [(group: SMPGroup, name: String, handlers: Int)] = [
+        (.os, "os mgmt", 9), (.image, "img mgmt", 7), (.statistics, "stat mgmt", 2), (.settings, "settings mgmt", 4),
+        (.fileSystem, "fs mgmt", 5), (.shell, "shell mgmt", 1), (.enumeration, "enum mgmt", 4),
+        (.zephyrBasic, "zephyr basic mgmt", 1), (.suit, "suitfu mgmt", 7),
+    ]
+
+    // MARK: - Reset
+
+    /// What a reset or power cycle does to RAM and flash.
+    mutating func reboot(interruptingSwap: Bool) -> Int {
+        upload = nil
+        fileTransfer = nil
+        settings.reload()
+        suit.resetVolatile()
+        bootCount += 1
+        return bootloader.boot(interruptingSwap: interruptingSwap)
+    }
+
+    /// The device clock.
+    var now: Date { Date().addingTimeInterval(clockOffset) }
+}
+
+/// Settings as Zephyr keeps them: values set at run time, and those saved to storage.
+struct SettingsStore: Sendable, Hashable {
+    /// The values in effect.
+    var runtime: [String: [UInt8]]
+    /// The values in storage (survive a reset).
+    var saved: [String: [UInt8]]
+
+    init(saved: [String: [UInt8]] = [:]) {
+        self.saved = saved
+        runtime = saved
+    }
+
+    /// Reloads the runtime values from storage (what a boot does).
+    mutating func reload() { runtime = saved }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import MCUboot
+import SMPCBOR
+import SMPCore
+
+/// Group 1, image management, as Zephyr's `img_mgmt.c`/`img_mgmt_state.c` answer it, over the
+/// ``MCUbootModel``.
+enum ImageHandler {
+    static func handle(
+        _ request: SMPServerRequest,
+        device: inout DeviceCore,
+        effects: inout DeviceCore.Effects
+    ) throws(HandlerFailure) -> CBORMap {
+        switch (request.header.command, request.isRead) {
+        case (0, true): return stateList(device)
+        case (0, false): return try setState(request, device: &device)
+        case (1, false): return try upload(request, device: &device, effects: &effects)
+        case (5, false): return try erase(request, device: &device, effects: &effects)
+        case (6, true): return slotInfo(device)
+        default: throw .management(.notSupported)
+        }
+    }
+
+    /// The state list, every flag written, then `splitStatus: 0` (Zephyr without the frugal list).
+    static func stateList(_ device: DeviceCore) -> CBORMap {
+        var images: [CBOR] = []
+        for state in device.bootloader.stateList() {
+            var entry = CBORMap()
+            if let image = state.image { entry.put("image", image) }
+            entry.put("slot", state.slot)
+            entry.put("version", state.version)
+            if let hash = state.hash { entry.put("hash", bytes: hash) }
+            entry.put("bootable", state.isBootable)
+            entry.put("pending", state.isPending)
+            entry.put("confirmed", state.isConfirmed)
+            entry.put("active", state.isActive)
+            entry.put("permanent", state.isPermanent)
+            images.append(.map(entry))
+        }
+        var map = CBORMap()
+        map.put("images", .array(images))
+        map.put("splitStatus", 0)
+        return map
+    }
+
+    static func setState(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
+        // Plain DirectXIP has no state write handler.
+        guard device.configuration.bootloaderMode != .directXIP else { throw .management(.notSupported) }
+        let state = try request.decode(ImageManagement.StateWrite.self)
+        let result = device.bootloader.setState(
+            hash: state.hash.map { Array($0) },
+            confirm: state.confirm ?? false,
+            allowConfirmNonActive: device.configuration.allowConfirmNonActive
+        )
+        if case .failure(let refusal) = result { throw .group(.image, refusal.rawValue) }
+        return stateList(device)
+    }
+
+    static func upload(
+        _ request: SMPServerRequest,
+        device: inout DeviceCore,
+        effects: inout DeviceCore.Effects
+    ) throws(HandlerFailure) -> CBORMap {
+        let map = try request.map()
+        let chunk = ImageUploadChunk(
+            offset: try map.unsigned("off"),
+            data: try map.bytes("data") ?? [],
+            length: try map.unsigned("len"),
+            sha: try map.bytes("sha"),
+            image: try map.unsigned("image"),
+            upgrade: try map.bool("upgrade")
+        )
+        let decision = ImageUploadAlgorithm.decide(chunk, session: device.upload, model: device.bootloader)
+        var written: (image: Int, slot: Int, offset: Int)
+        switch decision {
+        case .refuse(let code):
+            throw .group(.image, code)
+        case .answerOffset(let offset):
+            var response = CBORMap()
+            response.put("off", offset)
+            return response
+        case .start(let session, let erase):
+            if erase {
+                device.bootloader.erase(image: session.image, slot: session.slot)
+                effects.flashTime += flashDuration(bytes: session.length, rate: device.configuration.eraseBytesPerSecond)
+            }
+            device.upload = session
+            written = (session.image, session.slot, 0)
+        case .write(let offset):
+            guard let session = device.upload else { throw .group(.image, 1) }
+            written = (session.image, session.slot, offset)
+        }
+        if let lossOffset = device.uploadPowerLossOffset, written.offset + chunk.data.count > lossOffset {
+            device.uploadPowerLossOffset = nil
+            throw .powerLoss
+        }
+        device.bootloader.write(image: written.image, slot: written.slot, offset: written.offset, bytes: chunk.data)
+        effects.flashTime += flashDuration(bytes: chunk.data.count, rate: device.configuration.writeBytesPerSecond)
+        device.upload?.offset = written.offset + chunk.data.count
+        var response = CBORMap()
+        guard let session = device.upload else { return response }
+        response.put("off", session.offset)
+        if session.offset >= session.length {
+            // Done: the session ends; with image check the whole upload is hashed against `sha`.
+            if device.configuration.imageCheck && !session.sha.isEmpty {
+                let data = device.bootloader.slots[session.image][session.slot].data.prefix(session.length)
+                let digest = ImageHashAlgorithm.sha256.hash(Array(data))
+                response.put("match", Array(digest.prefix(session.sha.count)) == session.sha)
+            }
+            device.upload = nil
+        }
+        return response
+    }
+
+    static func erase(
+        _ request: SMPServerRequest,
+        device: inout DeviceCore,
+        effects: inout DeviceCore.Effects
+    ) throws(HandlerFailure) -> CBORMap {
+        let erase = try request.decode(ImageManagement.Erase.self)
+        let global = Int(erase.slot ?? 1)
+        let perImage = device.bootloader.slotsPerImage
+        let image = global / perImage
+        let slot = global % perImage
+        guard image < device.bootloader.imageCount else { throw .group(.image, 14) }  // INVALID_SLOT
+        if device.bootloader.isInUse(image: image, slot: slot) { throw .group(.image, 9) }  // NO_FREE_SLOT
+        device.bootloader.erase(image: image, slot: slot)
+        device.upload = nil
+        effects.flashTime += flashDuration(bytes: device.configuration.slotSize, rate: device.configuration.eraseBytesPerSecond)
+        return CBORMap()
+    }
+
+    static func slotInfo(_ device: DeviceCore) -> CBORMap {
+        var images: [CBOR] = []
+        for image in 0..<device.bootloader.imageCount {
+            var slots: [CBOR] = []
+            for slot in 0..<device.bootloader.slotsPerImage {
+                var entry = CBORMap()
+                entry.put("slot", slot)
+                entry.put("size", device.configuration.slotSize)
+                slots.append(.map(entry))
+            }
+            var entry = CBORMap()
+            entry.put("image", image)
+            entry.put("slots", .array(slots))
+            entry.put("max_image_size", device.configuration.slotSize)
+            images.append(.map(entry))
+        }
+        var map = CBORMap()
+        map.put("images", .array(images))
+        return map
+    }
+
+    static func flashDuration(bytes: Int, rate: Double?) -> Duration {
+        guard let rate, rate > 0 else { return .zero }
+        return .milliseconds(Int64(Double(bytes) / rate * 1000))
+    }
+}
+
+extension HandlerFailure {
+    /// A power loss while handling the request (converted by the core into silence and a reboot).
+    static var powerLoss: HandlerFailure { .management(SMPReturnCode(rawValue: -1)) }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import SMPCBOR
+import SMPCore
+
+/// Group 0, OS management, as Zephyr's `os_mgmt.c` answers it.
+enum OSHandler {
+    static func handle(
+        _ request: SMPServerRequest,
+        device: inout DeviceCore,
+        effects: inout DeviceCore.Effects
+    ) throws(HandlerFailure) -> CBORMap {
+        switch (request.header.command, request.isRead) {
+        case (0, _): return try echo(request)
+        case (2, true): return taskStatistics(device)
+        case (3, true): return memoryPools()
+        case (4, true): return dateTime(device)
+        case (4, false): return try setDateTime(request, device: &device)
+        case (5, false): return try reset(request, device: &device, effects: &effects)
+        case (6, true): return parameters(device)
+        case (7, true): return try applicationInfo(request, device: device)
+        case (8, true): return try bootloaderInfo(request, device: device)
+        default: throw .management(.notSupported)
+        }
+    }
+
+    /// Echo answers a read or a write; a missing `d` echoes the empty string, as zcbor's bulk
+    /// decoder leaves it empty.
+    static func echo(_ request: SMPServerRequest) throws(HandlerFailure) -> CBORMap {
+        let text = try request.map().text("d") ?? ""
+        var map = CBORMap()
+        map.put("r", text)
+        return map
+    }
+
+    static let threads: [(name: String, priority: Int, state: Int, stackSize: Int, stackUsed: Int)] = [
+        ("idle", 15, 0, 80, 16), ("main", 0, 0, 512, 188), ("sysworkq", -1, 0, 512, 130),
+        ("smp_work", 5, 0, 1_152, 402), ("logging", 14, 0, 192, 70),
+    ]
+
+    static func taskStatistics(_ device: DeviceCore) -> CBORMap {
+        var tasks = CBORMap()
+        for (index, thread) in threads.enumerated() {
+            var entry = CBORMap()
+            entry.put("prio", thread.priority < 0 ? 256 + thread.priority : thread.priority)
+            entry.put("tid", index)
+            entry.put("state", thread.state)
+            entry.put("stksiz", thread.stackSize)
+            entry.put("stkuse", thread.stackUsed)
+            entry.put("runtime", device.requestCount * (index + 1) * 1_000)
+            entry.put("cswcnt", device.requestCount * (index + 1))
+            entry.put("last_checkin", 0)
+            entry.put("next_checkin", 0)
+            tasks.put(thread.name, .map(entry))
+        }
+        var map = CBORMap()
+        map.put("tasks", .map(tasks))
+        return map
+    }
+
+    static func memoryPools() -> CBORMap {
+        var pool = CBORMap()
+        pool.put("blksiz", 1)
+        pool.put("nblks", 16_384)
+        pool.put("nfree", 12_288)
+        pool.put("min", 11_008)
+        var pools = CBORMap()
+        pools.put("_system_heap", .map(pool))
+        var map = CBORMap()
+        map.put("mpools", .map(pools))
+        return map
+    }
+
+    static func dateTime(_ device: DeviceCore) -> CBORMap {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: device.now)
+        let text = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d",
+            parts.year ?? 1970,
+            parts.month ?? 1,
+            parts.day ?? 1,
+            parts.hour ?? 0,
+            parts.minute ?? 0,
+            parts.second ?? 0
+        )
+        var map = CBORMap()
+        map.put("datetime", text)
+        return map
+    }
+
+    /// Zephyr's parser: 19–25 characters, `yyyy-MM-ddTHH:mm:ss` with any single delimiters,
+    /// each field range-checked; anything else is `EINVAL`.
+    static func setDateTime(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
+        guard let text = try request.map().text("datetime"), (19..<26).contains(text.utf8.count) else {
+            throw .management(.invalidValue)
+        }
+        let bytes = Array(text.utf8)
+        let ranges: [(Int, Int, ClosedRange<Int>)] = [
+            (0, 4, 1900...11899), (5, 2, 1...12), (8, 2, 1...31), (11, 2, 0...23), (14, 2, 0...59), (17, 2, 0...59),
+        ]
+        var values: [Int] = []
+        for (start, count, range) in ranges {
+            let field = bytes[start..<start + count]
+            guard field.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(String(decoding: field, as: UTF8.self)),
+                range.contains(value)
+            else { throw .management(.invalidValue) }
+            values.append(value)
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let components = DateComponents(
+            year: values[0],
+            month: values[1],
+            day: values[2],
+            hour: values[3],
+            minute: values[4],
+            second: values[5]
+        )
+        guard let date = calendar.date(from: components) else { throw .management(.invalidValue) }
+        device.clockOffset = date.timeIntervalSince(Date())
+        device.clockSet = true
+        return CBORMap()
+    }
+
+    /// Reset answers first; the device resets after the response is sent. A decode failure is
+    /// ignored (Zephyr: "since this is a core command").
+    static func reset(
+        _ request: SMPServerRequest,
+        device: inout DeviceCore,
+        effects: inout DeviceCore.Effects
+    ) throws(HandlerFailure) -> CBORMap {
+        let reset = try? request.frame.decodeRequest(as: OSManagement.Reset.self)
+        if device.configuration.rejectResetUnlessForced && reset?.force != true {
+            throw .management(.busy)
+        }
+        device.lastBootMode = reset?.bootMode
+        effects.reset = true
+        return CBORMap()
+    }
+
+    static func parameters(_ device: DeviceCore) -> CBORMap {
+        var map = CBORMap()
+        map.put("buf_size", device.configuration.bufferSize)
+        map.put("buf_count", device.configuration.bufferCount)
+        return map
+    }
+
+    /// Application info: letters in any order, fields in Zephyr's fixed order.
+    static func applicationInfo(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
+        let format = try request.decode(OSManagement.ApplicationInfo.self).format ?? ""
+        let order: [(letter: Character, value: String)] = [
+            ("s", "Zephyr"), ("n", device.configuration.nodeName), ("r", "v4.2.0-sim"), ("v", "4.2.0"),
+            ("b", "Sun Nov 22 12:00:00 2026"), ("m", "posix"), ("p", "native"), ("i", "native_sim/native/64"),
+            ("o", "Zephyr"),
+        ]
+        let valid = Set(order.map(\.letter) + ["a"])
+        guard format.allSatisfy({ valid.contains($0) }) else {
+            throw .group(.os, OSManagement.ReturnCode.invalidFormat.rawValue)
+        }
+        var letters = Set(format)
+        if letters.contains("a") { letters = Set(order.map(\.letter)) }
+        if letters.isEmpty { letters = ["s"] }
+        let output = order.filter { letters.contains($0.letter) }.map(\.value).joined(separator: " ")
+        var map = CBORMap()
+        map.put("output", output)
+        return map
+    }
+
+    static func bootloaderInfo(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
+        let query = try request.map().text("query")
+        var map = CBORMap()
+        switch query {
+        case nil:
+            map.put("bootloader", "MCUboot")
+        case "mode"?:
+            map.put("mode", device.configuration.bootloaderMode.mcubootModeValue)
+            if device.configuration.downgradePrevention { map.put("no-downgrade", true) }
+        default:
+            throw .group(.os, OSManagement.ReturnCode.queryYieldsNoAnswer.rawValue)
+        }
+        return map
+    }
+}

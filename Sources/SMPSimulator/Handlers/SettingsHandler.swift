@@ -1,0 +1,64 @@
+import Foundation
+import SMPCBOR
+import SMPCore
+
+/// Group 3, settings: run-time values, saved values, load/save/commit as Zephyr's
+/// `settings_mgmt.c` exposes them.
+enum SettingsHandler {
+    /// `CONFIG_MCUMGR_GRP_SETTINGS_NAME_LEN`.
+    static let maximumNameLength = 64
+    /// `CONFIG_MCUMGR_GRP_SETTINGS_VALUE_LEN`: the largest value read back.
+    static let maximumValueLength = 256
+
+    static func handle(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
+        switch (request.header.command, request.isRead) {
+        case (0, true):
+            let read = try request.decode(SettingsManagement.Read.self)
+            try checkName(read.name)
+            guard let value = device.settings.runtime[read.name] else {
+                throw .group(.settings, SettingsManagement.ReturnCode.keyNotFound.rawValue)
+            }
+            var limit = maximumValueLength
+            if let requested = read.maxSize { limit = min(limit, Int(requested)) }
+            var map = CBORMap()
+            map.put("val", bytes: value.prefix(limit))
+            if let requested = read.maxSize, Int(requested) > maximumValueLength { map.put("max_size", maximumValueLength) }
+            return map
+        case (0, false):
+            let write = try request.decode(SettingsManagement.Write.self)
+            try checkName(write.name)
+            device.settings.runtime[write.name] = Array(write.value)
+            return CBORMap()
+        case (1, false):
+            let delete = try request.decode(SettingsManagement.Delete.self)
+            try checkName(delete.name)
+            device.settings.runtime[delete.name] = nil
+            device.settings.saved[delete.name] = nil
+            return CBORMap()
+        case (2, false):
+            return CBORMap()
+        case (3, true):
+            device.settings.runtime.merge(device.settings.saved) { _, saved in saved }
+            return CBORMap()
+        case (3, false):
+            let save = try? request.decode(SettingsManagement.Save.self)
+            if let subtree = save?.name, !subtree.isEmpty {
+                for (key, value) in device.settings.runtime where key == subtree || key.hasPrefix(subtree + "/") {
+                    device.settings.saved[key] = value
+                }
+            } else {
+                device.settings.saved = device.settings.runtime
+            }
+            return CBORMap()
+        default:
+            throw .management(.notSupported)
+        }
+    }
+
+    private static func checkName(_ name: String) throws(HandlerFailure) {
+        guard !name.isEmpty else { throw .management(.invalidValue) }
+        guard name.utf8.count <= maximumNameLength else {
+            throw .group(.settings, SettingsManagement.ReturnCode.keyTooLong.rawValue)
+        }
+    }
+}

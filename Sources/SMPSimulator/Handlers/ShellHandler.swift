@@ -1,0 +1,52 @@
+import SMPCBOR
+import SMPCore
+
+/// Group 9, shell: a few commands of a Zephyr shell.
+enum ShellHandler {
+    /// `CONFIG_MCUMGR_GRP_SHELL_MAX_ARGUMENTS`-ish limit on the joined command line.
+    static let maximumCommandLength = 256
+
+    static func handle(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
+        guard request.header.command == 0, !request.isRead else { throw .management(.notSupported) }
+        let arguments = try request.decode(ShellManagement.Execute.self).arguments
+        guard !arguments.isEmpty, !arguments[0].isEmpty else {
+            throw .group(.shell, ShellManagement.ReturnCode.emptyCommand.rawValue)
+        }
+        guard arguments.joined(separator: " ").utf8.count <= maximumCommandLength else {
+            throw .group(.shell, ShellManagement.ReturnCode.commandTooLong.rawValue)
+        }
+        let (output, status) = run(arguments, device: device)
+        var map = CBORMap()
+        map.put("o", output)
+        map.put("ret", status)
+        return map
+    }
+
+    /// Runs a command line; returns its output and exit status.
+    static func run(_ arguments: [String], device: DeviceCore) -> (String, Int) {
+        switch arguments {
+        case ["help"]:
+            return ("Available commands:\n  echo\n  help\n  kernel\n  mcuboot\n", 0)
+        case let args where args.first == "echo":
+            return (args.dropFirst().joined(separator: " ") + "\n", 0)
+        case ["kernel", "version"]:
+            return ("Zephyr version 4.2.0\n", 0)
+        case ["kernel", "uptime"]:
+            return ("Uptime: \(device.requestCount * 10) ms\n", 0)
+        case ["kernel"]:
+            return ("kernel - Kernel commands\nSubcommands:\n  uptime\n  version\n", 1)
+        case ["mcuboot"]:
+            var lines = ["swap type: \(device.bootloader.swapType(image: 0))"]
+            for state in device.bootloader.stateList() {
+                lines.append(
+                    "image \(state.imageNumber) slot \(state.slot): version \(state.version)"
+                        + (state.isActive ? " active" : "") + (state.isConfirmed ? " confirmed" : "")
+                        + (state.isPending ? " pending" : "")
+                )
+            }
+            return (lines.joined(separator: "\n") + "\n", 0)
+        default:
+            return ("\(arguments[0]): command not found\n", -8)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import MCUmgr
+
+/// An in-process transport to a ``SimulatedDevice``: no sockets, no threads of its own.
+///
+/// Deterministic: a response without a delay (no link latency, no delay fault) is in
+/// ``SMPConnection/frames`` before ``SMPConnection/send(_:)`` returns. Responses with a delay
+/// are delivered by a task after it.
+public struct LoopbackTransport: SMPTransport {
+    /// The device.
+    public let device: SimulatedDevice
+
+    /// Creates a transport to a device.
+    /// - Parameter device: the device.
+    public init(device: SimulatedDevice) {
+        self.device = device
+    }
+
+    public var endpointDescription: String { "sim://loopback" }
+
+    public func connect() async throws -> any SMPConnection {
+        LoopbackConnection(device: device, maximumFrameSize: device.configuration.bufferSize)
+    }
+}
+
+/// One connection of a ``LoopbackTransport``.
+public final class LoopbackConnection: SMPConnection, Sendable {
+    /// The device buffer size: the largest frame the device accepts.
+    public let maximumFrameSize: Int
+    public let frames: AsyncThrowingStream<[UInt8], any Error>
+
+    private let device: SimulatedDevice
+    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let state = LockedState()
+
+    init(device: SimulatedDevice, maximumFrameSize: Int) {
+        self.device = device
+        self.maximumFrameSize = maximumFrameSize
+        (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+    }
+
+    public func send(_ frame: [UInt8]) async throws {
+        guard !state.isClosed else { throw SMPTransportError(.disconnected, "the loopback connection is closed") }
+        guard frame.count <= maximumFrameSize else {
+            throw SMPTransportError(
+                .frameTooLarge,
+                "\(frame.count)-byte frame exceeds the simulated device's \(maximumFrameSize)-byte buffer"
+            )
+        }
+        let delivery = await device.exchange(frame)
+        for scheduled in delivery.responses {
+            if scheduled.delay <= .zero {
+                continuation.yield(scheduled.frame)
+            } else {
+                let continuation = self.continuation
+                Task {
+                    try? await Task.sleep(for: scheduled.delay)
+                    continuation.yield(scheduled.frame)
+                }
+            }
+        }
+        if delivery.disconnect {
+            state.close()
+            continuation.finish(throwing: SMPTransportError(.disconnected, "the simulated device dropped the link"))
+        }
+    }
+
+    public func close() async {
+        state.close()
+        continuation.finish()
+    }
+}
+
+/// A closed flag behind a lock.
+final class LockedState: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var closed = false
+
+    var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed
+    }
+
+    func close() {
+        lock.lock()
+        closed = true
+        lock.unlock()
+    }
+}

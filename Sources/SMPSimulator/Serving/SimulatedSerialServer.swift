@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+import SMPCore
+import SMPPOSIX
+
+/// Serves a ``SimulatedDevice`` on a pseudo-terminal, as a Zephyr UART transport: SMP over the
+/// console (base64 lines, `06 09`/`04 14` markers, CRC-16) or raw UART, paced like a real UART
+/// at the chosen baud rate (10 bits per byte, both directions).
+///
+/// Clients open ``slavePath`` as a serial port, e.g. `smpmgr --port /dev/pts/3`.
+public final class SimulatedSerialServer: Sendable {
+    /// How SMP frames travel on the line.
+    public enum Framing: String, Sendable, Hashable, CaseIterable {
+        /// SMP over console (`CONFIG_MCUMGR_TRANSPORT_UART`, MCUboot serial recovery).
+        case console
+        /// Raw UART (`CONFIG_MCUMGR_TRANSPORT_RAW_UART`): bare frames, split by the header length.
+        case raw
+    }
+
+    /// The device served.
+    public let device: SimulatedDevice
+    /// The framing.
+    public let framing: Framing
+    /// The simulated line speed in bits per second; `nil` for no pacing.
+    public let baudRate: Int?
+    private let terminal: PseudoTerminal
+    private let stream: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+    private let worker = TaskBox()
+    private let logger = Logger(label: "mcumgr.simulator.serial")
+
+    enum Event: Sendable {
+        case bytes([UInt8])
+        case idle
+    }
+
+    /// Opens the pseudo-terminal.
+    /// - Parameters:
+    ///   - device: the device to serve.
+    ///   - framing: console or raw framing.
+    ///   - baudRate: the line speed to simulate; `nil` disables pacing.
+    /// - Throws: ``SystemCallError`` if no pseudo-terminal can be opened.
+    public init(device: SimulatedDevice, framing: Framing = .console, baudRate: Int? = 115_200) throws(SystemCallError) {
+        self.device = device
+        self.framing = framing
+        self.baudRate = baudRate
+        terminal = try PseudoTerminal()
+        (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    /// The path a client opens, e.g. `/dev/pts/3`.
+    public var slavePath: String { terminal.slavePath }
+
+    /// The endpoint as a connection URL, e.g. `serial:///dev/pts/3` (baud and framing are added
+    /// when they differ from 115200 and console).
+    public var endpointURL: String {
+        var query: [String] = []
+        if let baudRate, baudRate != 115_200 { query.append("baud=\(baudRate)") }
+        if framing != .console { query.append("framing=\(framing.rawValue)") }
+        return "serial://\(slavePath)" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+    }
+
+    /// Time the line needs for a number of bytes at the baud rate.
+    func lineTime(_ count: Int) -> Duration {
+        guard let baudRate, baudRate > 0 else { return .zero }
+        return .microseconds(Int64(count) * 10 * 1_000_000 / Int64(baudRate))
+    }
+
+    /// Starts serving. Calling it again has no effect.
+    public func start() {
+        guard worker.claim() else { return }
+        let terminal = self.terminal
+        let continuation = self.continuation
+        let thread = Thread {
+            var quiet = 0
+            while !terminal.isClosed {
+                let bytes = (try? terminal.read(maximumCount: 4096, timeout: .milliseconds(50))) ?? []
+                if bytes.isEmpty {
+                    quiet += 1
+                    // Raw UART drops a partial frame after a receive timeout (~0.5 s).
+                    if quiet == 10 { continuation.yield(.idle) }
+                } else {
+                    quiet = 0
+                    continuation.yield(.bytes(bytes))
+                }
+            }
+            continuation.finish()
+        }
+        thread.name = "smp-simulator-pty"
+        thread.start()
+        let framing = self.framing
+        let bufferSize = device.configuration.bufferSize
+        let device = self.device
+        let stream = self.stream
+        let logger = self.logger
+        worker.set(
+            Task { [self] in
+                var console = SerialFrameDecoder(maximumPacketSize: bufferSize)
+                var raw = SMPStreamDecoder(maximumFrameSize: max(bufferSize, SMPHeader.size))
+                for await event in stream {
+                    let events: [SMPFramingEvent]
+                    switch event {
+                    case .idle:
+                        if framing == .raw { raw.reset() }
+                        continue
+                    case .bytes(let bytes):
+                        // The bytes took this long to arrive over the simulated UART.
+                        let time = lineTime(bytes.count)
+                        if time > .zero { try? await Task.sleep(for: time) }
+                        events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
+                    }
+                    for case .frame(let frame) in events {
+                        let delivery = await device.exchange(frame)
+                        for scheduled in delivery.responses {
+                            if scheduled.delay > .zero { try? await Task.sleep(for: scheduled.delay) }
+                            let wire: [UInt8]
+                            if framing == .console {
+                                guard let lines = try? SerialFraming.encode(scheduled.frame) else { continue }
+                                wire = lines
+                            } else {
+                                wire = scheduled.frame
+                            }
+                            await write(wire)
+                        }
+                    }
+                    for case .discarded(let error) in events { logger.debug("dropped: \(error)") }
+                }
+            }
+        )
+    }
+
+    /// Writes bytes paced at the baud rate, in small pieces as a UART FIFO drains.
+    private func write(_ bytes: [UInt8]) async {
+        let piece = 64
+        var start = 0
+        while start < bytes.count {
+            let end = min(start + piece, bytes.count)
+            do {
+                try terminal.write(Array(bytes[start..<end]))
+            } catch {
+                logger.debug("write: \(error)")
+                return
+            }
+            let time = lineTime(end - start)
+            if time > .zero { try? await Task.sleep(for: time) }
+            start = end
+        }
+    }
+
+    /// Stops serving and closes the pseudo-terminal; returns when the reader thread and the
+    /// worker ended.
+    public func stop() async {
+        terminal.close()
+        if worker.claim() { continuation.finish() }
+        await worker.task?.value
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import SMPPOSIX
+
+/// Serves a ``SimulatedDevice`` over UDP, one SMP frame per datagram, as Zephyr's UDP transport
+/// does (default port 1337, IPv4 or IPv6).
+///
+/// A dedicated thread receives (polling in short slices), one task hands datagrams to the device
+/// in arrival order, and responses go back to each datagram's sender. ``stop()`` ends both.
+///
+/// ```swift
+/// let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+/// server.start()
+/// print(server.endpointURL)        // udp://127.0.0.1:54321
+/// await server.stop()
+/// ```
+public final class SimulatedUDPServer: Sendable {
+    /// The device served.
+    public let device: SimulatedDevice
+    private let socket: UDPSocket
+    private let stream: AsyncStream<(bytes: [UInt8], sender: SocketAddress)>
+    private let continuation: AsyncStream<(bytes: [UInt8], sender: SocketAddress)>.Continuation
+    private let worker = TaskBox()
+    private let logger = Logger(label: "mcumgr.simulator.udp")
+
+    /// Binds the server's socket.
+    /// - Parameters:
+    ///   - device: the device to serve.
+    ///   - host: the address to bind (`127.0.0.1`, `::1`, `0.0.0.0`…).
+    ///   - port: the port; 0 lets the system choose (see ``localAddress``).
+    /// - Throws: ``SystemCallError`` if the address cannot be bound.
+    public init(device: SimulatedDevice, host: String = "127.0.0.1", port: UInt16 = 1337) throws(SystemCallError) {
+        self.device = device
+        socket = try UDPSocket(bindingTo: host, port: port)
+        (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], sender: SocketAddress).self)
+    }
+
+    /// The bound address, with the real port.
+    public var localAddress: SocketAddress { socket.localAddress }
+
+    /// The endpoint as a connection URL, e.g. `udp://127.0.0.1:1337` or `udp://[::1]:1337`.
+    public var endpointURL: String { "udp://\(localAddress)" }
+
+    /// Starts serving. Calling it again has no effect.
+    public func start() {
+        guard worker.claim() else { return }
+        let socket = self.socket
+        let continuation = self.continuation
+        let maximum = device.configuration.maximumDatagramSize
+        let logger = self.logger
+        let thread = Thread {
+            while !socket.isClosed {
+                do {
+                    guard let (bytes, sender) = try socket.receive(timeout: .milliseconds(100), maximumLength: 65_536)
+                    else { continue }
+                    // Datagrams over the transport MTU never reach SMP.
+                    if bytes.count > maximum {
+                        logger.debug("dropped a \(bytes.count)-byte datagram (MTU \(maximum))")
+                        continue
+                    }
+                    continuation.yield((bytes, sender))
+                } catch {
+                    logger.debug("receive: \(error)")
+                }
+            }
+            continuation.finish()
+        }
+        thread.name = "smp-simulator-udp"
+        thread.start()
+        let device = self.device
+        let stream = self.stream
+        worker.set(
+            Task {
+                for await (bytes, sender) in stream {
+                    let delivery = await device.exchange(bytes)
+                    for scheduled in delivery.responses {
+                        if scheduled.delay <= .zero {
+                            try? socket.send(scheduled.frame, to: sender)
+                        } else {
+                            Task {
+                                try? await Task.sleep(for: scheduled.delay)
+                                try? socket.send(scheduled.frame, to: sender)
+                            }
+                        }
+                    }
+                }
+            }
+        )
+    }
+
+    /// Stops serving and closes the socket; returns when the receive thread and the worker ended.
+    public func stop() async {
+        socket.close()
+        if worker.claim() { continuation.finish() }
+        await worker.task?.value
+    }
+}
+
+/// A task slot that can be claimed once.
+final class TaskBox: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var claimed = false
+    private var stored: Task<Void, Never>?
+
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if claimed { return false }
+        claimed = true
+        return true
+    }
+
+    func set(_ task: Task<Void, Never>) {
+        lock.lock()
+        stored = task
+        lock.unlock()
+    }
+
+    var task: Task<Void, Never>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+}

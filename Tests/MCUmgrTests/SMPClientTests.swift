@@ -1,0 +1,182 @@
+import Foundation
+import MCUmgr
+import SMPCBOR
+import SMPCore
+import Testing
+
+struct SMPClientTests {
+    func client(_ connection: ScriptedConnection, timeout: Duration = .milliseconds(200), retries: Int = 2) async -> SMPClient {
+        let client = SMPClient(
+            connection: connection,
+            configuration: .init(timeout: timeout, retries: retries, busyBackoff: .milliseconds(1), firstSequence: 0)
+        )
+        await client.start()
+        return client
+    }
+
+    @Test func echoRoundTrips() async throws {
+        let connection = ScriptedConnection { request in
+            [ScriptedConnection.reply(request, ["r": .textString("hello")])]
+        }
+        let client = await client(connection)
+        let response = try await client.send(OSManagement.Echo(text: "hello"))
+        #expect(response.text == "hello")
+        #expect(connection.sent.first?.header.version == .v2)
+    }
+
+    @Test func concurrentRequestsAreMatchedBySequenceWhateverTheOrder() async throws {
+        let held = LockedFrames()
+        let connection = ScriptedConnection { request in
+            // Hold every request; answer all of them, newest first, when the third arrives.
+            held.append(request)
+            guard held.count == 3 else { return [] }
+            return held.all.reversed().map { ScriptedConnection.reply($0, ["r": .textString("seq \($0.header.sequence)")]) }
+        }
+        let client = await client(connection, timeout: .seconds(5))
+        async let a = client.send(OSManagement.Echo(text: "a"))
+        async let b = client.send(OSManagement.Echo(text: "b"))
+        async let c = client.send(OSManagement.Echo(text: "c"))
+        let answers = try await [a.text, b.text, c.text]
+        #expect(Set(answers) == ["seq 0", "seq 1", "seq 2"])
+    }
+
+    @Test func aTimedOutRequestIsRetriedAndTheLateDuplicateIsDropped() async throws {
+        let attempts = Counter()
+        let connection = ScriptedConnection { request in
+            // The first attempt is lost; the second is answered twice (a duplicate).
+            let echoed = (try? request.payloadValue())?["d"] ?? "?"
+            return attempts.increment() == 1 ? [] : Array(repeating: ScriptedConnection.reply(request, ["r": echoed]), count: 2)
+        }
+        let client = await client(connection, timeout: .milliseconds(100))
+        #expect(try await client.send(OSManagement.Echo(text: "x")).text == "x")
+        // The next request must get its own answer, not the stale duplicate.
+        #expect(try await client.send(OSManagement.Echo(text: "y")).text == "y")
+        #expect(connection.sent.map(\.header.sequence) == [0, 1, 2])
+    }
+
+    @Test func noAnswerAtAllIsATimeoutAfterEveryRetry() async throws {
+        let connection = ScriptedConnection { _ in [] }
+        let client = await client(connection, timeout: .milliseconds(30), retries: 2)
+        await #expect(throws: SMPTransportError(.timeout)) { try await client.send(OSManagement.Echo(text: "x")) }
+        #expect(connection.sent.count == 3)
+    }
+
+    @Test func aStaleAnswerForAnotherCommandIsIgnored() async throws {
+        let connection = ScriptedConnection { request in
+            var foreign = request.header
+            foreign.group = .image
+            return [
+                (try? SMPFrame.response(payload: ["r": "wrong"], to: foreign).bytes) ?? [],
+                ScriptedConnection.reply(request, ["r": "right"]),
+            ]
+        }
+        let client = await client(connection)
+        #expect(try await client.send(OSManagement.Echo(text: "x")).text == "right")
+    }
+
+    @Test func rc13FallsBackToV1AndResends() async throws {
+        let connection = ScriptedConnection { request in
+            request.header.version == .v2
+                ? [ScriptedConnection.reply(request, ["rc": 13], version: .v1)]
+                : [ScriptedConnection.reply(request, ["r": "v1"])]
+        }
+        let client = await client(connection)
+        #expect(try await client.send(OSManagement.Echo(text: "x")).text == "v1")
+        #expect(await client.version == .v1)
+        #expect(connection.sent.map(\.header.version) == [.v2, .v1])
+    }
+
+    @Test func busyAnswersAreRetried() async throws {
+        let attempts = Counter()
+        let connection = ScriptedConnection { request in
+            [ScriptedConnection.reply(request, attempts.increment() <= 3 ? ["rc": 10] : ["r": "done"])]
+        }
+        let client = await client(connection)
+        #expect(try await client.send(OSManagement.Echo(text: "x")).text == "done")
+    }
+
+    @Test func deviceRefusalsNameTheirCode() async throws {
+        let connection = ScriptedConnection { request in
+            [ScriptedConnection.reply(request, ["err": ["group": 1, "rc": 9]])]
+        }
+        let client = await client(connection)
+        do {
+            _ = try await client.send(ImageManagement.Erase(slot: 1))
+            Issue.record("a refusal read as success")
+        } catch let error as SMPDeviceError {
+            #expect(error.description == "image error 9 NO_FREE_SLOT")
+        }
+    }
+
+    @Test func aDroppedLinkFailsWhatIsPending() async throws {
+        let connection = ScriptedConnection { _ in [] }
+        let client = await client(connection, timeout: .seconds(10))
+        let pending = Task { try await client.send(OSManagement.Echo(text: "x")) }
+        try await Task.sleep(for: .milliseconds(50))
+        connection.drop()
+        await #expect(throws: SMPTransportError(.disconnected)) { try await pending.value }
+        await #expect(throws: SMPTransportError(.disconnected)) { try await client.send(OSManagement.Echo(text: "y")) }
+    }
+
+    @Test func cancellationFreesTheRequest() async throws {
+        let connection = ScriptedConnection { _ in [] }
+        let client = await client(connection, timeout: .seconds(10))
+        let task = Task { try await client.send(OSManagement.Echo(text: "x")) }
+        try await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    @Test func parametersClampTheFrameSize() async throws {
+        let connection = ScriptedConnection(maximumFrameSize: 1472) { request in
+            [ScriptedConnection.reply(request, ["buf_size": 384, "buf_count": 4])]
+        }
+        let client = await client(connection)
+        await client.readParameters()
+        #expect(await client.maximumFrameSize == 384)
+        #expect(await client.deviceParameters?.bufferCount == 4)
+        let huge = OSManagement.Echo(text: String(repeating: "x", count: 400))
+        await #expect(throws: SMPTransportError(.frameTooLarge)) { try await client.send(huge) }
+    }
+
+    @Test func malformedFramesFromTheDeviceAreDropped() async throws {
+        let connection = ScriptedConnection { request in
+            [[0x0b, 0x00], [0x0b, 0x00, 0x00, 0x05, 0x00, 0x00, request.header.sequence, 0x00, 0xa1], ScriptedConnection.reply(request, ["r": "ok"])]
+        }
+        let client = await client(connection)
+        #expect(try await client.send(OSManagement.Echo(text: "x")).text == "ok")
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var value = 0
+    func increment() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}
+
+final class LockedFrames: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var frames: [SMPFrame] = []
+    func append(_ frame: SMPFrame) {
+        lock.lock()
+        frames.append(frame)
+        lock.unlock()
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames.count
+    }
+    var all: [SMPFrame] {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames
+    }
+}

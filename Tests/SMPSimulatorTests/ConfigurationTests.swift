@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+@testable import SMPSimulator
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test("mode names and the MCUboot mode values they report", arguments: [
+        ("swap", BootloaderMode.swapUsingMove, 3), ("swap-scratch", .swapUsingScratch, 1), ("swap-offset", .swapUsingOffset, 9),
+        ("overwrite", .overwriteOnly, 2), ("direct-xip", .directXIP, 4), ("direct-xip-revert", .directXIPWithRevert, 5),
+        ("single-slot", .singleSlot, 0), ("firmware-loader", .firmwareLoader, 7), ("swap_move", .swapUsingMove, 3),
+        ("DirectXIP", .directXIP, 4),
+    ])
+    func modes(name: String, mode: BootloaderMode, value: Int) {
+        #expect(BootloaderMode(name: name) == mode)
+        #expect(mode.mcubootModeValue == value)
+    }
+
+    @Test("options as in sim://?images=2&mode=overwrite")
+    func options() throws {
+        let configuration = try SimulatedDevice.Configuration(options: [
+            "images": "2", "mode": "overwrite", "buf_size": "384", "slot_size": "0x20000", "no_downgrade": "1",
+            "latency_ms": "3", "version": "2.1.0",
+        ])
+        #expect(configuration.imageCount == 2)
+        #expect(configuration.bootloaderMode == .overwriteOnly)
+        #expect(configuration.bufferSize == 384)
+        #expect(configuration.slotSize == 0x20000)
+        #expect(configuration.downgradePrevention)
+        #expect(configuration.linkLatency == .milliseconds(3))
+        #expect(configuration.factoryVersion == "2.1.0")
+    }
+
+    @Test("bad options are refused with a message naming them", arguments: [
+        ["images": "0"], ["images": "x"], ["mode": "swapish"], ["buf_size": "10"], ["colour": "red"], ["version": "a.b"],
+    ])
+    func badOptions(options: [String: String]) {
+        #expect(throws: ConfigurationError.self) { try SimulatedDevice.Configuration(options: options) }
+    }
+
+    @Test("profiles: UDP has 2048-byte buffers, serial 384")
+    func profiles() {
+        #expect(SimulatedDevice.Configuration.udp.bufferSize == 2048)
+        #expect(SimulatedDevice.Configuration.serial.bufferSize == 384)
+        #expect(SimulatedDevice.Configuration.realisticTiming.eraseBytesPerSecond != nil)
+        #expect(SimulatedDevice.Configuration(imageCount: 99).imageCount == 8)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import MCUboot
+import SMPCore
+import SMPPOSIX
+import SMPTestSupport
+import Testing
+
+@testable import SMPSimulator
+
+/// The simulator on a pseudo-terminal, console and raw framing, checked by our own serial port
+/// and by `smpmgr --port`.
+@Suite("SimulatedSerialServer")
+struct SimulatedSerialServerTests {
+    /// Reads from a port until a frame arrives or the deadline passes. Polls without blocking a
+    /// cooperative thread for long, so the server's tasks keep running on a 2-core machine.
+    static func readFrame(_ port: SerialPort, framing: SimulatedSerialServer.Framing, timeout: Duration) async throws -> [UInt8]? {
+        var console = SerialFrameDecoder()
+        var raw = SMPStreamDecoder()
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let bytes = try port.read(timeout: .milliseconds(1))
+            if bytes.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            let events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
+            for case .frame(let frame) in events { return frame }
+        }
+        return nil
+    }
+
+    @Test("answers over console and raw framing", arguments: SimulatedSerialServer.Framing.allCases)
+    func echoOverPTY(framing: SimulatedSerialServer.Framing) async throws {
+        let device = SimulatedDevice(configuration: .serial)
+        let server = try SimulatedSerialServer(device: device, framing: framing, baudRate: 1_000_000)
+        server.start()
+        #expect(server.endpointURL.hasPrefix("serial:///dev/"))
+        let port = try SerialPort(path: server.slavePath, baudRate: 115_200)
+        let request = try SMPFrame.request(OSManagement.Echo(text: "over the wire"), sequence: 9).bytes
+        try port.write(framing == .console ? SerialFraming.encode(request) : request)
+        let reply = try #require(try await Self.readFrame(port, framing: framing, timeout: .seconds(5)))
+        #expect(try SMPFrame(parsing: reply).decodeResponse(to: OSManagement.Echo.self).text == "over the wire")
+        port.close()
+        await server.stop()
+    }
+
+    @Test("a packet with a bad CRC is dropped silently and the next one is answered")
+    func badCRCIsDropped() async throws {
+        let device = SimulatedDevice(configuration: .serial)
+        let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: nil)
+        server.start()
+        let port = try SerialPort(path: server.slavePath, baudRate: nil)
+        var lines = try SerialFraming.encode(SMPFrame.request(OSManagement.Echo(text: "bad"), sequence: 1).bytes)
+        // Change one base64 character of the payload: the CRC no longer checks.
+        lines[6] = lines[6] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        try port.write(lines)
+        #expect(try await Self.readFrame(port, framing: .console, timeout: .milliseconds(500)) == nil)
+        try port.write(SerialFraming.encode(SMPFrame.request(OSManagement.Echo(text: "good"), sequence: 2).bytes))
+        let reply = try #require(try await Self.readFrame(port, framing: .console, timeout: .seconds(5)))
+        #expect(try SMPFrame(parsing: reply).decodeResponse(to: OSManagement.Echo.self).text == "good")
+        port.close()
+        await server.stop()
+    }
+
+    @Test("pacing follows the baud rate: 10 bits per byte")
+    func lineTimeFollowsBaud() throws {
+        let device = SimulatedDevice()
+        let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: 9_600)
+        #expect(server.lineTime(960) == .seconds(1))
+        #expect(server.endpointURL.hasSuffix("?baud=9600"))
+    }
+
+    @Test("smpmgr over the pty: echo, state, signed upload, test, reset, confirm, files, statistics",
+        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    func smpmgrFirmwareUpgradeOverSerial() async throws {
+        let images = try await ImgtoolImages()
+        defer { images.remove() }
+        let signed = try await images.make(version: "1.2.3", size: 3_000)
+        let key = try ImagePublicKey(keyFile: Data(contentsOf: images.key))
+        let device = SimulatedDevice(configuration: .init(bufferSize: 384, signingKey: key))
+        let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: 921_600)
+        server.start()
+        let tool = try #require(Peers.path(of: "smpmgr"))
+        try await SMPMgrFlow.run(device: device, signed: signed) { arguments, directory in
+            try await BoundedProcess.run(
+                tool,
+                ["--port", server.slavePath, "--baudrate", "921600", "--timeout", "5"] + arguments,
+                timeout: .seconds(120),
+                directory: directory
+            )
+        }
+        await server.stop()
+    }
+}

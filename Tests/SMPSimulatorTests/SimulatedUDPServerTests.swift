@@ -1,0 +1,244 @@
+import Foundation
+import MCUboot
+import SMPCBOR
+import SMPCore
+import SMPPOSIX
+import SMPTestSupport
+import Testing
+
+@testable import SMPSimulator
+
+/// The simulator over real UDP sockets on the loopback interface, checked by our own socket and
+/// by other people's clients (`smpmgr`, `smpclient`, `mcumgr-toolkit`).
+///
+/// `smpmgr` has no port option (its UDP port is fixed at 1337), so its tests bind port 1337 on a
+/// random address of the 127.0.0.0/8 loopback network (Linux answers on all of it), which
+/// cannot collide with anything else listening on 127.0.0.1:1337.
+@Suite("SimulatedUDPServer", .serialized)
+struct SimulatedUDPServerTests {
+    /// Receives without blocking a cooperative thread for long.
+    func receive(_ socket: UDPSocket, timeout: Duration) async throws -> (bytes: [UInt8], sender: SocketAddress)? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let datagram = try socket.receive(timeout: .milliseconds(1)) { return datagram }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
+    }
+
+    static func echoFrame(_ text: String, sequence: UInt8 = 0) throws -> [UInt8] {
+        try SMPFrame.request(OSManagement.Echo(text: text), sequence: sequence).bytes
+    }
+
+    @Test("answers an echo over IPv4 and IPv6 on an ephemeral port", arguments: ["127.0.0.1", "::1"])
+    func echoOverLoopback(host: String) async throws {
+        let device = SimulatedDevice(configuration: .udp)
+        let server: SimulatedUDPServer
+        do {
+            server = try SimulatedUDPServer(device: device, host: host, port: 0)
+        } catch {
+            // IPv6 may be disabled on a CI runner; IPv4 must always work.
+            try #require(host != "127.0.0.1", "bind failed: \(error)")
+            return
+        }
+        server.start()
+        #expect(server.localAddress.port != 0)
+        #expect(server.endpointURL.hasPrefix(host == "::1" ? "udp://[::1]:" : "udp://127.0.0.1:"))
+        let client = try UDPSocket(connectingTo: host, port: server.localAddress.port)
+        try client.send(Self.echoFrame("ping"))
+        let reply = try #require(try await receive(client, timeout: .seconds(5)))
+        let frame = try SMPFrame(parsing: reply.bytes)
+        #expect(try frame.decodeResponse(to: OSManagement.Echo.self).text == "ping")
+        client.close()
+        await server.stop()
+    }
+
+    @Test("drops datagrams above the MTU and keeps serving")
+    func dropsOversizedDatagrams() async throws {
+        let device = SimulatedDevice(configuration: .init(maximumDatagramSize: 64))
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        let client = try UDPSocket(connectingTo: "127.0.0.1", port: server.localAddress.port)
+        try client.send(Self.echoFrame(String(repeating: "x", count: 100)))
+        #expect(try await receive(client, timeout: .milliseconds(300)) == nil)
+        try client.send(Self.echoFrame("ok"))
+        #expect(try await receive(client, timeout: .seconds(5)) != nil)
+        client.close()
+        await server.stop()
+    }
+
+    // MARK: - Other people's clients
+
+    /// Binds port 1337 on a random 127.x.y.z address for `smpmgr`.
+    static func serverOnPort1337(_ device: SimulatedDevice) throws -> (SimulatedUDPServer, String) {
+        var generator = SystemRandomNumberGenerator()
+        var lastError: (any Error)?
+        for _ in 0..<20 {
+            #if os(Linux)
+                let host = "127.\(UInt8.random(in: 10...250, using: &generator)).\(UInt8.random(in: 1...250, using: &generator)).\(UInt8.random(in: 2...250, using: &generator))"
+            #else
+                let host = "127.0.0.1"
+            #endif
+            do {
+                return (try SimulatedUDPServer(device: device, host: host, port: 1337), host)
+            } catch {
+                lastError = error
+            }
+        }
+        throw PeerError(message: "could not bind port 1337 on a loopback address: \(String(describing: lastError))")
+    }
+
+    static func smpmgr(_ host: String, _ arguments: [String], directory: URL? = nil) async throws -> BoundedProcess.Result {
+        let tool = try #require(Peers.path(of: "smpmgr"), "smpmgr is not installed")
+        return try await BoundedProcess.run(tool, ["--ip", host, "--timeout", "5"] + arguments, timeout: .seconds(90), directory: directory)
+    }
+
+    @Test("smpmgr over UDP: echo, state, signed upload, test, reset, confirm, files, statistics",
+        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    func smpmgrFirmwareUpgradeOverUDP() async throws {
+        let images = try await ImgtoolImages()
+        defer { images.remove() }
+        let signed = try await images.make(version: "1.2.3")
+        let key = try ImagePublicKey(keyFile: Data(contentsOf: images.key))
+        let device = SimulatedDevice(configuration: .init(signingKey: key))
+        let (server, host) = try Self.serverOnPort1337(device)
+        server.start()
+        defer { Task { await server.stop() } }
+        try await SMPMgrFlow.run(device: device, signed: signed) { arguments, directory in
+            try await Self.smpmgr(host, arguments, directory: directory)
+        }
+        await server.stop()
+    }
+
+    @Test("smpclient's typed requests parse every OS answer over UDP on an explicit port", .enabled(if: Peers.available("smpclient")))
+    func smpclientOSGroup() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 1234, bufferCount: 3))
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        let script = """
+            import asyncio, sys
+            from smpclient import SMPClient
+            from smpclient.generics import success
+            from smpclient.transport.udp import SMPUDPTransport
+            from smpclient.requests import os_management as o
+            async def main():
+                client = SMPClient(SMPUDPTransport(), "127.0.0.1")
+                await client._transport.connect("127.0.0.1", 5.0, int(sys.argv[1]))
+                for request in [o.MCUMgrParametersRead(), o.TaskStatisticsRead(), o.MemoryPoolStatisticsRead(),
+                                o.DateTimeRead(), o.OSApplicationInfoRead(format="a"), o.BootloaderInformationRead(),
+                                o.EchoWrite(d="x")]:
+                    r = await client.request(request, timeout_s=5.0)
+                    print(type(r).__name__, success(r), r)
+                await client.disconnect()
+            asyncio.run(main())
+            """
+        let python = try #require(Peers.python)
+        let result = try await BoundedProcess.run(python, ["-c", script, String(server.localAddress.port)], timeout: .seconds(60))
+        #expect(result.status == 0, "\(result.summary)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 7, "\(result.summary)")
+        #expect(lines.allSatisfy { $0.contains(" True ") }, "\(result.summary)")
+        #expect(result.stdout.contains("buf_size=1234"))
+        #expect(result.stdout.contains("buf_count=3"))
+        #expect(result.stdout.contains("bootloader='MCUboot'"))
+        await server.stop()
+    }
+
+    @Test("mcumgr-toolkit's firmware update runs to completion over UDP",
+        .enabled(if: Peers.available("mcumgr_toolkit") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    func mcumgrToolkitFirmwareUpdate() async throws {
+        let images = try await ImgtoolImages()
+        defer { images.remove() }
+        let signed = try await images.make(version: "1.2.3+7", size: 20_000)
+        let device = SimulatedDevice(configuration: .udp)
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        let script = """
+            import sys, mcumgr_toolkit as m
+            c = m.MCUmgrClient.udp('127.0.0.1', port=int(sys.argv[1]), timeout_ms=5000)
+            print("echo", c.os_echo("hello"))
+            print("params", c.os_mcumgr_parameters())
+            print("bootloader", c.os_bootloader_info())
+            data = open(sys.argv[2], 'rb').read()
+            c.firmware_update(data)
+            print("DONE")
+            """
+        let python = try #require(Peers.python)
+        let result = try await BoundedProcess.run(
+            python,
+            ["-c", script, String(server.localAddress.port), signed.path],
+            timeout: .seconds(180)
+        )
+        #expect(result.status == 0, "\(result.summary)")
+        #expect(result.stdout.contains("echo hello"))
+        #expect(result.stdout.contains("DONE"))
+        // firmware_update tests the image and resets: the new image now runs, unconfirmed.
+        let states = await device.imageStates
+        let active = try #require(states.first { $0.isActive })
+        #expect(active.version == "1.2.3.7")
+        #expect(!active.isConfirmed)
+        #expect(states.contains { $0.slot == 1 && $0.version == "1.0.0" && $0.isConfirmed })
+        await server.stop()
+    }
+}
+
+/// The `smpmgr` acceptance flow, shared by the UDP and serial tests.
+enum SMPMgrFlow {
+    static func run(
+        device: SimulatedDevice,
+        signed: URL,
+        smpmgr: (_ arguments: [String], _ directory: URL?) async throws -> BoundedProcess.Result
+    ) async throws {
+        let work = signed.deletingLastPathComponent()
+        var result = try await smpmgr(["os", "echo", "hello simulator"], nil)
+        #expect(result.status == 0, "echo: \(result.summary)")
+        #expect(result.stdout.contains("hello simulator"))
+
+        result = try await smpmgr(["image", "state-read"], nil)
+        #expect(result.status == 0, "state-read: \(result.summary)")
+        #expect(result.stdout.contains("1.0.0"))
+
+        result = try await smpmgr(["image", "upload", signed.path], nil)
+        #expect(result.status == 0, "upload: \(result.summary)")
+        let uploaded = try MCUbootImage(Data(contentsOf: signed))
+        let hash = try #require(uploaded.hash)
+        var states = await device.imageStates
+        try #require(states.contains { $0.slot == 1 && $0.version == "1.2.3" && $0.hash == Data(hash) }, "\(states)")
+
+        let hashHex = hash.map { String(format: "%02x", $0) }.joined()
+        result = try await smpmgr(["image", "state-write", hashHex], nil)
+        #expect(result.status == 0, "state-write: \(result.summary)")
+        states = await device.imageStates
+        #expect(states.contains { $0.slot == 1 && $0.isPending && !$0.isPermanent }, "\(states)")
+
+        result = try await smpmgr(["os", "reset"], nil)
+        #expect(result.status == 0, "reset: \(result.summary)")
+        states = await device.imageStates
+        let running = try #require(states.first { $0.isActive })
+        #expect(running.version == "1.2.3")
+        #expect(!running.isConfirmed)
+
+        result = try await smpmgr(["image", "state-write", "--confirm"], nil)
+        #expect(result.status == 0, "confirm: \(result.summary)")
+        states = await device.imageStates
+        #expect(states.contains { $0.isActive && $0.isConfirmed && $0.version == "1.2.3" }, "\(states)")
+
+        // Files: upload, then download into another name, compare.
+        let local = work.appendingPathComponent("notes.txt")
+        let content = Data((0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+        try content.write(to: local)
+        result = try await smpmgr(["file", "upload", local.path, "/lfs1/notes.txt"], nil)
+        #expect(result.status == 0, "file upload: \(result.summary)")
+        let back = work.appendingPathComponent("back.txt")
+        result = try await smpmgr(["file", "download", "/lfs1/notes.txt", back.path], nil)
+        #expect(result.status == 0, "file download: \(result.summary)")
+        #expect((try? Data(contentsOf: back)) == content)
+
+        result = try await smpmgr(["statistics", "list"], nil)
+        #expect(result.status == 0, "statistics list: \(result.summary)")
+        #expect(result.stdout.contains("smp_svr_stats"))
+        result = try await smpmgr(["statistics", "smp_svr_stats"], nil)
+        #expect(result.status == 0, "statistics group: \(result.summary)")
+        #expect(result.stdout.contains("ticks"))
+    }
+}

@@ -1,0 +1,288 @@
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPCBOR
+import SMPCore
+import SMPTestSupport
+import Testing
+
+@testable import SMPSimulator
+
+/// A minimal client for tests: sends typed requests to a device through ``LoopbackTransport``
+/// and decodes the answers with SMPCore, so every handler test goes through the real framing.
+struct TestClient {
+    let device: SimulatedDevice
+    let connection: any SMPConnection
+    var sequence: UInt8 = 0
+    let collector: FrameCollector
+
+    init(_ device: SimulatedDevice) async throws {
+        self.device = device
+        connection = try await LoopbackTransport(device: device).connect()
+        collector = FrameCollector(connection.frames)
+    }
+
+    init(configuration: SimulatedDevice.Configuration = .init()) async throws {
+        try await self.init(SimulatedDevice(configuration: configuration))
+    }
+
+    /// Sends raw bytes and returns the next frame, or `nil` when the device stays silent.
+    mutating func raw(_ bytes: [UInt8]) async throws -> SMPFrame? {
+        try await connection.send(bytes)
+        return try await nextFrame()
+    }
+
+    /// The next frame received within `timeout`, or `nil`.
+    func nextFrame(timeout: Duration = .milliseconds(300)) async throws -> SMPFrame? {
+        guard let bytes = await collector.next(timeout: timeout) else { return nil }
+        return try SMPFrame(parsing: bytes)
+    }
+
+    /// Sends a typed request; returns the response frame.
+    mutating func frame<R: SMPRequest>(_ request: R, version: SMPVersion = .v2) async throws -> SMPFrame {
+        let frame = try SMPFrame.request(request, sequence: sequence, version: version)
+        sequence &+= 1
+        let response = try #require(try await raw(frame.bytes), "no response to \(R.self)")
+        #expect(response.header.sequence == frame.header.sequence)
+        #expect(response.header.group == R.group)
+        #expect(response.header.command == R.command)
+        return response
+    }
+
+    /// Sends a typed request and decodes the success response (throws the device's refusal).
+    mutating func send<R: SMPRequest>(_ request: R, version: SMPVersion = .v2) async throws -> R.Response {
+        try await frame(request, version: version).decodeResponse(to: R.self)
+    }
+
+    /// Sends a typed request and returns the payload as CBOR.
+    mutating func payload<R: SMPRequest>(_ request: R, version: SMPVersion = .v2) async throws -> CBOR {
+        try await frame(request, version: version).payloadValue()
+    }
+
+    /// Sends a request built from a CBOR map (for malformed or hand-shaped requests).
+    mutating func payload(
+        group: SMPGroup,
+        command: UInt8,
+        operation: SMPOperation,
+        _ map: CBOR,
+        version: SMPVersion = .v2
+    ) async throws -> CBOR {
+        let header = SMPHeader(version: version, operation: operation, length: 0, group: group, sequence: sequence, command: command)
+        sequence &+= 1
+        let frame = try SMPFrame(header: header, payload: CBORWriter.encode(map))
+        let response = try #require(try await raw(frame.bytes), "no response")
+        return try response.payloadValue()
+    }
+
+    /// Uploads an image in chunks, always continuing from the offset the device returns.
+    mutating func upload(_ image: [UInt8], image number: UInt32? = nil, chunk: Int = 512) async throws -> Bool? {
+        let sha = Data(ImageHashAlgorithm.sha256.hash(image))
+        var offset = 0
+        var match: Bool?
+        var rounds = 0
+        while offset < image.count {
+            rounds += 1
+            try #require(rounds < 10_000, "upload does not progress")
+            let end = min(offset + chunk, image.count)
+            let data = Data(image[offset..<end])
+            let request =
+                offset == 0
+                ? ImageManagement.Upload(offset: 0, data: data, length: UInt64(image.count), sha256: sha, image: number)
+                : ImageManagement.Upload(offset: UInt64(offset), data: data)
+            let response = try await send(request)
+            offset = Int(response.offset)
+            match = response.match
+        }
+        return match
+    }
+}
+
+/// Collects the frames of a connection in the background.
+final class FrameCollector: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var frames: [[UInt8]] = []
+    private(set) var finished = false
+    private var task: Task<Void, Never>?
+
+    init(_ stream: AsyncThrowingStream<[UInt8], any Error>) {
+        task = Task { [weak self] in
+            do {
+                for try await frame in stream { self?.append(frame) }
+            } catch {}
+            self?.finish()
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    private func append(_ frame: [UInt8]) {
+        lock.lock()
+        frames.append(frame)
+        lock.unlock()
+    }
+
+    private func finish() {
+        lock.lock()
+        finished = true
+        lock.unlock()
+    }
+
+    var isFinished: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return finished
+    }
+
+    private func take() -> [UInt8]? {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames.isEmpty ? nil : frames.removeFirst()
+    }
+
+    /// The next frame, waiting up to `timeout`.
+    func next(timeout: Duration) async -> [UInt8]? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let frame = take() { return frame }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
+
+/// Test images built in Swift (no imgtool needed for unit tests).
+enum TestImages {
+    /// A valid unsigned image of a version.
+    static func image(_ version: String, image: Int = 0) -> [UInt8] {
+        FactoryImage.make(version: ImageVersion(version)!, image: image + 100)
+    }
+
+    /// The TLV hash of an image.
+    static func hash(_ bytes: [UInt8]) -> Data {
+        Data((try? MCUbootImage(bytes: bytes))?.hash ?? [])
+    }
+
+    /// An image whose payload was changed after hashing.
+    static func corrupted(_ version: String) -> [UInt8] {
+        var bytes = image(version)
+        bytes[0x200 + 10] ^= 0xff
+        return bytes
+    }
+}
+
+/// Error helpers.
+func deviceError(_ body: () async throws -> Void) async -> SMPDeviceError? {
+    do {
+        try await body()
+        return nil
+    } catch let error as SMPDeviceError {
+        return error
+    } catch {
+        Issue.record("unexpected error \(error)")
+        return nil
+    }
+}
+
+/// Runs a peer tool with a deadline: a hung client fails the test instead of hanging it.
+enum BoundedProcess {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var timedOut: Bool
+        var summary: String { "exit \(status)\(timedOut ? " (killed after timeout)" : "")\nstdout: \(stdout)\nstderr: \(stderr)" }
+    }
+
+    static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(60), directory: URL? = nil)
+        async throws -> Result
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        var environment = ProcessInfo.processInfo.environment
+        environment["COLUMNS"] = "200"
+        environment["NO_COLOR"] = "1"
+        environment["TERM"] = "dumb"
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let outBox = Box()
+        let errBox = Box()
+        out.fileHandleForReading.readabilityHandler = { outBox.append($0.availableData) }
+        err.fileHandleForReading.readabilityHandler = { errBox.append($0.availableData) }
+        try process.run()
+        let deadline = ContinuousClock.now + timeout
+        var timedOut = false
+        while process.isRunning {
+            if ContinuousClock.now >= deadline {
+                timedOut = true
+                process.terminate()
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.waitUntilExit()
+        out.fileHandleForReading.readabilityHandler = nil
+        err.fileHandleForReading.readabilityHandler = nil
+        outBox.append(out.fileHandleForReading.readDataToEndOfFile())
+        errBox.append(err.fileHandleForReading.readDataToEndOfFile())
+        return Result(status: process.terminationStatus, stdout: outBox.text, stderr: errBox.text, timedOut: timedOut)
+    }
+
+    private final class Box: @unchecked Sendable {
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var data = Data()
+        func append(_ more: Data) {
+            lock.lock()
+            data.append(more)
+            lock.unlock()
+        }
+        var text: String {
+            lock.lock()
+            defer { lock.unlock() }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}
+
+/// Signed images made with the real `imgtool`, in a temporary folder.
+struct ImgtoolImages {
+    let folder: URL
+    let key: URL
+
+    init() async throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-img-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        key = folder.appendingPathComponent("key.pem")
+        let imgtool = try #require(Peers.path(of: "imgtool"), "imgtool is not installed")
+        let result = try await BoundedProcess.run(imgtool, ["keygen", "-k", key.path, "-t", "ecdsa-p256"], timeout: .seconds(60))
+        try #require(result.status == 0, "imgtool keygen: \(result.summary)")
+    }
+
+    /// `imgtool create --align 4 --version V --header-size 0x200 --slot-size 0x40000 --pad-header --key key.pem`.
+    func make(version: String, size: Int = 6_000, seed: UInt8 = 1) async throws -> URL {
+        let app = folder.appendingPathComponent("app-\(version)-\(seed).bin")
+        let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) }
+        try Data(payload).write(to: app)
+        let out = folder.appendingPathComponent("signed-\(version)-\(seed).bin")
+        let imgtool = try #require(Peers.path(of: "imgtool"))
+        let result = try await BoundedProcess.run(
+            imgtool,
+            [
+                "create", "--align", "4", "--version", version, "--header-size", "0x200", "--slot-size", "0x40000",
+                "--pad-header", "--key", key.path, app.path, out.path,
+            ],
+            timeout: .seconds(60)
+        )
+        try #require(result.status == 0, "imgtool create: \(result.summary)")
+        return out
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: folder) }
+}
