@@ -47,7 +47,11 @@ let package = Package(
         // The client and upgrade engine: transports plug in below it, the CLI sits above it.
         .target(
             name: "MCUmgr",
-            dependencies: ["SMPBytes", "SMPCBOR", "SMPCore", "MCUboot", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "SMPBytes", "SMPCBOR", "SMPCore", "MCUboot",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Thin POSIX I/O shared by the UDP and serial transports and the simulator's servers:

@@ -508,6 +508,9 @@ public struct FirmwarePackage: Sendable {
             if compressed == 0xffff_ffff || uncompressed == 0xffff_ffff || localOffset == 0xffff_ffff {
                 throw fail("ZIP64 entries are not supported for firmware packages")
             }
+            if u16(position + 10) == 0, compressed != uncompressed {
+                throw fail("stored entry \(index) has \(compressed) bytes but declares \(uncompressed)")
+            }
             guard localOffset + 30 <= bytes.count, u32(localOffset) == 0x0403_4b50,
                 let localName = u16(localOffset + 26), let localExtra = u16(localOffset + 28),
                 localOffset + 30 + localName + localExtra + compressed <= bytes.count

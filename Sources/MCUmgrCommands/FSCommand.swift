@@ -167,7 +167,9 @@ struct FSCommand: AsyncParsableCommand {
                 outputText = Hex.encode(bytes)
             }
             if global.json {
-                var members: [(String, JSONValue)] = [("name", .string(remote)), ("type", .string(response.type.rawValue))]
+                var members: [(String, JSONValue)] = [
+                    ("name", .string(remote)), ("type", .string(response.type.rawValue)),
+                ]
                 if let offset = response.offset { members.append(("off", .uint(offset))) }
                 members += [("len", .uint(response.length)), ("output", output)]
                 CommandSupport.emit(.object(members))
@@ -188,7 +190,10 @@ struct FSCommand: AsyncParsableCommand {
             }
             if global.json {
                 let types: [(String, JSONValue)] = response.types.map {
-                    ($0.name, .object([("format", .int(Int64($0.value.format))), ("size", .uint(UInt64($0.value.size)))]))
+                    (
+                        $0.name,
+                        .object([("format", .int(Int64($0.value.format))), ("size", .uint(UInt64($0.value.size)))])
+                    )
                 }
                 CommandSupport.emit(.object([("types", .object(types))]))
                 return

@@ -80,10 +80,14 @@ enum ImageCommands {
         let states = try await client.send(ImageManagement.StateRead()).images
         let matches = Set(states.compactMap(\.hash).filter { $0.starts(with: bytes) })
         guard let match = matches.first else {
-            throw CommandFailure("no image on the device has a hash starting with \(Hex.encode(bytes)); see 'mcumgr image list'")
+            throw CommandFailure(
+                "no image on the device has a hash starting with \(Hex.encode(bytes)); see 'mcumgr image list'"
+            )
         }
         guard matches.count == 1 else {
-            throw CommandFailure("\(matches.count) images have a hash starting with \(Hex.encode(bytes)); give more digits")
+            throw CommandFailure(
+                "\(matches.count) images have a hash starting with \(Hex.encode(bytes)); give more digits"
+            )
         }
         return match
     }
@@ -97,7 +101,9 @@ enum ImageCommands {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let response = try await CommandContext.withClient(global) { try await $0.send(ImageManagement.StateRead()) }
+            let response = try await CommandContext.withClient(global) {
+                try await $0.send(ImageManagement.StateRead())
+            }
             ImageCommands.show(response, json: global.json)
         }
     }
@@ -312,7 +318,8 @@ enum ImageCommands {
             for image in response.images {
                 for slot in image.slots {
                     rows.append([
-                        "\(image.image)", "\(slot.slot)", "\(slot.size) (\(TransferProgressView.bytes(Int(clamping: slot.size))))",
+                        "\(image.image)", "\(slot.slot)",
+                        "\(slot.size) (\(TransferProgressView.bytes(Int(clamping: slot.size))))",
                         slot.uploadImageID.map { "\($0)" } ?? "-",
                         image.maxImageSize.map { "\($0)" } ?? "-",
                     ])

@@ -8,7 +8,11 @@ public struct MCUmgrCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mcumgr",
         abstract: "Manage and update devices that speak MCUmgr's SMP protocol (Zephyr, nRF Connect SDK, MCUboot).",
-        subcommands: [DecodeCommand.self, ConnCommand.self, ImageCommand.self, OSCommand.self, StatCommand.self, SettingsCommand.self, FSCommand.self, ShellCommand.self, EnumCommand.self, LogCommand.self, CrashCommand.self, RunCommand.self, BasicCommand.self, SUITCommand.self]
+        subcommands: [
+            DecodeCommand.self, ConnCommand.self, ImageCommand.self, OSCommand.self, StatCommand.self,
+            SettingsCommand.self, FSCommand.self, ShellCommand.self, EnumCommand.self, LogCommand.self,
+            CrashCommand.self, RunCommand.self, BasicCommand.self, SUITCommand.self,
+        ]
     )
 
     public init() {}

@@ -43,14 +43,18 @@ struct LogCommand: AsyncParsableCommand {
                                         ("module", .uint(UInt64(entry.module))),
                                     ]
                                     if let type = entry.type { members.append(("type", .string(type))) }
-                                    if let hash = entry.imageHash { members.append(("imghash", .string(Hex.encode(hash)))) }
+                                    if let hash = entry.imageHash {
+                                        members.append(("imghash", .string(Hex.encode(hash))))
+                                    }
                                     return .object(members)
                                 }
                             )
                         ),
                     ])
                 }
-                CommandSupport.emit(.object([("next_index", .uint(UInt64(response.nextIndex))), ("logs", .array(logs))]))
+                CommandSupport.emit(
+                    .object([("next_index", .uint(UInt64(response.nextIndex))), ("logs", .array(logs))])
+                )
                 return
             }
             for log in response.logs {
@@ -101,9 +105,13 @@ struct LogCommand: AsyncParsableCommand {
         func run() async throws {
             let response = try await CommandContext.withClient(global) { try await $0.send(LogManagement.ModuleList()) }
             if global.json {
-                CommandSupport.emit(.object([("module_map", .object(response.modules.map { ($0.name, .int(Int64($0.value))) }))]))
+                CommandSupport.emit(
+                    .object([("module_map", .object(response.modules.map { ($0.name, .int(Int64($0.value))) }))])
+                )
             } else {
-                for line in CommandSupport.table([], response.modules.map { [$0.name, "\($0.value)"] }) { Console.out(line) }
+                for line in CommandSupport.table([], response.modules.map { [$0.name, "\($0.value)"] }) {
+                    Console.out(line)
+                }
             }
         }
     }
@@ -115,9 +123,13 @@ struct LogCommand: AsyncParsableCommand {
         func run() async throws {
             let response = try await CommandContext.withClient(global) { try await $0.send(LogManagement.LevelList()) }
             if global.json {
-                CommandSupport.emit(.object([("level_map", .object(response.levels.map { ($0.name, .int(Int64($0.value))) }))]))
+                CommandSupport.emit(
+                    .object([("level_map", .object(response.levels.map { ($0.name, .int(Int64($0.value))) }))])
+                )
             } else {
-                for line in CommandSupport.table([], response.levels.map { [$0.name, "\($0.value)"] }) { Console.out(line) }
+                for line in CommandSupport.table([], response.levels.map { [$0.name, "\($0.value)"] }) {
+                    Console.out(line)
+                }
             }
         }
     }

@@ -20,7 +20,9 @@ struct OSCommand: AsyncParsableCommand {
         @Argument(help: "The text to echo.") var text: String
 
         func run() async throws {
-            let response = try await CommandContext.withClient(global) { try await $0.send(OSManagement.Echo(text: text)) }
+            let response = try await CommandContext.withClient(global) {
+                try await $0.send(OSManagement.Echo(text: text))
+            }
             if global.json {
                 CommandSupport.emit(.object([("r", .string(response.text))]))
             } else {
@@ -46,7 +48,9 @@ struct OSCommand: AsyncParsableCommand {
             if global.json {
                 CommandSupport.emit(.object([]))
             } else {
-                Console.out(bootMode.map { "the device is resetting into boot mode \($0)" } ?? "the device is resetting")
+                Console.out(
+                    bootMode.map { "the device is resetting into boot mode \($0)" } ?? "the device is resetting"
+                )
             }
         }
     }

@@ -267,7 +267,11 @@ struct SUITCommand: AsyncParsableCommand {
             _ = try await CommandContext.withClient(global) {
                 try await $0.send(SUITManagement.EnvelopeUpload.processDeferredEnvelope)
             }
-            if global.json { CommandSupport.emit(.object([])) } else { Console.out("the device is processing the envelope") }
+            if global.json {
+                CommandSupport.emit(.object([]))
+            } else {
+                Console.out("the device is processing the envelope")
+            }
         }
     }
 
@@ -302,7 +306,11 @@ struct SUITCommand: AsyncParsableCommand {
 
         func run() async throws {
             _ = try await CommandContext.withClient(global) { try await $0.send(SUITManagement.Cleanup()) }
-            if global.json { CommandSupport.emit(.object([])) } else { Console.out("erased the DFU partition and caches") }
+            if global.json {
+                CommandSupport.emit(.object([]))
+            } else {
+                Console.out("erased the DFU partition and caches")
+            }
         }
     }
 }

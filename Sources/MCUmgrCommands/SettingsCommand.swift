@@ -30,7 +30,9 @@ struct SettingsCommand: AsyncParsableCommand {
                 Console.err("warning: the value of \(name) is not UTF-8 text; showing hex")
             }
             if global.json {
-                var members: [(String, JSONValue)] = [("name", .string(name)), ("val", .string(Hex.encode(response.value)))]
+                var members: [(String, JSONValue)] = [
+                    ("name", .string(name)), ("val", .string(Hex.encode(response.value))),
+                ]
                 if text, let decoded { members.append(("text", .string(decoded))) }
                 if let limit = response.maxSize { members.append(("max_size", .uint(UInt64(limit)))) }
                 CommandSupport.emit(.object(members))

@@ -21,11 +21,13 @@ struct ShellCommand: AsyncParsableCommand {
                 """
         )
         @OptionGroup var global: GlobalOptions
-        @Argument(parsing: .allUnrecognized, help: "The command and its arguments.") var arguments: [String]
+        @Argument(parsing: .allUnrecognized, help: "The command and its arguments.") var arguments: [String] = []
 
         func validate() throws {
             let words = arguments.filter { $0 != "--" }
-            guard !words.isEmpty else { throw ValidationError("give the shell command to run, e.g. mcumgr shell exec kernel version") }
+            guard !words.isEmpty else {
+                throw ValidationError("give the shell command to run, e.g. mcumgr shell exec kernel version")
+            }
         }
 
         func run() async throws {

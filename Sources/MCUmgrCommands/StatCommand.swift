@@ -35,9 +35,15 @@ struct StatCommand: AsyncParsableCommand {
             abstract: "Show the counters of one statistics group (also: mcumgr stat NAME)."
         )
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The group name, from 'mcumgr stat list'.") var name: String
+        @Argument(help: "The group name, from 'mcumgr stat list' (the list when omitted).") var name: String?
 
         func run() async throws {
+            guard let name else {
+                var list = List()
+                list.global = global
+                try await list.run()
+                return
+            }
             let response = try await CommandContext.withClient(global) {
                 try await $0.send(StatisticsManagement.GroupData(name: name))
             }

@@ -2,11 +2,11 @@ import Foundation
 import MCUmgr
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Draws transfer progress (uploads and downloads) the way the output goes:
@@ -16,7 +16,7 @@ import Darwin
 /// - stderr redirected: a plain line at every tenth of the transfer (and at the end), so logs
 ///   stay short;
 /// - `--json`: one JSON object per line on stdout (`{"event":"progress","off":…,"len":…,…}`),
-///   for scripts; the command's final document follows.
+///   at most one per percent, for scripts; the command's final document follows.
 struct TransferProgressView {
     enum Style: Equatable {
         case terminal
@@ -51,6 +51,10 @@ struct TransferProgressView {
     mutating func update(_ progress: TransferProgress) {
         switch style {
         case .json:
+            // At most one object per percent, so a large transfer stays a readable stream.
+            let percent = progress.totalBytes == 0 ? 100 : progress.bytesConfirmed * 100 / progress.totalBytes
+            guard percent > lastStep else { return }
+            lastStep = percent
             Console.out(Self.json(progress, label: label).rendered())
         case .lines:
             let step = progress.totalBytes == 0 ? 10 : progress.bytesConfirmed * 10 / progress.totalBytes

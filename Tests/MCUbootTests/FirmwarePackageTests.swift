@@ -353,6 +353,26 @@ import Testing
             .suitDigestMissing
         ),
         (
+            "entry larger than its declared size",
+            {
+                var zip = ZipBuilder()
+                zip.add("manifest.json", text: #"{"files": [{"file": "app.bin"}]}"#)
+                zip.add("app.bin", image("unsigned.bin"), declaredSize: 100)
+                return zip.data
+            },
+            .invalidZip
+        ),
+        (
+            "entry declaring 3 GiB",
+            {
+                var zip = ZipBuilder()
+                zip.add("manifest.json", text: #"{"files": [{"file": "app.bin"}]}"#)
+                zip.add("app.bin", image("unsigned.bin"), declaredSize: 3 << 30)
+                return zip.data
+            },
+            .invalidZip
+        ),
+        (
             "cache without partition",
             {
                 zip([

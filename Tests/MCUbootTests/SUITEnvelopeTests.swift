@@ -87,6 +87,22 @@ import Testing
         #expect(error?.code == code, "\(label): \(error.map { "\($0)" } ?? "")")
     }
 
+    @Test func truncatedAndCorruptedEnvelopesNeverCrash() throws {
+        let original = Array(try Fixture.data("rfc9124_example0.suit"))
+        for length in 0..<original.count {
+            #expect(throws: MCUbootError.self) { try SUITEnvelope(Data(original.prefix(length))) }
+        }
+        var generator = TestBytes.SeededGenerator(seed: 107)
+        for _ in 0..<1000 {
+            var bytes = original
+            let index = Int.random(in: 0..<bytes.count, using: &generator)
+            bytes[index] = UInt8.random(in: 0...255, using: &generator)
+            if let envelope = try? SUITEnvelope(Data(bytes)) {
+                #expect(envelope.digest.count <= bytes.count)
+            }
+        }
+    }
+
     @Test func recognisesTheTagByItsFirstBytes() {
         #expect(SUITEnvelope.looksLikeEnvelope([0xd8, 0x6b, 0xa2]))
         #expect(!SUITEnvelope.looksLikeEnvelope([0xd8]))

@@ -1,8 +1,9 @@
 import Foundation
-@testable import MCUmgr
 import SMPCBOR
 import SMPCore
 import Testing
+
+@testable import MCUmgr
 
 /// The pipelined FS download (``SMPClient/download(name:options:)``) against a scripted
 /// device, and its reassembly state machine on its own.
@@ -41,6 +42,7 @@ struct DownloadTests {
             case .finished(let data): return (data, progress)
             }
         }
+        try Task.checkCancellation()
         Issue.record("the stream ended without .finished")
         return (Data(), progress)
     }
@@ -85,7 +87,11 @@ struct DownloadTests {
         for _ in 0..<100 where held.count < 3 { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(20))
         #expect(held.count == 3)
-        #expect(held.all.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }.sorted() == [100, 200, 300])
+        #expect(
+            held.all.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }.sorted() == [
+                100, 200, 300,
+            ]
+        )
         task.cancel()
         _ = try? await task.value
         await client.close()

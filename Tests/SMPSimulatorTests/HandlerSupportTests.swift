@@ -36,26 +36,26 @@ struct HandlerSupportTests {
     }
 
     /// `smp-protocol.md` §3.3: the image group's translation.
-    static let imageTranslation: [(Int, SMPReturnCode)] = [
+    static let imageTranslationCases: [(Int, SMPReturnCode)] = [
         (3, .noEntry), (4, .noEntry), (9, .badState), (27, .badState), (28, .badState), (15, .noMemory),
         (14, .invalidValue), (19, .invalidValue), (20, .invalidValue), (21, .invalidValue), (22, .invalidValue),
         (24, .invalidValue), (25, .invalidValue), (1, .unknown), (8, .unknown), (23, .unknown), (30, .unknown),
         (31, .unknown), (33, .unknown),
     ]
 
-    @Test("image group errors translate to legacy rc as Zephyr does", arguments: imageTranslation)
+    @Test("image group errors translate to legacy rc as Zephyr does", arguments: imageTranslationCases)
     func imageTranslation(rc: Int, expected: SMPReturnCode) {
         #expect(ResponseEncoding.legacyCode(group: .image, rc: rc) == expected)
     }
 
-    static let otherTranslation: [(SMPGroup, Int, SMPReturnCode)] = [
+    static let otherTranslationCases: [(SMPGroup, Int, SMPReturnCode)] = [
         (.os, 2, .invalidValue), (.os, 3, .noEntry), (.os, 4, .noEntry), (.os, 5, .unknown),
         (.fileSystem, 2, .invalidValue), (.fileSystem, 3, .noEntry), (.fileSystem, 14, .noEntry),
         (.fileSystem, 11, .unknown), (.settings, 3, .noEntry), (.settings, 2, .invalidValue),
         (.statistics, 2, .noEntry), (.shell, 3, .invalidValue), (.enumeration, 4, .noEntry), (.suit, 1, .unknown),
     ]
 
-    @Test("other groups translate too", arguments: otherTranslation)
+    @Test("other groups translate too", arguments: otherTranslationCases)
     func otherTranslation(group: SMPGroup, rc: Int, expected: SMPReturnCode) {
         #expect(ResponseEncoding.legacyCode(group: group, rc: rc) == expected)
     }

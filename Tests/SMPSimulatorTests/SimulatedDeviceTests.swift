@@ -31,8 +31,8 @@ struct SimulatedDeviceTests {
         let request = TestBytes.hex("0a00000900000000a161646568656c6c6f")
         let responses = await device.handle(request)
         #expect(responses.map { TestBytes.hex($0) } == ["0b00000a00000000bf617265" + "68656c6c6fff"])
-        let v1 = await device.handle(TestBytes.hex("0200000900000305a161646568656c6c6f"))
-        #expect(v1.first.map { Array($0.prefix(8)) } == TestBytes.hex("0300000a00000305"))
+        let v1 = await device.handle(TestBytes.hex("0200000900000300a161646568656c6c6f"))
+        #expect(v1.first.map { Array($0.prefix(8)) } == TestBytes.hex("0300000a00000300"))
     }
 
     @Test("definite maps when zcbor's indefinite encoding is turned off")

@@ -69,14 +69,14 @@ public actor SMPClient {
         public var bufferCount: Int
     }
 
-    private typealias Waiter = CheckedContinuation<SMPFrame, any Error>
+    private typealias Expectation = PendingRequests<ResponsePromise>.Expectation
 
     /// The connection this client talks over.
     public nonisolated let connection: any SMPConnection
     /// The configuration in force.
     public let configuration: Configuration
     private let logger: Logger
-    private var pending: PendingRequests<Waiter>
+    private var pending: PendingRequests<ResponsePromise>
     private var drivers: [Int: Task<Void, Never>] = [:]
     private var readerTask: Task<Void, Never>?
     private var closedError: (any Error)?
@@ -184,116 +184,122 @@ public actor SMPClient {
     public func send<R: SMPRequest>(_ request: R, timeout: Duration? = nil, retries: Int? = nil) async throws
         -> R.Response
     {
-        var busyAttempts = 0
-        while true {
-            let sentVersion = version
-            let frame = try await exchange(
-                request,
-                timeout: timeout ?? configuration.timeout,
-                retries: retries ?? configuration.retries
-            )
-            do {
-                return try frame.decodeResponse(to: R.self)
-            } catch let error as SMPDeviceError
-                where error.returnCode == .busy && busyAttempts < configuration.busyRetries
-            {
-                busyAttempts += 1
-                logger.debug("device busy; retrying", metadata: ["attempt": "\(busyAttempts)", "group": "\(R.group)"])
-                try await Task.sleep(for: configuration.busyBackoff * busyAttempts)
-            } catch let error as SMPDeviceError where error.returnCode == .protocolVersionTooNew && sentVersion != .v1 {
-                logger.info("device refused SMP v2 (rc 13); falling back to v1")
-                version = .v1
-            }
-        }
+        try await submit(request, timeout: timeout, retries: retries).response()
     }
 
-    private func exchange<R: SMPRequest>(_ request: R, timeout: Duration, retries: Int) async throws -> SMPFrame {
+    /// Sends a request now and returns a handle to await its answer later.
+    ///
+    /// The first attempt is on the link before this returns, so requests submitted one after
+    /// another leave in that order — what a pipelined transfer needs, since the device refuses
+    /// chunks that arrive out of order. Retries after timeouts continue in the background.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - timeout: per-attempt timeout; `nil` uses the configuration's.
+    ///   - retries: attempts after a timeout; `nil` uses the configuration's.
+    /// - Returns: the handle.
+    /// - Throws: ``SMPTransportError`` `.frameTooLarge` or `.disconnected`, an encoding ``SMPError``.
+    public func submit<R: SMPRequest>(_ request: R, timeout: Duration? = nil, retries: Int? = nil) async throws
+        -> SMPPendingResponse<R>
+    {
+        let timeout = timeout ?? configuration.timeout
+        let retries = max(0, retries ?? configuration.retries)
+        let (id, promise) = try await start(request, timeout: timeout, retries: retries)
+        return SMPPendingResponse(client: self, id: id, promise: promise, request: request, timeout: timeout, retries: retries)
+    }
+
+    /// Registers a request, sends its first attempt, and leaves the retries to a driver task.
+    private func start<R: SMPRequest>(_ request: R, timeout: Duration, retries: Int) async throws -> (Int, ResponsePromise) {
         if let closedError { throw closedError }
         guard let responseOperation = R.operation.response else {
             throw SMPError(.unexpectedOperation, "\(R.self) is not a request")
         }
-        let expectation = PendingRequests<Waiter>.Expectation(
-            group: R.group,
-            command: R.command,
-            operation: responseOperation
-        )
+        let expectation = Expectation(group: R.group, command: R.command, operation: responseOperation)
         // Encode once to fail early (and size-check) before anything is registered.
         let probe = try SMPFrame.request(request, sequence: 0, version: version)
         let limit = maximumFrameSize
         guard probe.bytes.count <= limit else {
             throw SMPTransportError(.frameTooLarge, "\(R.self) needs \(probe.bytes.count) bytes; the limit is \(limit)")
         }
-        let requestID = IDBox()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: Waiter) in
-                let id = pending.add(continuation)
-                requestID.set(id)
-                drivers[id] = Task {
-                    await self.drive(id, probe: probe, expectation: expectation, timeout: timeout, retries: retries)
-                }
-                // Cancelled before the id existed: the handler found nothing to cancel.
-                if Task.isCancelled { fail(id, CancellationError()) }
-            }
-        } onCancel: {
-            Task { await self.fail(requestID.get(), CancellationError()) }
+        let promise = ResponsePromise()
+        let id = pending.add(promise)
+        guard await sendAttempt(id, number: 0, probe: probe, expectation: expectation) else { return (id, promise) }
+        drivers[id] = Task {
+            await self.drive(id, probe: probe, expectation: expectation, timeout: timeout, retries: retries)
         }
+        return (id, promise)
     }
 
-    /// Sends the attempts of one request, sleeping its timeout between them.
-    private func drive(
-        _ id: Int,
-        probe: SMPFrame,
-        expectation: PendingRequests<Waiter>.Expectation,
-        timeout: Duration,
-        retries: Int
-    ) async {
-        for attempt in 0...max(0, retries) {
-            guard let sequence = pending.attempt(id, expecting: expectation) else { return }
-            var header = probe.header
-            header.sequence = sequence
-            header.version = version
-            let bytes: [UInt8]
-            do {
-                bytes = try SMPFrame(header: header, payload: probe.payload).bytes
-            } catch {
-                fail(id, error)
-                return
-            }
-            if attempt > 0 {
-                logger.debug(
-                    "no answer; sending again",
-                    metadata: [
-                        "attempt": "\(attempt + 1)", "sequence": "\(sequence)", "group": "\(header.group)",
-                        "command": "\(header.command)",
-                    ]
-                )
-            }
-            logger.trace("send", metadata: ["frame": "\(describe(bytes))"])
-            do {
-                try await connection.send(bytes)
-            } catch {
-                fail(id, error)
-                return
-            }
+    /// Sends one attempt; `false` when the request is already over (answered or failed).
+    private func sendAttempt(_ id: Int, number: Int, probe: SMPFrame, expectation: Expectation) async -> Bool {
+        guard let sequence = pending.attempt(id, expecting: expectation) else { return false }
+        var header = probe.header
+        header.sequence = sequence
+        header.version = version
+        let bytes: [UInt8]
+        do {
+            bytes = try SMPFrame(header: header, payload: probe.payload).bytes
+        } catch {
+            fail(id, error)
+            return false
+        }
+        if number > 0 {
+            logger.debug(
+                "no answer; sending again",
+                metadata: [
+                    "attempt": "\(number + 1)", "sequence": "\(sequence)", "group": "\(header.group)",
+                    "command": "\(header.command)",
+                ]
+            )
+        }
+        logger.trace("send", metadata: ["frame": "\(describe(bytes))"])
+        do {
+            try await connection.send(bytes)
+        } catch {
+            fail(id, error)
+            return false
+        }
+        return true
+    }
+
+    /// Waits out each attempt's timeout and sends the next attempt, until an answer or the last.
+    private func drive(_ id: Int, probe: SMPFrame, expectation: Expectation, timeout: Duration, retries: Int) async {
+        for attempt in 1...(retries + 1) {
             do {
                 try await Task.sleep(for: timeout)
             } catch {
                 return  // the request finished or was cancelled
             }
+            if attempt > retries { break }
+            guard await sendAttempt(id, number: attempt, probe: probe, expectation: expectation) else { return }
         }
         fail(
             id,
             SMPTransportError(
                 .timeout,
-                "no answer to \(expectation.group) command \(expectation.command) after \(max(0, retries) + 1) attempts of \(timeout)"
+                "no answer to \(expectation.group) command \(expectation.command) after \(retries + 1) attempts of \(timeout)"
             )
         )
     }
 
-    private func fail(_ id: Int?, _ error: any Error) {
+    /// Ends a request with an error (timeout, send failure, cancellation).
+    func fail(_ id: Int?, _ error: any Error) {
         guard let id else { return }
         drivers.removeValue(forKey: id)?.cancel()
-        pending.remove(id)?.resume(throwing: error)
+        pending.remove(id)?.resolve(.failure(error))
+    }
+
+    /// Called by a handle when the device answered `EBUSY` or `rc 13`; returns whether to resend.
+    func shouldResend(after error: SMPDeviceError, sentVersion: SMPVersion, busyAttempts: Int) -> Bool {
+        if error.returnCode == .busy && busyAttempts < configuration.busyRetries {
+            logger.debug("device busy; retrying", metadata: ["attempt": "\(busyAttempts + 1)", "group": "\(error.requestGroup)"])
+            return true
+        }
+        if error.returnCode == .protocolVersionTooNew && sentVersion != .v1 {
+            logger.info("device refused SMP v2 (rc 13); falling back to v1")
+            version = .v1
+            return true
+        }
+        return false
     }
 
     // MARK: - Receiving
@@ -314,7 +320,7 @@ public actor SMPClient {
                 logger.info("device answers in SMP v1; using v1 from now on")
                 version = .v1
             }
-            waiter.resume(returning: frame)
+            waiter.resolve(.success(frame))
         case .unknownSequence:
             logger.debug(
                 "dropping a frame no request is waiting for (late or duplicate)",
@@ -332,7 +338,7 @@ public actor SMPClient {
         if closedError == nil { closedError = error }
         for (_, task) in drivers { task.cancel() }
         drivers.removeAll()
-        for waiter in pending.removeAll() { waiter.resume(throwing: error) }
+        for waiter in pending.removeAll() { waiter.resolve(.failure(error)) }
     }
 
     private func describe(_ bytes: [UInt8]) -> String {
@@ -344,19 +350,3 @@ public actor SMPClient {
     }
 }
 
-/// Carries a request id from the actor-isolated registration to the nonisolated cancel handler.
-private final class IDBox: @unchecked Sendable {
-    // Guarded by `lock`: set once on the actor, read from the cancellation handler.
-    private let lock = NSLock()
-    private var id: Int?
-    func set(_ value: Int) {
-        lock.lock()
-        id = value
-        lock.unlock()
-    }
-    func get() -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        return id
-    }
-}

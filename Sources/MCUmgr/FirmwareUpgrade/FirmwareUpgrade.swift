@@ -75,22 +75,32 @@ public final class FirmwareUpgrade: Sendable {
     ///   ``FirmwareUpgradeError`` carrying the state it failed in.
     public func run(_ package: FirmwarePackage) -> AsyncThrowingStream<Event, any Error> {
         let images = package.isSUIT ? package.images : package.images.filter { $0.content == .mcuboot }
-        return start(images: images, package: package)
+        return start(images: images, package: package, resources: [:])
     }
 
-    /// Runs the upgrade of MCUboot images.
-    /// - Parameter images: the images, with their image numbers and target slots.
+    /// Runs the upgrade of images: MCUboot images, or a SUIT envelope and its caches.
+    /// - Parameters:
+    ///   - images: the images, with their image numbers and target slots.
+    ///   - resources: files a SUIT device may ask for, by name (`app.bin` for `file://app.bin`).
     /// - Returns: the events, as ``run(_:)``.
-    public func run(images: [FirmwarePackage.Image]) -> AsyncThrowingStream<Event, any Error> {
-        start(images: images, package: nil)
+    public func run(images: [FirmwarePackage.Image], resources: [String: Data] = [:])
+        -> AsyncThrowingStream<Event, any Error>
+    {
+        start(images: images, package: nil, resources: resources)
     }
 
-    private func start(images: [FirmwarePackage.Image], package: FirmwarePackage?)
+    private func start(images: [FirmwarePackage.Image], package: FirmwarePackage?, resources: [String: Data])
         -> AsyncThrowingStream<Event, any Error>
     {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self, throwing: (any Error).self)
         let task = Task {
-            var driver = Driver(upgrade: self, images: images, package: package, continuation: continuation)
+            var driver = Driver(
+                upgrade: self,
+                images: images,
+                package: package,
+                resources: resources,
+                continuation: continuation
+            )
             await driver.run()
         }
         control.setTask(task)
@@ -105,6 +115,7 @@ public final class FirmwareUpgrade: Sendable {
         let upgrade: FirmwareUpgrade
         let images: [FirmwarePackage.Image]
         let package: FirmwarePackage?
+        let resources: [String: Data]
         let continuation: AsyncThrowingStream<Event, any Error>.Continuation
         var machine: FirmwareUpgradeStateMachine
         var client: SMPClient?
@@ -117,11 +128,13 @@ public final class FirmwareUpgrade: Sendable {
             upgrade: FirmwareUpgrade,
             images: [FirmwarePackage.Image],
             package: FirmwarePackage?,
+            resources: [String: Data],
             continuation: AsyncThrowingStream<Event, any Error>.Continuation
         ) {
             self.upgrade = upgrade
             self.images = images
             self.package = package
+            self.resources = resources
             self.continuation = continuation
             self.client = upgrade.initialClient
             let isSUIT = package?.isSUIT ?? images.contains { $0.content == .suitEnvelope }
@@ -436,16 +449,16 @@ public final class FirmwareUpgrade: Sendable {
                 try Task.checkCancellation()
                 let request = try await client.send(SUITManagement.MissingImageState())
                 if let session = request.streamSessionID, let uri = request.resourceURI {
-                    guard let resource = package?.resource(named: uri) else {
+                    guard let data = resource(named: uri) else {
                         throw FirmwareUpgradeError(
                             .resourceNotFound,
                             state: .installing,
                             "the device asked for \(uri), which the package does not hold"
                         )
                     }
-                    emit(.warning("the device asked for \(uri); sending \(resource.data.count) bytes"))
+                    emit(.warning("the device asked for \(uri); sending \(data.count) bytes"))
                     for try await _ in client.upload(
-                        SUITResourceUpload(data: resource.data, streamSessionID: session),
+                        SUITResourceUpload(data: data, streamSessionID: session),
                         options: TransferOptions(window: max(1, configuration.window))
                     ) {}
                     continue
@@ -458,6 +471,12 @@ public final class FirmwareUpgrade: Sendable {
                 state: .installing,
                 "the device did not install the envelope within \(configuration.suitInstallTimeout)"
             )
+        }
+
+        func resource(named uri: String) -> Data? {
+            if let found = package?.resource(named: uri) { return found.data }
+            let bare = uri.hasPrefix("file://") ? String(uri.dropFirst(7)) : uri
+            return resources.first { $0.key.lowercased() == bare.lowercased() }?.value
         }
 
         func installedDigests(client: SMPClient) async throws -> [[UInt8]] {

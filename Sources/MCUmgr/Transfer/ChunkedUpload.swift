@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SMPCBOR
 import SMPCore
@@ -53,7 +54,16 @@ public struct ImageUpload: ChunkedUpload {
     ///   - data: the image file's bytes.
     ///   - image: the target image number.
     ///   - upgrade: refuse unless newer than the running image.
-    ///   - sha256: SHA-256 of `data` (the caller computes it; the MCUboot module has SHA-256).
+    public init(data: Data, image: Int = 0, upgrade: Bool = false) {
+        self.init(data: data, image: image, upgrade: upgrade, sha256: Data(SHA256.hash(data: data)))
+    }
+
+    /// Creates an image upload with a SHA-256 the caller already computed.
+    /// - Parameters:
+    ///   - data: the image file's bytes.
+    ///   - image: the target image number.
+    ///   - upgrade: refuse unless newer than the running image.
+    ///   - sha256: SHA-256 of `data`.
     public init(data: Data, image: Int = 0, upgrade: Bool = false, sha256: Data) {
         self.data = data
         self.image = image

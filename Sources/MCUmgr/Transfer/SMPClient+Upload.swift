@@ -93,21 +93,26 @@ extension SMPClient {
             return size
         }
 
-        @Sendable func sendChunk(at offset: Int, size: Int, first: Bool, timeout: Duration?) async throws -> Int {
-            let request = upload.request(offset: offset, data: data.subdata(in: offset..<offset + size), isFirst: first)
+        /// The device's next offset from an answer, or from a refusal that names it (FS).
+        @Sendable func offset(from answer: @Sendable () async throws -> U.Request.Response) async throws -> Int {
             do {
-                return upload.nextOffset(from: try await self.send(request, timeout: timeout))
+                return upload.nextOffset(from: try await answer())
             } catch let error as SMPDeviceError {
                 if let expected = upload.expectedOffset(after: error) { return expected }
                 throw error
             }
         }
 
+        func request(at offset: Int, size: Int, first: Bool) -> U.Request {
+            upload.request(offset: offset, data: data.subdata(in: offset..<offset + size), isFirst: first)
+        }
+
         session: while true {
             // The session-opening chunk: offset 0 with the identifying fields; the device may
             // answer with a later offset when it resumes an interrupted upload.
-            let firstSize = try chunkSize(at: 0, first: true)
-            let resumed = try await sendChunk(at: 0, size: firstSize, first: true, timeout: options.firstChunkTimeout)
+            let firstSize = min(try chunkSize(at: 0, first: true), options.openingChunkLimit ?? Int.max)
+            let opening = request(at: 0, size: firstSize, first: true)
+            let resumed = try await offset { try await self.send(opening, timeout: options.firstChunkTimeout) }
             sentBefore += firstSize
             if resumed == 0 && firstSize > 0 {
                 // The device kept nothing of the opening chunk; open the session again.
@@ -128,35 +133,30 @@ extension SMPClient {
             var tasks: [Int: Task<Void, Never>] = [:]
             defer { for task in tasks.values { task.cancel() } }
 
-            func fill() throws {
+            var incoming = answers.makeAsyncIterator()
+            while true {
+                // Chunks are submitted one after another, so they leave in offset order; only
+                // the waiting for their answers runs concurrently.
                 while state.inFlight.count < window && state.hasMoreToSend {
                     let size = try chunkSize(at: state.next, first: false)
-                    let start = state.send(size: size)
+                    let start = state.next
+                    let pending = try await submit(request(at: start, size: size, first: false), timeout: options.chunkTimeout)
+                    _ = state.send(size: size)
                     tasks[start]?.cancel()
                     tasks[start] = Task {
                         do {
-                            sink.yield(
-                                ChunkAnswer(
-                                    start: start,
-                                    result: .success(
-                                        try await sendChunk(
-                                            at: start,
-                                            size: size,
-                                            first: false,
-                                            timeout: options.chunkTimeout
-                                        )
-                                    )
-                                )
-                            )
+                            sink.yield(ChunkAnswer(start: start, result: .success(try await offset { try await pending.response() })))
                         } catch {
                             sink.yield(ChunkAnswer(start: start, result: .failure(error)))
                         }
                     }
                 }
-            }
-
-            try fill()
-            for await answer in answers {
+                if state.inFlight.isEmpty && !state.hasMoreToSend && !state.isFinished {
+                    // Everything sent was answered, yet the device wants more: send from its offset.
+                    state.rewindToConfirmed()
+                    continue
+                }
+                guard let answer = await incoming.next() else { break }
                 try Task.checkCancellation()
                 switch answer.result {
                 case .success(let deviceOffset):
@@ -167,10 +167,7 @@ extension SMPClient {
                     case .restart:
                         restarts += 1
                         guard restarts <= options.maximumRestarts else {
-                            throw SMPTransportError(
-                                .disconnected,
-                                "the device restarted the upload session \(restarts) times"
-                            )
+                            throw SMPTransportError(.disconnected, "the device restarted the upload session \(restarts) times")
                         }
                         sentBefore += state.bytesSent
                         continue session
@@ -182,12 +179,6 @@ extension SMPClient {
                     if state.chunkFailed(start: answer.start) && !(error is CancellationError) { throw error }
                 }
                 tasks[answer.start] = nil
-                try fill()
-                if state.inFlight.isEmpty && !state.hasMoreToSend && !state.isFinished {
-                    // Everything sent was answered, yet the device wants more: send from its offset.
-                    state.rewindToConfirmed()
-                    try fill()
-                }
             }
             try Task.checkCancellation()
             throw SMPTransportError(.disconnected, "the upload stopped before the device confirmed every byte")

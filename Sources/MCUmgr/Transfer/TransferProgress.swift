@@ -11,6 +11,27 @@ public struct TransferProgress: Sendable, Hashable {
     /// Estimated time to completion at the current rate, when a rate is known.
     public var estimatedTimeRemaining: Duration?
 
+    /// Creates a progress value.
+    /// - Parameters:
+    ///   - bytesConfirmed: bytes the device confirmed.
+    ///   - totalBytes: bytes in the transfer.
+    ///   - bytesSent: data bytes sent, re-sent ones included.
+    ///   - bytesPerSecond: confirmed bytes per second.
+    ///   - estimatedTimeRemaining: time to completion, if known.
+    public init(
+        bytesConfirmed: Int,
+        totalBytes: Int,
+        bytesSent: Int,
+        bytesPerSecond: Double,
+        estimatedTimeRemaining: Duration? = nil
+    ) {
+        self.bytesConfirmed = bytesConfirmed
+        self.totalBytes = totalBytes
+        self.bytesSent = bytesSent
+        self.bytesPerSecond = bytesPerSecond
+        self.estimatedTimeRemaining = estimatedTimeRemaining
+    }
+
     /// Completed fraction, 0...1.
     public var fraction: Double { totalBytes == 0 ? 1 : Double(bytesConfirmed) / Double(totalBytes) }
 }
@@ -31,6 +52,11 @@ public struct TransferOptions: Sendable, Hashable {
     /// How often the device may restart the session (answer offset 0 mid-transfer) before the
     /// transfer fails.
     public var maximumRestarts: Int
+    /// The most data bytes in the session-opening chunk. When the device resumes an
+    /// interrupted upload it discards that chunk's data, so a short opening chunk keeps the
+    /// bytes sent twice after a disconnect under one window; it must hold the 32-byte MCUboot
+    /// header, which Zephyr checks. `nil` fills the frame like every other chunk.
+    public var openingChunkLimit: Int?
 
     /// Creates options.
     /// - Parameters:
@@ -40,13 +66,15 @@ public struct TransferOptions: Sendable, Hashable {
     ///   - chunkTimeout: timeout of later requests.
     ///   - maximumFrameSize: a lower frame limit.
     ///   - maximumRestarts: session restarts tolerated.
+    ///   - openingChunkLimit: the most data in the session-opening chunk (at least 32).
     public init(
         window: Int = 4,
         alignment: Int = 1,
         firstChunkTimeout: Duration = .seconds(40),
         chunkTimeout: Duration? = nil,
         maximumFrameSize: Int? = nil,
-        maximumRestarts: Int = 5
+        maximumRestarts: Int = 5,
+        openingChunkLimit: Int? = 512
     ) {
         self.window = window
         self.alignment = alignment
@@ -54,5 +82,6 @@ public struct TransferOptions: Sendable, Hashable {
         self.chunkTimeout = chunkTimeout
         self.maximumFrameSize = maximumFrameSize
         self.maximumRestarts = maximumRestarts
+        self.openingChunkLimit = openingChunkLimit.map { max(32, $0) }
     }
 }

@@ -116,7 +116,10 @@ enum OSHandler {
             minute: values[4],
             second: values[5]
         )
-        guard let date = calendar.date(from: components) else { throw .management(.invalidValue) }
+        // The RTC driver refuses a date that does not exist (30 February).
+        guard let date = calendar.date(from: components),
+            calendar.dateComponents([.day, .month], from: date) == DateComponents(month: values[1], day: values[2])
+        else { throw .group(.os, OSManagement.ReturnCode.rtcCommandFailed.rawValue) }
         device.clockOffset = date.timeIntervalSince(Date())
         device.clockSet = true
         return CBORMap()

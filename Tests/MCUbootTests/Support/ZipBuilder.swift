@@ -8,7 +8,7 @@ struct ZipBuilder {
     private var central: [UInt8] = []
     private var count = 0
 
-    mutating func add(_ path: String, _ bytes: some Collection<UInt8>) {
+    mutating func add(_ path: String, _ bytes: some Collection<UInt8>, declaredSize: UInt32? = nil) {
         let name = Array(path.utf8)
         let data = Array(bytes)
         let crc = Self.crc32(data)
@@ -20,7 +20,8 @@ struct ZipBuilder {
         // Central directory record.
         central += Self.le32(0x0201_4b50) + Self.le16(0x031e) + Self.le16(20) + Self.le16(0) + Self.le16(0)
         central += Self.le16(0) + Self.le16(0x21) + Self.le32(crc) + Self.le32(UInt32(data.count))
-        central += Self.le32(UInt32(data.count)) + Self.le16(UInt16(name.count)) + Self.le16(0) + Self.le16(0)
+        central += Self.le32(declaredSize ?? UInt32(data.count)) + Self.le16(UInt16(name.count)) + Self.le16(0)
+        central += Self.le16(0)
         central += Self.le16(0) + Self.le16(0) + Self.le32(0o100644 << 16) + Self.le32(offset) + name
         count += 1
     }

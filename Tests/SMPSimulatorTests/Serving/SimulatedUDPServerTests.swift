@@ -182,6 +182,84 @@ struct SimulatedUDPServerTests {
     }
 }
 
+extension SimulatedUDPServerTests {
+    @Test("mcumgr-toolkit's typed API reads every group's answers", .enabled(if: Peers.available("mcumgr_toolkit")))
+    func mcumgrToolkitGroups() async throws {
+        let device = SimulatedDevice(configuration: .udp)
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        let script = """
+            import sys, datetime, mcumgr_toolkit as m
+            c = m.MCUmgrClient.udp('127.0.0.1', port=int(sys.argv[1]), timeout_ms=5000)
+            c.use_auto_frame_size()
+            steps = [
+                ("tasks", lambda: sorted(c.os_task_statistics().keys())),
+                ("pools", lambda: sorted(c.os_memory_pool_statistics().keys())),
+                ("setdt", lambda: c.os_set_datetime(datetime.datetime(2025, 6, 1, 12, 0, 0))),
+                ("getdt", lambda: c.os_get_datetime()),
+                ("info", lambda: c.os_application_info("a")),
+                ("state", lambda: c.image_get_state()),
+                ("slots", lambda: c.image_slot_info()),
+                ("fsup", lambda: c.fs_file_upload("/lfs1/t.bin", bytes(range(256)) * 20)),
+                ("fsdown", lambda: c.fs_file_download("/lfs1/t.bin") == bytes(range(256)) * 20),
+                ("fsstat", lambda: c.fs_file_status("/lfs1/t.bin")),
+                ("fssum", lambda: c.fs_file_checksum("/lfs1/t.bin")),
+                ("fssha", lambda: c.fs_file_checksum("/lfs1/t.bin", "sha256")),
+                ("fstypes", lambda: c.fs_supported_checksum_types()),
+                ("setw", lambda: c.settings_write("app/x", b"\x01\x02")),
+                ("setr", lambda: c.settings_read("app/x")),
+                ("save", lambda: c.settings_save()),
+                ("shell", lambda: c.shell_execute(["echo", "hi"])),
+                ("enum", lambda: c.enum_get_group_ids()),
+                ("details", lambda: c.enum_get_group_details()),
+                ("stats", lambda: c.stats_list_groups()),
+                ("stat", lambda: c.stats_get_group_data("smp_svr_stats")),
+                ("erase", lambda: c.zephyr_erase_storage()),
+            ]
+            for name, step in steps:
+                print(name, step(), flush=True)
+            """
+        let python = try #require(Peers.python)
+        let result = try await BoundedProcess.run(python, ["-c", script, String(server.localAddress.port)], timeout: .seconds(120))
+        #expect(result.status == 0, "\(result.summary)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 22, "\(result.summary)")
+        #expect(lines.contains("fsdown True"), "\(result.summary)")
+        #expect(lines.contains { $0.hasPrefix("getdt 2025-06-01") }, "\(result.summary)")
+        #expect(lines.contains { $0.hasPrefix("shell hi") }, "\(result.summary)")
+        await server.stop()
+    }
+
+    @Test("smpmgr over UDP: the revert path (test, reset, reset again without confirm → old image back)",
+        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    func smpmgrRevertPath() async throws {
+        let images = try await ImgtoolImages()
+        defer { images.remove() }
+        let signed = try await images.make(version: "2.0.0", size: 4_000, seed: 9)
+        let device = SimulatedDevice(configuration: .udp)
+        let (server, host) = try Self.serverOnPort1337(device)
+        server.start()
+        var result = try await Self.smpmgr(host, ["image", "upload", signed.path])
+        #expect(result.status == 0, "upload: \(result.summary)")
+        let hash = try #require(try MCUbootImage(Data(contentsOf: signed)).hash).map { String(format: "%02x", $0) }.joined()
+        result = try await Self.smpmgr(host, ["image", "state-write", hash])
+        #expect(result.status == 0, "test: \(result.summary)")
+        result = try await Self.smpmgr(host, ["os", "reset"])
+        #expect(result.status == 0, "reset: \(result.summary)")
+        result = try await Self.smpmgr(host, ["image", "state-read"])
+        #expect(result.status == 0)
+        #expect(await device.imageStates.first { $0.isActive }?.version == "2.0.0")
+        result = try await Self.smpmgr(host, ["os", "reset"])
+        #expect(result.status == 0, "second reset: \(result.summary)")
+        let states = await device.imageStates
+        #expect(states.first { $0.isActive }?.version == "1.0.0")
+        #expect(states.first { $0.isActive }?.isConfirmed == true)
+        result = try await Self.smpmgr(host, ["image", "state-read"])
+        #expect(result.stdout.contains("1.0.0"))
+        await server.stop()
+    }
+}
+
 /// The `smpmgr` acceptance flow, shared by the UDP and serial tests.
 enum SMPMgrFlow {
     static func run(

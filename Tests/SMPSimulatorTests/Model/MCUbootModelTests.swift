@@ -1,5 +1,6 @@
 import Foundation
 import MCUboot
+import SMPCore
 import SMPTestSupport
 import Testing
 

@@ -1,0 +1,84 @@
+import Foundation
+import SMPCore
+
+/// A request already on the link, whose answer is awaited with ``response()``.
+///
+/// Returned by ``SMPClient/submit(_:timeout:retries:)``. Busy answers and a v2 refusal with
+/// `rc 13` are retried transparently, as ``SMPClient/send(_:timeout:retries:)`` does.
+public struct SMPPendingResponse<R: SMPRequest>: Sendable {
+    let client: SMPClient
+    let id: Int
+    let promise: ResponsePromise
+    let request: R
+    let timeout: Duration
+    let retries: Int
+
+    /// Waits for the answer.
+    /// - Returns: the device's response.
+    /// - Throws: as ``SMPClient/send(_:timeout:retries:)``; `CancellationError` if the waiting
+    ///   task is cancelled (the request is then withdrawn).
+    public func response() async throws -> R.Response {
+        var current = self
+        var busyAttempts = 0
+        while true {
+            let sentVersion = await client.version
+            let frame = try await current.frame()
+            do {
+                return try frame.decodeResponse(to: R.self)
+            } catch let error as SMPDeviceError {
+                guard await client.shouldResend(after: error, sentVersion: sentVersion, busyAttempts: busyAttempts) else {
+                    throw error
+                }
+                if error.returnCode == .busy {
+                    busyAttempts += 1
+                    try await Task.sleep(for: client.configuration.busyBackoff * busyAttempts)
+                }
+                current = try await client.submit(request, timeout: timeout, retries: retries)
+            }
+        }
+    }
+
+    /// Withdraws the request: its answer, if one still comes, is dropped.
+    public func cancel() async {
+        await client.fail(id, CancellationError())
+    }
+
+    private func frame() async throws -> SMPFrame {
+        let client = self.client
+        let id = self.id
+        return try await withTaskCancellationHandler {
+            try await promise.value()
+        } onCancel: {
+            Task { await client.fail(id, CancellationError()) }
+        }
+    }
+}
+
+/// A one-shot result that any number of tasks can await; resolved once by the client.
+final class ResponsePromise: @unchecked Sendable {
+    // `lock` guards `result` and `waiters`; continuations are resumed outside the lock.
+    private let lock = NSLock()
+    private var result: Result<SMPFrame, any Error>?
+    private var waiters: [CheckedContinuation<SMPFrame, any Error>] = []
+
+    func resolve(_ value: Result<SMPFrame, any Error>) {
+        let toResume: [CheckedContinuation<SMPFrame, any Error>] = lock.withLock {
+            guard result == nil else { return [] }
+            result = value
+            defer { waiters.removeAll() }
+            return waiters
+        }
+        for waiter in toResume { waiter.resume(with: value) }
+    }
+
+    func value() async throws -> SMPFrame {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: Result<SMPFrame, any Error>? = lock.withLock {
+                if let result { return result }
+                waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+import MCUmgrCommands
+import Testing
+
+/// `mcumgr basic erase-storage` against the simulated device.
+@Suite struct BasicCommandTests {
+    @Test func eraseStorageForgetsSavedSettings() async throws {
+        let device = SimDevice()
+        try device.saveSettings(["app/x": Data("1".utf8)])
+        #expect(await CLI.sim("settings", "read", "app/x", device: device).stdout == "31\n")
+        let erase = await CLI.sim("basic", "erase-storage", device: device)
+        #expect(erase.status == 0, "\(erase.stderr)")
+        #expect(erase.stdout == "erased the storage partition\n")
+        let read = await CLI.sim("settings", "read", "app/x", device: device)
+        #expect(read.stderr == "error: the device refused: settings error 3 KEY_NOT_FOUND\n")
+        let json = await CLI.sim("basic", "erase-storage", "--json", device: device)
+        #expect(json.stdout == "{}\n")
+    }
+}

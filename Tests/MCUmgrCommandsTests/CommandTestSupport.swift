@@ -1,0 +1,75 @@
+import Foundation
+import SMPTestSupport
+import Testing
+
+@testable import MCUmgrCommands
+
+/// Runs `mcumgr` in-process against the simulated device and captures what it prints.
+enum CLI {
+    typealias Result = (status: Int32, stdout: String, stderr: String)
+
+    /// Runs a command line as typed after `mcumgr`. Progress is drawn as plain lines (never on
+    /// the real terminal, even when `swift test` runs in one).
+    static func run(_ arguments: [String]) async -> Result {
+        await TransferProgressView.$terminalOverride.withValue(false) {
+            await MCUmgrCommand.run(arguments: arguments)
+        }
+    }
+
+    /// Runs a command against a fresh simulated device (`--conn sim://…` appended).
+    static func sim(_ arguments: String..., device: SimDevice? = nil) async -> Result {
+        await run(arguments + ["--conn", device?.url ?? "sim://"])
+    }
+
+    /// Runs a command with arguments given as an array against a simulated device.
+    static func sim(arguments: [String], device: SimDevice? = nil) async -> Result {
+        await run(arguments + ["--conn", device?.url ?? "sim://"])
+    }
+
+    /// The lines of a command's stdout.
+    static func lines(_ text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+
+    /// Parses one JSON document.
+    static func json(_ text: String) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return try #require(object as? [String: Any])
+    }
+
+    /// Parses one JSON object per line.
+    static func jsonLines(_ text: String) throws -> [[String: Any]] {
+        try lines(text).map { try json($0) }
+    }
+
+    /// An MCUboot test fixture (see Tests/MCUbootTests/Fixtures/make-fixtures.sh).
+    static func fixture(_ name: String) -> String {
+        Peers.packageRoot.appendingPathComponent("Tests/MCUbootTests/Fixtures/\(name)").path
+    }
+}
+
+/// A simulated device whose flash, settings and files live in a temporary folder, so that
+/// several commands talk to the same device (`sim://?state_dir=…`).
+final class SimDevice: Sendable {
+    let folder: URL
+    let options: String
+
+    init(options: String = "") {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-cli-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        self.options = options
+    }
+
+    var url: String { "sim://?state_dir=\(folder.path)" + (options.isEmpty ? "" : "&" + options) }
+
+    /// Seeds the device's saved settings (the simulator's `settings.json`: name → base64 value);
+    /// every command boots the device again, which loads them.
+    func saveSettings(_ values: [String: Data]) throws {
+        try JSONEncoder().encode(values).write(to: folder.appendingPathComponent("settings.json"))
+    }
+
+    /// A scratch file path inside the device's folder (outside its file system).
+    func scratch(_ name: String) -> String { folder.appendingPathComponent("scratch-" + name).path }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+}

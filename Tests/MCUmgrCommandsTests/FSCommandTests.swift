@@ -1,0 +1,95 @@
+import Foundation
+import MCUmgrCommands
+import Testing
+
+/// `mcumgr fs …` against the simulated device.
+@Suite struct FSCommandTests {
+    /// Bytes with a pattern, larger than several device buffers.
+    static let contents = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 7) })
+
+    @Test func uploadStatusHashDownloadRoundTrip() async throws {
+        let device = SimDevice(options: "buf_size=512")
+        let local = device.scratch("in.bin")
+        try Self.contents.write(to: URL(fileURLWithPath: local))
+
+        let upload = await CLI.sim("fs", "upload", local, "/lfs1/data.bin", device: device)
+        #expect(upload.status == 0, "\(upload.stderr)")
+        #expect(upload.stdout.hasPrefix("uploaded \(local) to /lfs1/data.bin: 19.5 KiB in "))
+        let progress = CLI.lines(upload.stderr)
+        #expect(progress.first?.hasPrefix("upload  ") == true)
+        #expect(progress.last?.hasPrefix("upload  100%  19.5 KiB/19.5 KiB") == true)
+        #expect(progress.count <= 11)
+
+        let status = await CLI.sim("fs", "status", "/lfs1/data.bin", device: device)
+        #expect(status.stdout == "/lfs1/data.bin: 20000 bytes\n")
+
+        let sha = await CLI.sim("fs", "hash", "/lfs1/data.bin", "--type", "sha256", "--json", device: device)
+        #expect(sha.status == 0, "\(sha.stderr)")
+        let digest = try CLI.json(sha.stdout)
+        #expect(digest["type"] as? String == "sha256")
+        #expect(digest["len"] as? Int == 20_000)
+        #expect((digest["output"] as? String)?.count == 64)
+
+        let out = device.scratch("out.bin")
+        let download = await CLI.sim("fs", "download", "/lfs1/data.bin", out, "--window", "3", device: device)
+        #expect(download.status == 0, "\(download.stderr)")
+        #expect(download.stdout.hasPrefix("downloaded /lfs1/data.bin to \(out): 19.5 KiB in "))
+        #expect(CLI.lines(download.stderr).last?.hasPrefix("download  100%  19.5 KiB/19.5 KiB") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Self.contents)
+
+        let json = await CLI.sim("fs", "download", "/lfs1/data.bin", out, "--json", device: device)
+        let events = try CLI.jsonLines(json.stdout)
+        #expect(events.last?["event"] as? String == "done")
+        #expect(events.last?["sha256"] as? String == digest["output"] as? String)
+        #expect(json.stderr == "")
+    }
+
+    @Test func crc32IsShownAsHex() async throws {
+        let device = SimDevice()
+        let local = device.scratch("small.txt")
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: local))
+        _ = await CLI.sim("fs", "upload", local, "/lfs1/hello.txt", device: device)
+        let crc = await CLI.sim("fs", "hash", "/lfs1/hello.txt", device: device)
+        #expect(crc.status == 0, "\(crc.stderr)")
+        // zlib crc32("hello\n") = 0x363a3020
+        #expect(crc.stdout == "crc32 0x363a3020  /lfs1/hello.txt (6 bytes)\n")
+    }
+
+    @Test func anEmptyFileDownloads() async throws {
+        let device = SimDevice()
+        let empty = device.scratch("empty")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let upload = await CLI.sim("fs", "upload", empty, "/lfs1/empty", device: device)
+        #expect(upload.status == 0, "\(upload.stderr)")
+        let out = device.scratch("empty-out")
+        let download = await CLI.sim("fs", "download", "/lfs1/empty", out, device: device)
+        #expect(download.status == 0, "\(download.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)).isEmpty)
+    }
+
+    @Test func aMissingFileIsRefusedByName() async {
+        let result = await CLI.sim("fs", "download", "/lfs1/nope", "/tmp/never-written")
+        #expect(result.status == 1)
+        #expect(result.stdout == "")
+        #expect(result.stderr == "error: the device refused: fs error 3 FILE_NOT_FOUND\n")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/never-written"))
+        let status = await CLI.sim("fs", "status", "/lfs1/nope")
+        #expect(status.stderr == "error: the device refused: fs error 3 FILE_NOT_FOUND\n")
+    }
+
+    @Test func aMissingLocalFileIsNamed() async {
+        let result = await CLI.sim("fs", "upload", "/nonexistent/file", "/lfs1/x")
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("error: cannot read /nonexistent/file: "))
+    }
+
+    @Test func typesAndClose() async throws {
+        let types = await CLI.sim("fs", "types")
+        #expect(types.status == 0, "\(types.stderr)")
+        #expect(types.stdout == "type    format  size\ncrc32   number     4\nsha256  bytes     32\n")
+        let json = try CLI.json(await CLI.sim("fs", "types", "--json").stdout)
+        #expect(((json["types"] as? [String: Any])?["sha256"] as? [String: Any])?["size"] as? Int == 32)
+        let close = await CLI.sim("fs", "close")
+        #expect(close.stdout == "closed\n")
+    }
+}

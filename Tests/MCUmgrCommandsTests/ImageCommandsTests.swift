@@ -1,0 +1,148 @@
+import Foundation
+import MCUmgrCommands
+import Testing
+
+/// `mcumgr image list|upload|test|confirm|erase|slots` against the simulated device.
+@Suite struct ImageCommandsTests {
+    static let factoryHash = "863a2709d8d2c69d900205d09d2629a0e9055ab8d9c12cf1c698308a039e67e8"
+    static let unsignedHash = "87088ceee65866b4f7f5c23eb3909b69af073cd7959d45c342c083dc83b8df7f"
+
+    @Test func listIsATableWithFlagsAndFullHashes() async {
+        let result = await CLI.sim("image", "list")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout == """
+                image  slot  version  flags                      hash
+                    0     0  1.0.0    active confirmed bootable  \(Self.factoryHash)
+
+                """
+        )
+        #expect(result.stderr == "")
+    }
+
+    @Test func listJSONUsesWireNamesAndEveryFlag() async throws {
+        let result = await CLI.sim("image", "list", "--json")
+        #expect(result.status == 0)
+        #expect(
+            result.stdout.hasPrefix(
+                #"{"images":[{"image":0,"slot":0,"version":"1.0.0","hash":"\#(Self.factoryHash)","bootable":true,"pending":false,"confirmed":true,"active":true,"permanent":false}]"#
+            )
+        )
+        #expect(CLI.lines(result.stdout).count == 1)
+    }
+
+    @Test func uploadTestConfirmEraseRoundTrip() async throws {
+        let device = SimDevice()
+        let upload = await CLI.sim("image", "upload", CLI.fixture("unsigned.bin"), device: device)
+        #expect(upload.status == 0, "\(upload.stderr)")
+        let lines = CLI.lines(upload.stdout)
+        #expect(lines.count == 3)
+        #expect(lines[0] == "uploading unsigned.bin: image 0, version 1.2.3, 1576 bytes")
+        #expect(lines[1] == "image hash \(Self.unsignedHash)")
+        #expect(lines[2].hasPrefix("uploaded 1.5 KiB in "))
+        #expect(lines[2].hasSuffix("; next: mcumgr image test \(Self.unsignedHash)"))
+        // Progress went to stderr as plain lines (stderr is not a terminal here).
+        #expect(CLI.lines(upload.stderr).last?.hasPrefix("upload  100%  1.5 KiB/1.5 KiB") == true)
+
+        let listed = await CLI.sim("image", "list", device: device)
+        #expect(
+            CLI.lines(listed.stdout).last == "    0     1  1.2.3    bootable                   \(Self.unsignedHash)"
+        )
+
+        // A unique prefix of the hash is enough.
+        let tested = await CLI.sim("image", "test", "8708", device: device)
+        #expect(tested.status == 0, "\(tested.stderr)")
+        #expect(
+            CLI.lines(tested.stdout).last == "    0     1  1.2.3    pending bootable           \(Self.unsignedHash)"
+        )
+
+        // Erasing a slot marked for the next boot is refused, by name.
+        let refused = await CLI.sim("image", "erase", device: device)
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "error: the device refused: image error 9 NO_FREE_SLOT\n")
+
+        let confirmed = await CLI.sim("image", "confirm", Self.unsignedHash, "--json", device: device)
+        #expect(confirmed.status == 0, "\(confirmed.stderr)")
+        let images = try #require(try CLI.json(confirmed.stdout)["images"] as? [[String: Any]])
+        #expect(images.last?["permanent"] as? Bool == true)
+        #expect(images.last?["pending"] as? Bool == true)
+    }
+
+    @Test func uploadJSONIsOneObjectPerLine() async throws {
+        let result = await CLI.sim("image", "upload", CLI.fixture("unsigned.bin"), "--json", "--window", "2")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr == "")
+        let events = try CLI.jsonLines(result.stdout)
+        #expect(events.first?["event"] as? String == "start")
+        #expect(events.first?["hash"] as? String == Self.unsignedHash)
+        #expect(events.first?["len"] as? Int == 1576)
+        #expect(events.dropFirst().dropLast().allSatisfy { $0["event"] as? String == "progress" })
+        #expect(events.dropLast().last?["off"] as? Int == 1576)
+        #expect(events.last?["event"] as? String == "done")
+    }
+
+    @Test func uploadRefusesAPackageOfSeveralImagesWithoutImage() async {
+        let result = await CLI.sim("image", "upload", CLI.fixture("dfu_application.zip"))
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "error: dfu_application.zip holds 2 images (0, 1); pick one with --image N, or use 'mcumgr upgrade dfu_application.zip'\n"
+        )
+    }
+
+    @Test func uploadOfAMissingFileNamesIt() async {
+        let result = await CLI.sim("image", "upload", "/nonexistent/app.bin")
+        #expect(result.status == 1)
+        #expect(result.stderr == "error: cannot read /nonexistent/app.bin: no such file, or not readable\n")
+    }
+
+    @Test func uploadOptionsAreValidated() async {
+        let result = await CLI.sim("image", "upload", CLI.fixture("unsigned.bin"), "--window", "0")
+        #expect(result.status == 64)
+        #expect(result.stderr == "error: --window must be from 1 to 64\n")
+    }
+
+    @Test func testingTheRunningImageIsRefusedByName() async {
+        let result = await CLI.sim("image", "test", Self.factoryHash)
+        #expect(result.status == 1)
+        #expect(result.stderr == "error: the device refused: image error 33 IMAGE_SETTING_TEST_TO_ACTIVE_DENIED\n")
+    }
+
+    @Test func anUnknownHashPrefixIsExplained() async {
+        let result = await CLI.sim("image", "test", "abcd")
+        #expect(result.status == 1)
+        #expect(
+            result.stderr == "error: no image on the device has a hash starting with abcd; see 'mcumgr image list'\n"
+        )
+    }
+
+    @Test func confirmWithoutHashConfirmsTheRunningImage() async {
+        let result = await CLI.sim("image", "confirm")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(CLI.lines(result.stdout).count == 2)
+    }
+
+    @Test func eraseTheInactiveSlot() async {
+        let result = await CLI.sim("image", "erase")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "erased the inactive slot\n")
+        let slot = await CLI.sim("image", "erase", "--slot", "1", "--json")
+        #expect(slot.stdout == #"{"slot":1}"# + "\n")
+    }
+
+    @Test func slotsShowSizes() async throws {
+        let result = await CLI.sim("image", "slots")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout == """
+                image  slot  size                upload_image_id  max_image_size
+                    0     0  262144 (256.0 KiB)                -          262144
+                    0     1  262144 (256.0 KiB)                -          262144
+
+                """
+        )
+        let json = try CLI.json(await CLI.sim("image", "slots", "--json").stdout)
+        let image = try #require((json["images"] as? [[String: Any]])?.first)
+        #expect((image["slots"] as? [[String: Any]])?.map { $0["size"] as? Int } == [262_144, 262_144])
+    }
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import SMPCore
+import SMPPOSIX
+import SMPSimulator
+import Testing
+
+@testable import MCUmgrCommands
+
+@Suite("SimulatorCommand")
+struct SimulatorCommandTests {
+    @Test("endpoints: HOST:PORT, [IPv6]:PORT, HOST alone, :PORT", arguments: [
+        ("127.0.0.1:1337", "127.0.0.1", 1337 as UInt16), ("[::1]:4000", "::1", 4000), ("localhost", "localhost", 1337),
+        (":0", "127.0.0.1", 0), ("0.0.0.0:9", "0.0.0.0", 9), ("[::]", "::", 1337),
+    ])
+    func endpoints(text: String, host: String, port: UInt16) throws {
+        let parsed = try SimulatorCommand.parseEndpoint(text)
+        #expect(parsed.host == host)
+        #expect(parsed.port == port)
+    }
+
+    @Test("bad options are refused before anything is served", arguments: [
+        ["--udp", "[::1:80"], ["--udp", "host:99999"], ["--framing", "hdlc", "--pty"], ["--mode", "sideways"],
+        ["--images", "0"], ["--baud", "5"], ["--slot-size", "big"], ["--key", "/no/such/key.pem"],
+    ])
+    func validation(arguments: [String]) {
+        #expect(throws: (any Error).self) { try SimulatorCommand.parse(arguments) }
+    }
+
+    @Test("serves UDP on the given address and prints one line per endpoint")
+    func servesUDP() async throws {
+        let command = try SimulatorCommand.parse(["--udp", "127.0.0.1:0", "--images", "2", "--mode", "overwrite"])
+        let running = try command.start()
+        defer { Task { await running.stop() } }
+        #expect(running.endpoints.count == 1)
+        let endpoint = try #require(running.endpoints.first)
+        #expect(endpoint.hasPrefix("udp://127.0.0.1:"))
+        let port = try #require(UInt16(endpoint.split(separator: ":").last ?? ""))
+        #expect(port != 0)
+        #expect(running.device.configuration.imageCount == 2)
+        #expect(running.device.configuration.bootloaderMode == .overwriteOnly)
+        #expect(running.device.configuration.bufferSize == 2048)
+
+        let client = try UDPSocket(connectingTo: "127.0.0.1", port: port)
+        defer { client.close() }
+        try client.send(SMPFrame.request(OSManagement.Echo(text: "cli"), sequence: 3).bytes)
+        var reply: [UInt8]?
+        let deadline = ContinuousClock.now + .seconds(5)
+        while reply == nil && ContinuousClock.now < deadline {
+            reply = try client.receive(timeout: .milliseconds(1))?.bytes
+            if reply == nil { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        let frame = try SMPFrame(parsing: try #require(reply))
+        #expect(try frame.decodeResponse(to: OSManagement.Echo.self).text == "cli")
+        await running.stop()
+    }
+
+    @Test("serves a pseudo-terminal with 384-byte buffers and prints serial://PATH")
+    func servesPTY() async throws {
+        let command = try SimulatorCommand.parse(["--pty", "--framing", "raw", "--baud", "0"])
+        let running = try command.start()
+        #expect(running.endpoints.count == 1)
+        let endpoint = try #require(running.endpoints.first)
+        #expect(endpoint.hasPrefix("serial:///dev/"))
+        #expect(endpoint.hasSuffix("?framing=raw"))
+        #expect(running.device.configuration.bufferSize == 384)
+        await running.stop()
+    }
+
+    @Test("--json announces each endpoint as one JSON object per line")
+    func jsonAnnouncement() async throws {
+        let command = try SimulatorCommand.parse(["--udp", "127.0.0.1:0", "--udp", "127.0.0.1:0", "--json"])
+        let running = try command.start()
+        let lines = LinesBox()
+        Console.$output.withValue(Console.Sink(write: lines.append)) {
+            command.announce(running)
+        }
+        #expect(lines.lines.count == 2)
+        #expect(lines.lines.allSatisfy { $0.hasPrefix("{\"endpoint\":\"udp://127.0.0.1:") })
+        await running.stop()
+    }
+
+    @Test("an address that cannot be bound is reported, not crashed on")
+    func unbindableAddress() throws {
+        // 192.0.2.0/24 is TEST-NET-1: no interface here has it.
+        let command = try SimulatorCommand.parse(["--udp", "192.0.2.1:9"])
+        #expect(throws: (any Error).self) { try command.start() }
+    }
+}
+
+private final class LinesBox: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: [String] = []
+    func append(_ line: String) {
+        lock.lock()
+        stored.append(line)
+        lock.unlock()
+    }
+    var lines: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+}

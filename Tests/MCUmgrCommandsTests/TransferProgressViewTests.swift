@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import MCUmgr
+@testable import MCUmgrCommands
+
+/// How transfer progress is drawn: the bar, the plain lines, the JSON objects.
+@Suite struct TransferProgressViewTests {
+    static func progress(_ done: Int, of total: Int, rate: Double = 2048, eta: Duration? = .seconds(3))
+        -> TransferProgress
+    {
+        TransferProgress(
+            bytesConfirmed: done,
+            totalBytes: total,
+            bytesSent: done,
+            bytesPerSecond: rate,
+            estimatedTimeRemaining: eta
+        )
+    }
+
+    @Test func summaryHasPercentBytesRateAndETA() {
+        #expect(
+            TransferProgressView.summary(Self.progress(4096, of: 10240))
+                == " 40%  4.0 KiB/10.0 KiB  2.0 KiB/s  ETA 0:03"
+        )
+        #expect(TransferProgressView.summary(Self.progress(10240, of: 10240)) == "100%  10.0 KiB/10.0 KiB  2.0 KiB/s")
+        #expect(TransferProgressView.summary(Self.progress(0, of: 100, rate: 0, eta: nil)) == "  0%  0 B/100 B")
+    }
+
+    @Test func barFillsInProportion() {
+        let bar = TransferProgressView.bar(Self.progress(5, of: 10), label: "upload", width: 10)
+        #expect(bar == "upload [#####.....]  50%  5 B/10 B  2.0 KiB/s  ETA 0:03")
+    }
+
+    @Test func sizesAndTimesForPeople() {
+        #expect(TransferProgressView.bytes(1023) == "1023 B")
+        #expect(TransferProgressView.bytes(1536) == "1.5 KiB")
+        #expect(TransferProgressView.bytes(3 * 1024 * 1024) == "3.00 MiB")
+        #expect(TransferProgressView.clockTime(59.2) == "1:00")
+        #expect(TransferProgressView.clockTime(3725) == "1:02:05")
+    }
+
+    @Test func plainLinesAppearAtEveryTenth() {
+        let lines = LockedLines()
+        Console.$error.withValue(Console.Sink(write: lines.append)) {
+            TransferProgressView.$terminalOverride.withValue(false) {
+                var view = TransferProgressView(label: "upload", json: false)
+                #expect(view.style == .lines)
+                for done in stride(from: 0, through: 1000, by: 10) { view.update(Self.progress(done, of: 1000)) }
+                view.finish()
+            }
+        }
+        #expect(lines.all.count == 11)
+        #expect(lines.all.first == "upload    0%  0 B/1000 B  2.0 KiB/s  ETA 0:03")
+        #expect(lines.all.last == "upload  100%  1000 B/1000 B  2.0 KiB/s")
+    }
+
+    @Test func jsonIsOneObjectPerUpdateOnStdout() {
+        let lines = LockedLines()
+        Console.$output.withValue(Console.Sink(write: lines.append)) {
+            var view = TransferProgressView(label: "download", json: true)
+            view.update(Self.progress(512, of: 1024, rate: 100.04, eta: .milliseconds(5120)))
+            view.finish()
+        }
+        #expect(
+            lines.all == [
+                #"{"event":"progress","stage":"download","off":512,"len":1024,"sent":512,"rate":100.0,"eta":5.1}"#
+            ]
+        )
+    }
+
+    @Test func jsonIsAtMostOneObjectPerPercent() {
+        let lines = LockedLines()
+        Console.$output.withValue(Console.Sink(write: lines.append)) {
+            var view = TransferProgressView(label: "upload", json: true)
+            for done in 0...1000 { view.update(Self.progress(done, of: 1000)) }
+        }
+        #expect(lines.all.count == 101)
+        #expect(lines.all.last?.contains(#""off":1000,"len":1000"#) == true)
+    }
+}
+
+final class LockedLines: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}

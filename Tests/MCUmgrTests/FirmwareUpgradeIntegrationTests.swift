@@ -1,0 +1,497 @@
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPCore
+import SMPSimulator
+import SMPTestSupport
+import Testing
+
+/// Builds valid MCUboot images (header, payload, SHA-256 TLV) of any size.
+enum TestImage {
+    static func make(version: String, image: Int = 0, size: Int = 4096) -> FirmwarePackage.Image {
+        let parsed = ImageVersion(version) ?? ImageVersion(major: 9, minor: 9, revision: 9)
+        let headerSize = 0x200
+        var payload = Array("Test application \(image) \(version)\n".utf8)
+        while payload.count < max(64, size - headerSize - 40) {
+            payload.append(UInt8(truncatingIfNeeded: payload.count &* 131 &+ image &+ Int(parsed.major)))
+        }
+        var bytes: [UInt8] = []
+        func le<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        le(UInt32(0x96f3_b83d))
+        le(UInt32(0))
+        le(UInt16(headerSize))
+        le(UInt16(0))
+        le(UInt32(payload.count))
+        le(UInt32(0))
+        bytes.append(parsed.major)
+        bytes.append(parsed.minor)
+        le(parsed.revision)
+        le(parsed.build)
+        le(UInt32(0))
+        bytes += Array(repeating: 0, count: headerSize - bytes.count)
+        bytes += payload
+        let digest = ImageHashAlgorithm.sha256.hash(bytes)
+        le(UInt16(0x6907))
+        le(UInt16(4 + 4 + digest.count))
+        le(UInt16(0x10))
+        le(UInt16(digest.count))
+        bytes += digest
+        // Force-try is acceptable here: the bytes were just built as a valid image.
+        return FirmwarePackage.Image(try! MCUbootImage(bytes: bytes), imageIndex: image, slot: 1, fileName: "app\(image).bin")
+    }
+}
+
+/// What a run of the engine produced.
+struct UpgradeRun: Sendable {
+    var events: [FirmwareUpgrade.Event] = []
+    var error: (any Error)?
+
+    var succeeded: Bool { error == nil && summary != nil }
+    var summary: FirmwareUpgrade.Summary? {
+        for case .completed(let summary) in events { return summary }
+        return nil
+    }
+    var upgradeError: FirmwareUpgradeError? { error as? FirmwareUpgradeError }
+    var resumedOffsets: [Int] {
+        events.compactMap { if case .uploadResumed(_, let offset) = $0 { offset } else { nil } }
+    }
+    var warnings: [String] { events.compactMap { if case .warning(let text) = $0 { text } else { nil } } }
+    var states: [FirmwareUpgrade.State] {
+        events.compactMap { if case .stateChanged(_, let to) = $0 { to } else { nil } }
+    }
+}
+
+/// The slot state each mode promises, by bootloader.
+enum Promise: Equatable {
+    case runningConfirmed
+    case runningUnconfirmed
+    case uploaded
+
+    init(mode: FirmwareUpgrade.Mode, bootloader: BootloaderMode) {
+        switch (bootloader, mode) {
+        case (.directXIP, _): self = .runningConfirmed
+        case (_, .uploadOnly): self = .uploaded
+        case (.overwriteOnly, _): self = .runningConfirmed
+        case (_, .testOnly): self = .runningUnconfirmed
+        default: self = .runningConfirmed
+        }
+    }
+
+    /// Whether the device's list shows the promise for every image.
+    func isKept(by states: [ImageManagement.SlotState], images: [FirmwarePackage.Image]) -> Bool {
+        images.allSatisfy { image in
+            guard let entry = states.first(where: { $0.hash.map(Array.init) == image.hash }) else { return false }
+            switch self {
+            case .runningConfirmed: return entry.isActive && entry.isConfirmed
+            case .runningUnconfirmed: return entry.isActive && !entry.isConfirmed
+            case .uploaded: return !entry.isActive
+            }
+        }
+    }
+}
+
+enum UpgradeHarness {
+    static let client = SMPClient.Configuration(
+        timeout: .milliseconds(150),
+        retries: 4,
+        busyBackoff: .milliseconds(2),
+        firstSequence: 0
+    )
+
+    static func configuration(_ mode: FirmwareUpgrade.Mode, retries: Int = 6) -> FirmwareUpgrade.Configuration {
+        FirmwareUpgrade.Configuration(
+            mode: mode,
+            window: 3,
+            firstChunkTimeout: .milliseconds(500),
+            probeTimeout: .milliseconds(150),
+            reconnectTimeout: .seconds(10),
+            reconnectInterval: .milliseconds(10),
+            retries: retries,
+            suitInstallTimeout: .seconds(5),
+            suitPollInterval: .milliseconds(10)
+        )
+    }
+
+    /// Runs an upgrade to the end; `onEvent` may act on the device or the upgrade mid-run.
+    static func run(
+        _ upgrade: FirmwareUpgrade,
+        images: [FirmwarePackage.Image],
+        resources: [String: Data] = [:],
+        onEvent: @Sendable (FirmwareUpgrade.Event) async -> Void = { _ in }
+    ) async -> UpgradeRun {
+        var run = UpgradeRun()
+        do {
+            for try await event in upgrade.run(images: images, resources: resources) {
+                run.events.append(event)
+                await onEvent(event)
+            }
+        } catch {
+            run.error = error
+        }
+        return run
+    }
+
+    static func loopback(
+        _ device: SimulatedDevice,
+        _ mode: FirmwareUpgrade.Mode,
+        retries: Int = 6
+    ) -> FirmwareUpgrade {
+        FirmwareUpgrade(
+            transport: LoopbackTransport(device: device),
+            configuration: configuration(mode, retries: retries),
+            clientConfiguration: client
+        )
+    }
+
+    static func images(count: Int, version: String = "2.0.0", size: Int = 4096) -> [FirmwarePackage.Image] {
+        (0..<count).map { TestImage.make(version: version, image: $0, size: size) }
+    }
+}
+
+@Suite struct FirmwareUpgradeIntegrationTests {
+    struct Combination: Sendable, CustomTestStringConvertible {
+        var mode: FirmwareUpgrade.Mode
+        var bootloader: BootloaderMode
+        var images: Int
+        var testDescription: String { "\(mode) on \(bootloader), \(images) image(s)" }
+    }
+
+    static let combinations: [Combination] = FirmwareUpgrade.Mode.allCases.flatMap { mode in
+        [BootloaderMode.swapUsingMove, .overwriteOnly, .directXIP, .directXIPWithRevert].flatMap { bootloader in
+            [1, 2].map { Combination(mode: mode, bootloader: bootloader, images: $0) }
+        }
+    }
+
+    /// Every mode × bootloader × image count ends in the promised slot state (loopback).
+    @Test(arguments: combinations)
+    func everyModeEndsInThePromisedState(_ combination: Combination) async throws {
+        let device = SimulatedDevice(
+            configuration: .init(bufferSize: 512, imageCount: combination.images, bootloaderMode: combination.bootloader)
+        )
+        let images = UpgradeHarness.images(count: combination.images)
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, combination.mode), images: images)
+        #expect(run.error == nil, "\(String(describing: run.error))")
+        let states = await device.imageStates
+        let promise = Promise(mode: combination.mode, bootloader: combination.bootloader)
+        #expect(promise.isKept(by: states, images: images), "\(states)")
+        #expect(await device.isRunning)
+        let summary = try #require(run.summary)
+        #expect(summary.after == states)
+        #expect(summary.before.count == combination.images)
+        // A second run finds nothing to do.
+        let again = await UpgradeHarness.run(UpgradeHarness.loopback(device, combination.mode), images: images)
+        #expect(again.error == nil, "\(String(describing: again.error))")
+        #expect(again.summary?.isUpToDate == true)
+    }
+
+    @Test func progressCoversEveryByteWithRateAndState() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 384, imageCount: 2))
+        let images = UpgradeHarness.images(count: 2, size: 6000)
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images)
+        #expect(run.error == nil)
+        let progress = run.events.compactMap { if case .uploadProgress(let p) = $0 { p } else { nil } }
+        let total = images.map(\.data.count).reduce(0, +)
+        #expect(progress.last?.totalBytesConfirmed == total)
+        #expect(progress.allSatisfy { $0.totalBytes == total })
+        #expect(progress.map(\.totalBytesConfirmed) == progress.map(\.totalBytesConfirmed).sorted())
+        #expect(Set(progress.map(\.image)) == [0, 1])
+        #expect(
+            run.states == [
+                .requestingParameters, .readingBootloaderInfo, .validating, .uploading, .testing, .resetting,
+                .waitingForSwap, .reconnecting, .verifying, .confirming, .verifying, .succeeded,
+            ]
+        )
+        #expect(run.summary?.uploadedBytes == total)
+    }
+
+    // MARK: - Faults
+
+    struct FaultCase: Sendable, CustomTestStringConvertible {
+        var name: String
+        var faults: [Fault]
+        var clearOnReconnect = false
+        var testDescription: String { name }
+    }
+
+    static let faultCases: [FaultCase] = [
+        FaultCase(name: "loss", faults: [.dropResponsesRandomly(probability: 0.1)]),
+        FaultCase(name: "lost requests", faults: [.dropRequests(every: 7)]),
+        FaultCase(name: "duplicated and reordered answers", faults: [.duplicateResponses(every: 3), .reorderResponses(every: 5)]),
+        FaultCase(name: "disconnect mid-upload", faults: [.disconnect(afterRequests: 9)], clearOnReconnect: true),
+        FaultCase(name: "device reset mid-upload", faults: [.powerLoss(.duringUpload(atOffset: 3000))]),
+        FaultCase(name: "power loss at the test", faults: [.powerLoss(.atRequest(40))]),
+        FaultCase(name: "power loss during swap", faults: [.powerLoss(.duringSwap)]),
+        FaultCase(name: "busy", faults: [.busy(count: 6)]),
+        FaultCase(name: "disconnect on reset", faults: [.disconnectOnReset]),
+    ]
+
+    /// Faults in every phase: the upgrade succeeds with the new image confirmed, or fails with a
+    /// ``FirmwareUpgradeError``; either way the device boots a valid image.
+    @Test(arguments: faultCases, [BootloaderMode.swapUsingMove, .directXIPWithRevert])
+    func faultsEndConfirmedOrInACleanFailure(_ fault: FaultCase, bootloader: BootloaderMode) async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 512, imageCount: 1, bootloaderMode: bootloader))
+        await device.setFaults(Faults(fault.faults, seed: 7))
+        let images = UpgradeHarness.images(count: 1, size: 8192)
+        let clear = fault.clearOnReconnect
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images) { event in
+            if clear, case .stateChanged(_, .reconnecting) = event { await device.setFaults(.none) }
+        }
+        if run.error == nil {
+            #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
+        } else {
+            #expect(run.upgradeError != nil, "not a FirmwareUpgradeError: \(String(describing: run.error))")
+        }
+        await device.setFaults(.none)
+        await device.reset()
+        #expect(await device.isRunning)
+        // These faults are all recoverable: the engine must get through them.
+        #expect(run.error == nil, "\(String(describing: run.error))")
+    }
+
+    @Test func aDisconnectMidUploadResumesFromTheDeviceOffset() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 512))
+        await device.setFaults(Faults([.disconnect(afterRequests: 12)]))
+        let images = UpgradeHarness.images(count: 1, size: 16384)
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .confirmOnly), images: images) { event in
+            if case .stateChanged(_, .reconnecting) = event { await device.setFaults(.none) }
+        }
+        #expect(run.error == nil, "\(String(describing: run.error))")
+        #expect(run.resumedOffsets.count == 1)
+        #expect(run.resumedOffsets.allSatisfy { $0 > 0 })
+        #expect(run.events.contains { if case .reconnected = $0 { true } else { false } })
+    }
+
+    /// An upgrade that fails mid-upload and is started again continues the upload.
+    @Test func aRestartedUpgradeResumesTheUpload() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 512))
+        await device.setFaults(Faults([.disconnect(afterRequests: 14)]))
+        let images = UpgradeHarness.images(count: 1, size: 16384)
+        let first = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm, retries: 0), images: images)
+        let error = try #require(first.upgradeError)
+        #expect(error.code == .linkFailed)
+        #expect(error.state == .uploading)
+        let session = try #require(await device.uploadSession)
+        #expect(session.offset > 0)
+
+        await device.setFaults(.none)
+        let second = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images)
+        #expect(second.error == nil, "\(String(describing: second.error))")
+        #expect(second.resumedOffsets == [session.offset])
+        #expect(second.summary.map { $0.uploadedBytes } == images[0].data.count - session.offset)
+        #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
+    }
+
+    @Test func aDeviceThatAnswersNoBootloaderInfoIsTolerated() async throws {
+        let device = SimulatedDevice(configuration: .init())
+        // Request 1 reads the parameters, 2 the bootloader name, 3 its mode; the probes are not
+        // re-sent, so the name goes unanswered.
+        await device.setFaults(Faults([.dropRequests(every: 2)]))
+        let images = UpgradeHarness.images(count: 1, size: 2048)
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images) { event in
+            if case .stateChanged(_, .validating) = event { await device.setFaults(.none) }
+        }
+        #expect(run.error == nil, "\(String(describing: run.error))")
+        #expect(run.warnings.contains { $0.contains("bootloader info") })
+        #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
+    }
+
+    @Test func aRefusedDowngradeIsAClearFailure() async throws {
+        let device = SimulatedDevice(
+            configuration: .init(bootloaderMode: .overwriteOnly, downgradePrevention: true, factoryVersion: "3.0.0")
+        )
+        let images = UpgradeHarness.images(count: 1, version: "2.0.0")
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .confirmOnly), images: images)
+        let error = try #require(run.upgradeError)
+        #expect(error.code == .imageMissingAfterReset)
+        #expect(error.state == .verifying)
+        #expect(await device.isRunning)
+        #expect(await device.imageStates.first?.version == "3.0.0")
+    }
+
+    @Test func aDirectXIPImageThatIsNotNewerIsAClearFailure() async throws {
+        let device = SimulatedDevice(configuration: .init(bootloaderMode: .directXIPWithRevert, factoryVersion: "3.0.0"))
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: UpgradeHarness.images(count: 1))
+        let error = try #require(run.upgradeError)
+        #expect(error.code == .imageNotMarked)
+        #expect(error.state == .testing)
+        #expect(await device.isRunning)
+    }
+
+    @Test func aPendingImageInTheWayIsClearedByResetting() async throws {
+        let device = SimulatedDevice(configuration: .init())
+        let other = UpgradeHarness.images(count: 1, version: "1.5.0")
+        // Leave another image pending in slot 1.
+        let leftover = await UpgradeHarness.run(UpgradeHarness.loopback(device, .uploadOnly), images: other)
+        #expect(leftover.error == nil)
+        let client = SMPClient(connection: try await LoopbackTransport(device: device).connect(), configuration: UpgradeHarness.client)
+        await client.start()
+        _ = try await client.send(ImageManagement.StateWrite(hash: Data(other[0].hash), confirm: false))
+        await client.close()
+
+        let images = UpgradeHarness.images(count: 1, version: "2.0.0")
+        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images)
+        #expect(run.error == nil, "\(String(describing: run.error))")
+        let plans = run.events.compactMap { if case .planned(let plan) = $0 { plan } else { nil } }
+        #expect(plans.first?.steps == [.resetBeforeUpload])
+        #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
+    }
+
+    // MARK: - Control
+
+    @Test func pauseAndResumeDuringTheUpload() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 384, linkLatency: .milliseconds(2)))
+        let upgrade = UpgradeHarness.loopback(device, .confirmOnly)
+        let images = UpgradeHarness.images(count: 1, size: 12000)
+        let paused = Flag()
+        let run = await UpgradeHarness.run(upgrade, images: images) { event in
+            switch event {
+            case .uploadProgress(let progress) where progress.totalBytesConfirmed > 2000 && !paused.value:
+                paused.set()
+                upgrade.pause()
+            case .paused:
+                #expect(upgrade.isPaused)
+                upgrade.resume()
+            default:
+                break
+            }
+        }
+        #expect(run.error == nil, "\(String(describing: run.error))")
+        #expect(run.events.contains { if case .paused(.uploading) = $0 { true } else { false } })
+        #expect(run.events.contains { if case .resumed(.uploading) = $0 { true } else { false } })
+        #expect(run.resumedOffsets.count == 1)
+        #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
+    }
+
+    /// The engine runs ahead of the consumer, so the error names the state the cancel reached:
+    /// the one it was asked in or a later one.
+    @Test(arguments: [FirmwareUpgrade.State.uploading, .testing, .reconnecting])
+    func cancelEndsTheUpgradeInItsState(_ state: FirmwareUpgrade.State) async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 512, linkLatency: .milliseconds(3)))
+        let upgrade = UpgradeHarness.loopback(device, .testAndConfirm)
+        let run = await UpgradeHarness.run(upgrade, images: UpgradeHarness.images(count: 1, size: 8192)) { event in
+            if case .stateChanged(_, let to) = event, to == state { upgrade.cancel() }
+        }
+        let error = try #require(run.upgradeError)
+        #expect(error.code == .cancelled)
+        let reached = try #require(run.states.firstIndex(of: state))
+        #expect(run.states[reached...].contains(error.state))
+        #expect(run.states.last == .cancelled)
+        await device.reset()
+        #expect(await device.isRunning)
+    }
+
+    @Test func cancellingTheConsumingTaskStopsTheUpgrade() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 384, linkLatency: .milliseconds(2)))
+        let upgrade = UpgradeHarness.loopback(device, .testAndConfirm)
+        let images = UpgradeHarness.images(count: 1, size: 30000)
+        let task = Task {
+            var last: FirmwareUpgrade.Event?
+            for try await event in upgrade.run(images: images) {
+                last = event
+                if case .uploadProgress = event { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+            return last
+        }
+        let last = try await task.value
+        #expect(last.map { if case .completed = $0 { true } else { false } } != true)
+        try await Task.sleep(for: .milliseconds(50))
+        let states = await device.imageStates
+        #expect(!states.contains { $0.isActive && $0.hash.map(Array.init) == images[0].hash })
+        await device.reset()
+        #expect(await device.isRunning)
+    }
+
+    // MARK: - SUIT
+
+    @Test func suitEnvelopeWithARequestedResource() async throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("MCUbootTests/Fixtures/rfc9124_example0.suit")
+        let package = try FirmwarePackage(contentsOf: url)
+        #expect(package.isSUIT)
+        let device = SimulatedDevice(configuration: .init())
+        let upgrade = UpgradeHarness.loopback(device, .confirmOnly)
+        let served = Data(repeating: 0x42, count: 3000)
+        let run = await UpgradeHarness.run(upgrade, images: package.images, resources: ["app.bin": served])
+        #expect(run.error == nil, "\(String(describing: run.error))")
+        #expect(run.warnings.contains { $0.contains("file://app.bin") })
+        #expect(run.states.contains(.installing))
+
+        // Without the resource: a clear failure.
+        let missing = await UpgradeHarness.run(UpgradeHarness.loopback(SimulatedDevice(), .confirmOnly), images: package.images)
+        #expect(missing.upgradeError?.code == .resourceNotFound)
+    }
+
+    // MARK: - Soak
+
+    /// A seeded soak of 200 upgrades under mixed faults: every run succeeds in the promised state
+    /// or fails with a clear error, and no device is left without a bootable image.
+    @Test func soakOfTwoHundredUpgradesUnderMixedFaults() async throws {
+        var random = TestBytes.SeededGenerator(seed: 0x5EED_F00D)
+        let bootloaders: [BootloaderMode] = [.swapUsingMove, .swapUsingScratch, .overwriteOnly, .directXIP, .directXIPWithRevert]
+        var succeeded = 0
+        var failedCleanly = 0
+        var bricked = 0
+        var wrongState = 0
+        var failures: [String: Int] = [:]
+        for round in 0..<200 {
+            let bootloader = bootloaders[Int(random.next() % UInt64(bootloaders.count))]
+            let mode = FirmwareUpgrade.Mode.allCases[Int(random.next() % 4)]
+            let count = Int(random.next() % 2) + 1
+            let images = UpgradeHarness.images(count: count, version: "2.\(round % 7).\(round)", size: 3000)
+            let faults: [Fault] =
+                switch random.next() % 9 {
+                case 0: []
+                case 1: [.dropResponsesRandomly(probability: 0.05)]
+                case 2: [.disconnect(afterRequests: Int(random.next() % 20) + 3)]
+                case 3: [.powerLoss(.duringUpload(atOffset: Int(random.next() % 2800) + 100))]
+                case 4: [.powerLoss(.duringSwap)]
+                case 5: [.busy(count: Int(random.next() % 8) + 1)]
+                case 6: [.powerLoss(.atRequest(Int(random.next() % 30) + 2))]
+                case 7: [.dropRequests(every: Int(random.next() % 5) + 3)]
+                default: [.disconnectOnReset, .duplicateResponses(every: 4)]
+                }
+            let device = SimulatedDevice(
+                configuration: .init(bufferSize: 512, imageCount: count, bootloaderMode: bootloader, seed: UInt64(round))
+            )
+            await device.setFaults(Faults(faults, seed: UInt64(round) &+ 1))
+            let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, mode), images: images) { event in
+                if case .stateChanged(_, .reconnecting) = event {
+                    // A disconnect fault is a moment, not a permanent state of the link.
+                    let current = await device.faults.faults.filter { if case .disconnect = $0 { false } else { true } }
+                    await device.setFaults(Faults(current, seed: UInt64(round)))
+                }
+            }
+            await device.setFaults(.none)
+            if run.error == nil {
+                if Promise(mode: mode, bootloader: bootloader).isKept(by: await device.imageStates, images: images) {
+                    succeeded += 1
+                } else {
+                    wrongState += 1
+                    Issue.record("round \(round): \(mode) on \(bootloader) succeeded without the promised state")
+                }
+            } else if let error = run.upgradeError {
+                failedCleanly += 1
+                failures["\(error.code) while \(error.state)", default: 0] += 1
+            } else {
+                Issue.record("round \(round): not a FirmwareUpgradeError: \(String(describing: run.error))")
+            }
+            await device.reset()
+            if !(await device.isRunning) { bricked += 1 }
+        }
+        print("soak: 200 upgrades — succeeded \(succeeded), failed cleanly \(failedCleanly), bricked \(bricked)")
+        for (reason, count) in failures.sorted(by: { $0.key < $1.key }) { print("soak: failed \(count)× \(reason)") }
+        #expect(bricked == 0)
+        #expect(wrongState == 0)
+        #expect(succeeded + failedCleanly == 200)
+        #expect(succeeded > failedCleanly)
+    }
+}
+
+/// A flag set from a `@Sendable` closure.
+final class Flag: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var isSet = false
+    var value: Bool { lock.withLock { isSet } }
+    func set() { lock.withLock { isSet = true } }
+}

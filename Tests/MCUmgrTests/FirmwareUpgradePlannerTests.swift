@@ -1,0 +1,475 @@
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPCore
+import Testing
+
+/// Builders for slot lists and package images; hashes are one repeated byte (A = 0xaa, …).
+enum Slots {
+    static let a: UInt8 = 0xaa
+    static let b: UInt8 = 0xbb
+    static let c: UInt8 = 0xcc
+
+    static func hash(_ byte: UInt8) -> [UInt8] { Array(repeating: byte, count: 32) }
+
+    /// A slot entry; `flags` letters: a active, c confirmed, p pending, P permanent.
+    static func entry(_ image: Int?, _ slot: Int, _ byte: UInt8, _ flags: String = "") -> ImageManagement.SlotState {
+        ImageManagement.SlotState(
+            image: image.map(UInt32.init),
+            slot: UInt32(slot),
+            version: byte == a ? "1.0.0" : byte == b ? "2.0.0" : "3.0.0",
+            hash: Data(hash(byte)),
+            bootable: true,
+            pending: flags.contains("p"),
+            confirmed: flags.contains("c"),
+            active: flags.contains("a"),
+            permanent: flags.contains("P")
+        )
+    }
+
+    static func image(_ byte: UInt8, index: Int = 0, slot: Int = 1) -> FirmwarePackage.Image {
+        FirmwarePackage.Image(
+            imageIndex: index,
+            slot: slot,
+            fileName: "image\(index)-slot\(slot).bin",
+            content: .mcuboot,
+            data: Data(repeating: byte, count: 64),
+            hash: hash(byte)
+        )
+    }
+}
+
+@Suite struct FirmwareUpgradePlannerTests {
+    typealias Step = FirmwareUpgradePlan.Step
+    typealias Mode = FirmwareUpgrade.Mode
+
+    static let b = Slots.hash(Slots.b)
+
+    /// One image, swap bootloader: the device state × mode → the exact command sequence.
+    struct Row: Sendable, CustomTestStringConvertible {
+        var name: String
+        var slots: [ImageManagement.SlotState]
+        var mode: Mode
+        var action: FirmwareUpgradePlan.ImagePlan.Action?
+        var steps: [Step]
+        var testDescription: String { "\(name), \(mode)" }
+    }
+
+    static let factory = Slots.entry(nil, 0, Slots.a, "ac")
+    static let rows: [Row] = [
+        // Fresh upgrade: the package image is not on the device.
+        Row(
+            name: "fresh",
+            slots: [factory],
+            mode: .testAndConfirm,
+            action: .upload,
+            steps: [
+                .upload(imageIndex: 0, packageIndex: 0), .test(hash: b), .reset, .verify(.active), .confirm(hash: b),
+                .verify(.activeConfirmed),
+            ]
+        ),
+        Row(
+            name: "fresh",
+            slots: [factory],
+            mode: .confirmOnly,
+            action: .upload,
+            steps: [.upload(imageIndex: 0, packageIndex: 0), .confirm(hash: b), .reset, .verify(.activeConfirmed)]
+        ),
+        Row(
+            name: "fresh",
+            slots: [factory],
+            mode: .testOnly,
+            action: .upload,
+            steps: [.upload(imageIndex: 0, packageIndex: 0), .test(hash: b), .reset, .verify(.active)]
+        ),
+        Row(
+            name: "fresh",
+            slots: [factory],
+            mode: .uploadOnly,
+            action: .upload,
+            steps: [.upload(imageIndex: 0, packageIndex: 0), .verify(.present)]
+        ),
+        // A stale image without flags in slot 1 is overwritten.
+        Row(
+            name: "stale secondary",
+            slots: [factory, Slots.entry(nil, 1, Slots.c)],
+            mode: .confirmOnly,
+            action: .upload,
+            steps: [.upload(imageIndex: 0, packageIndex: 0), .confirm(hash: b), .reset, .verify(.activeConfirmed)]
+        ),
+        // Already running and confirmed: nothing in any mode.
+        Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .testAndConfirm, action: .skip, steps: []),
+        Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .confirmOnly, action: .skip, steps: []),
+        Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .testOnly, action: .skip, steps: []),
+        Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .uploadOnly, action: .skip, steps: []),
+        // Already uploaded, no flags: no upload.
+        Row(
+            name: "uploaded",
+            slots: [factory, Slots.entry(nil, 1, Slots.b)],
+            mode: .testAndConfirm,
+            action: .alreadyUploaded,
+            steps: [.test(hash: b), .reset, .verify(.active), .confirm(hash: b), .verify(.activeConfirmed)]
+        ),
+        Row(
+            name: "uploaded",
+            slots: [factory, Slots.entry(nil, 1, Slots.b)],
+            mode: .uploadOnly,
+            action: .skip,
+            steps: []
+        ),
+        // Already pending (tested): only the reset (and confirm) are left.
+        Row(
+            name: "pending",
+            slots: [factory, Slots.entry(nil, 1, Slots.b, "p")],
+            mode: .testAndConfirm,
+            action: .alreadyMarked,
+            steps: [.reset, .verify(.active), .confirm(hash: b), .verify(.activeConfirmed)]
+        ),
+        Row(
+            name: "pending",
+            slots: [factory, Slots.entry(nil, 1, Slots.b, "p")],
+            mode: .testOnly,
+            action: .alreadyMarked,
+            steps: [.reset, .verify(.active)]
+        ),
+        Row(
+            name: "pending",
+            slots: [factory, Slots.entry(nil, 1, Slots.b, "p")],
+            mode: .confirmOnly,
+            action: .alreadyUploaded,
+            steps: [.confirm(hash: b), .reset, .verify(.activeConfirmed)]
+        ),
+        Row(
+            name: "permanent",
+            slots: [factory, Slots.entry(nil, 1, Slots.b, "pP")],
+            mode: .confirmOnly,
+            action: .alreadyMarked,
+            steps: [.reset, .verify(.activeConfirmed)]
+        ),
+        // Running after a test, not confirmed: confirm only, no reset.
+        Row(
+            name: "running unconfirmed",
+            slots: [Slots.entry(nil, 0, Slots.b, "a"), Slots.entry(nil, 1, Slots.a, "c")],
+            mode: .testAndConfirm,
+            action: .confirmRunning,
+            steps: [.confirm(hash: b), .verify(.activeConfirmed)]
+        ),
+        Row(
+            name: "running unconfirmed",
+            slots: [Slots.entry(nil, 0, Slots.b, "a"), Slots.entry(nil, 1, Slots.a, "c")],
+            mode: .confirmOnly,
+            action: .confirmRunning,
+            steps: [.confirm(hash: b), .verify(.activeConfirmed)]
+        ),
+        Row(
+            name: "running unconfirmed",
+            slots: [Slots.entry(nil, 0, Slots.b, "a"), Slots.entry(nil, 1, Slots.a, "c")],
+            mode: .testOnly,
+            action: .skip,
+            steps: []
+        ),
+        // Slot 1 held by another image marked for boot: reset first, whatever the mode.
+        Row(
+            name: "other pending",
+            slots: [factory, Slots.entry(nil, 1, Slots.c, "p")],
+            mode: .testAndConfirm,
+            action: .upload,
+            steps: [.resetBeforeUpload]
+        ),
+        Row(
+            name: "other permanent",
+            slots: [factory, Slots.entry(nil, 1, Slots.c, "pP")],
+            mode: .uploadOnly,
+            action: .upload,
+            steps: [.resetBeforeUpload]
+        ),
+        Row(
+            name: "other running in test",
+            slots: [Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")],
+            mode: .confirmOnly,
+            action: .upload,
+            steps: [.resetBeforeUpload]
+        ),
+    ]
+
+    @Test(arguments: rows)
+    func planForOneSwapImage(_ row: Row) throws {
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: [Slots.image(Slots.b)],
+            slots: row.slots,
+            bootloaderMode: .swapUsingMove,
+            mode: row.mode
+        )
+        #expect(plan.steps == row.steps)
+        #expect(plan.images.map(\.action) == [row.action].compactMap { $0 })
+        #expect(plan.mode == row.mode)
+        #expect(plan.isUpToDate == row.steps.isEmpty)
+    }
+
+    @Test func overwriteOnlyUsesTheSameSequence() throws {
+        for mode in Mode.allCases {
+            let swap = try FirmwareUpgradePlanner.plan(
+                images: [Slots.image(Slots.b)],
+                slots: [Self.factory],
+                bootloaderMode: .swapUsingScratch,
+                mode: mode
+            )
+            let overwrite = try FirmwareUpgradePlanner.plan(
+                images: [Slots.image(Slots.b)],
+                slots: [Self.factory],
+                bootloaderMode: .overwriteOnly,
+                mode: mode
+            )
+            #expect(swap.steps == overwrite.steps, "\(mode)")
+        }
+    }
+
+    @Test(arguments: Mode.allCases)
+    func directXIPWithoutRevertForcesUploadOnlyWithAReset(_ mode: Mode) throws {
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: [Slots.image(Slots.b)],
+            slots: [Self.factory],
+            bootloaderMode: .directXIP,
+            mode: mode
+        )
+        #expect(plan.mode == .uploadOnly)
+        #expect(plan.steps == [.upload(imageIndex: 0, packageIndex: 0), .reset, .verify(.active)])
+        #expect(plan.warnings.contains { $0.contains("upload-only") } == (mode != .uploadOnly))
+    }
+
+    @Test func directXIPUploadsTheBuildForTheInactiveSlot() throws {
+        let images = [Slots.image(Slots.b, slot: 0), Slots.image(Slots.c, slot: 1)]
+        // Running from slot 1: the slot-0 build goes to slot 0.
+        let fromSlot1 = try FirmwareUpgradePlanner.plan(
+            images: images,
+            slots: [Slots.entry(nil, 1, Slots.a, "ac")],
+            bootloaderMode: .directXIPWithRevert,
+            mode: .testAndConfirm
+        )
+        #expect(fromSlot1.images.map(\.packageIndex) == [0])
+        #expect(fromSlot1.images.map(\.slot) == [0])
+        #expect(fromSlot1.steps.first == .upload(imageIndex: 0, packageIndex: 0))
+        #expect(fromSlot1.steps.contains(.test(hash: Slots.hash(Slots.b))))
+        // Running from slot 0: the slot-1 build.
+        let fromSlot0 = try FirmwareUpgradePlanner.plan(
+            images: images,
+            slots: [Slots.entry(nil, 0, Slots.a, "ac")],
+            bootloaderMode: .directXIPWithRevert,
+            mode: .confirmOnly
+        )
+        #expect(fromSlot0.images.map(\.packageIndex) == [1])
+        #expect(fromSlot0.steps == [.upload(imageIndex: 0, packageIndex: 1), .confirm(hash: Slots.hash(Slots.c)), .reset, .verify(.activeConfirmed)])
+    }
+
+    @Test func directXIPKnowsEitherBuildIsInstalled() throws {
+        let images = [Slots.image(Slots.b, slot: 0), Slots.image(Slots.c, slot: 1)]
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: images,
+            slots: [Slots.entry(nil, 0, Slots.a, "c"), Slots.entry(nil, 1, Slots.c, "ac")],
+            bootloaderMode: .directXIPWithRevert,
+            mode: .testAndConfirm
+        )
+        #expect(plan.isUpToDate)
+    }
+
+    @Test func directXIPWithoutABuildForTheInactiveSlotIsRefused() {
+        // Two builds, both for the running slot.
+        let both = [Slots.image(Slots.b, slot: 0), Slots.image(Slots.c, slot: 0)]
+        do {
+            _ = try FirmwareUpgradePlanner.plan(
+                images: both,
+                slots: [Slots.entry(nil, 0, Slots.a, "ac")],
+                bootloaderMode: .directXIPWithRevert,
+                mode: .testAndConfirm
+            )
+            Issue.record("expected a planning failure")
+        } catch {
+            #expect(error.code == .invalidPackage)
+        }
+    }
+
+    @Test func twoImagesShareOneReset() throws {
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: [Slots.image(Slots.b, index: 0), Slots.image(Slots.c, index: 1)],
+            slots: [Slots.entry(0, 0, Slots.a, "ac"), Slots.entry(1, 0, Slots.a, "ac")],
+            bootloaderMode: .swapUsingMove,
+            mode: .testAndConfirm
+        )
+        let b = Slots.hash(Slots.b)
+        let c = Slots.hash(Slots.c)
+        #expect(
+            plan.steps == [
+                .upload(imageIndex: 0, packageIndex: 0), .upload(imageIndex: 1, packageIndex: 1), .test(hash: b),
+                .test(hash: c), .reset, .verify(.active), .confirm(hash: b), .confirm(hash: c), .verify(.activeConfirmed),
+            ]
+        )
+        #expect(plan.steps.filter { $0 == .reset }.count == 1)
+    }
+
+    @Test func twoImagesWithOneAlreadyRunningUploadsTheOther() throws {
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: [Slots.image(Slots.b, index: 0), Slots.image(Slots.c, index: 1)],
+            slots: [Slots.entry(0, 0, Slots.b, "ac"), Slots.entry(1, 0, Slots.a, "ac")],
+            bootloaderMode: .swapUsingMove,
+            mode: .confirmOnly
+        )
+        #expect(plan.images.map(\.action) == [.skip, .upload])
+        #expect(
+            plan.steps == [
+                .upload(imageIndex: 1, packageIndex: 1), .confirm(hash: Slots.hash(Slots.c)), .reset,
+                .verify(.activeConfirmed),
+            ]
+        )
+    }
+
+    @Test func eraseAppSettingsFollowsTheUploads() throws {
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: [Slots.image(Slots.b)],
+            slots: [Self.factory],
+            bootloaderMode: .swapUsingMove,
+            mode: .confirmOnly,
+            eraseAppSettings: true
+        )
+        #expect(plan.steps.prefix(2) == [.upload(imageIndex: 0, packageIndex: 0), .eraseAppSettings])
+    }
+
+    @Test func anUnknownBootloaderIsPlannedAsSwapWithAWarning() throws {
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: [Slots.image(Slots.b)],
+            slots: [Self.factory],
+            bootloaderMode: nil,
+            mode: .testAndConfirm
+        )
+        #expect(plan.steps.first == .upload(imageIndex: 0, packageIndex: 0))
+        #expect(plan.warnings.contains { $0.contains("did not report") })
+        #expect(FirmwareUpgradePlanner.Strategy(OSManagement.MCUbootMode(rawValue: 42)) == .swap)
+    }
+
+    @Test func unusablePackagesAndBootloadersAreRefused() {
+        func code(_ images: [FirmwarePackage.Image], _ mode: OSManagement.MCUbootMode?) -> FirmwareUpgradeError.Code? {
+            do {
+                _ = try FirmwareUpgradePlanner.plan(images: images, slots: [Self.factory], bootloaderMode: mode, mode: .confirmOnly)
+                return nil
+            } catch {
+                return error.code
+            }
+        }
+        var noHash = Slots.image(Slots.b)
+        noHash.hash = []
+        #expect(code([], .swapUsingMove) == .invalidPackage)
+        #expect(code([noHash], .swapUsingMove) == .invalidPackage)
+        #expect(code([Slots.image(Slots.b)], .singleApplication) == .unsupported)
+        #expect(code([Slots.image(Slots.b)], .firmwareLoader) == .unsupported)
+    }
+
+    // MARK: - Verification
+
+    struct VerifyRow: Sendable, CustomTestStringConvertible {
+        var name: String
+        var expectation: FirmwareUpgradePlan.Expectation
+        var slots: [ImageManagement.SlotState]
+        var verdict: FirmwareUpgradePlanner.Verdict
+        var testDescription: String { "\(name) → \(expectation)" }
+    }
+
+    static let verifyRows: [VerifyRow] = [
+        VerifyRow(name: "running", expectation: .active, slots: [Slots.entry(nil, 0, Slots.b, "a")], verdict: .satisfied),
+        VerifyRow(
+            name: "running confirmed",
+            expectation: .activeConfirmed,
+            slots: [Slots.entry(nil, 0, Slots.b, "ac")],
+            verdict: .satisfied
+        ),
+        VerifyRow(
+            name: "running unconfirmed",
+            expectation: .activeConfirmed,
+            slots: [Slots.entry(nil, 0, Slots.b, "a")],
+            verdict: .failed(.imageNotConfirmed, "")
+        ),
+        VerifyRow(
+            name: "still pending",
+            expectation: .active,
+            slots: [factory, Slots.entry(nil, 1, Slots.b, "p")],
+            verdict: .resetNotApplied
+        ),
+        VerifyRow(
+            name: "reverted",
+            expectation: .active,
+            slots: [factory, Slots.entry(nil, 1, Slots.b)],
+            verdict: .failed(.imageNotActive, "")
+        ),
+        VerifyRow(name: "erased", expectation: .active, slots: [factory], verdict: .failed(.imageMissingAfterReset, "")),
+        VerifyRow(
+            name: "uploaded",
+            expectation: .present,
+            slots: [factory, Slots.entry(nil, 1, Slots.b)],
+            verdict: .satisfied
+        ),
+        VerifyRow(name: "not uploaded", expectation: .present, slots: [factory], verdict: .failed(.imageMissingAfterReset, "")),
+    ]
+
+    @Test(arguments: verifyRows)
+    func verifiesTheOutcome(_ row: VerifyRow) throws {
+        let plan = try FirmwareUpgradePlanner.plan(
+            images: [Slots.image(Slots.b)],
+            slots: [Self.factory],
+            bootloaderMode: .swapUsingMove,
+            mode: .testAndConfirm
+        )
+        let verdict = FirmwareUpgradePlanner.verify(row.expectation, plan: plan, slots: row.slots)
+        switch (verdict, row.verdict) {
+        case (.failed(let code, let message), .failed(let expected, _)):
+            #expect(code == expected)
+            #expect(!message.isEmpty)
+        default:
+            #expect(verdict == row.verdict)
+        }
+    }
+
+    @Test func checksTheAnswerToTestAndConfirm() {
+        let b = Slots.hash(Slots.b)
+        let check = FirmwareUpgradePlanner.checkMarked
+        #expect(check(b, false, [Self.factory, Slots.entry(nil, 1, Slots.b, "p")]) == .satisfied)
+        #expect(check(b, true, [Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]) == .satisfied)
+        #expect(check(b, true, [Slots.entry(nil, 0, Slots.b, "ac")]) == .satisfied)
+        if case .failed(let code, _) = check(b, false, [Self.factory, Slots.entry(nil, 1, Slots.b)]) {
+            #expect(code == .imageNotMarked)
+        } else {
+            Issue.record("a test that leaves the image unmarked must fail")
+        }
+        if case .failed(let code, _) = check(b, true, [Self.factory, Slots.entry(nil, 1, Slots.b, "p")]) {
+            #expect(code == .imageNotMarked)
+        } else {
+            Issue.record("a confirm that leaves the image non-permanent must fail")
+        }
+        if case .failed(let code, _) = check(b, true, [Self.factory]) {
+            #expect(code == .imageMissingAfterReset)
+        } else {
+            Issue.record("a missing image must fail")
+        }
+    }
+
+    @Test func plansASUITPackage() throws {
+        let envelope = FirmwarePackage.Image(
+            imageIndex: 0,
+            slot: 0,
+            fileName: "root.suit",
+            content: .suitEnvelope,
+            data: Data([1, 2, 3]),
+            hash: Slots.hash(Slots.b)
+        )
+        let cache = FirmwarePackage.Image(imageIndex: 1, slot: 0, fileName: "cache.bin", content: .suitCache, data: Data([4]), hash: [])
+        #expect(
+            try FirmwareUpgradePlanner.planSUIT(images: [envelope]).steps == [
+                .suitUploadEnvelope(packageIndex: 0, deferInstall: false), .suitInstall(digest: Slots.hash(Slots.b)),
+            ]
+        )
+        #expect(
+            try FirmwareUpgradePlanner.planSUIT(images: [envelope, cache]).steps == [
+                .suitUploadEnvelope(packageIndex: 0, deferInstall: true), .suitUploadCache(packageIndex: 1), .suitProcess,
+                .suitInstall(digest: Slots.hash(Slots.b)),
+            ]
+        )
+        #expect(throws: FirmwareUpgradePlanner.PlanningFailure.self) { try FirmwareUpgradePlanner.planSUIT(images: [cache]) }
+    }
+}

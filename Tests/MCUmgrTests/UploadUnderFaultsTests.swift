@@ -1,0 +1,141 @@
+import Foundation
+import MCUmgr
+import SMPCore
+import SMPSimulator
+import Testing
+
+/// Uploads of a 1 MiB image through the real client and transfer engine into the simulated
+/// device, under every kind of link fault; the device's slot must end up holding the file.
+@Suite(.serialized)
+struct UploadUnderFaultsTests {
+    static let size = 1 << 20
+
+    /// A file that passes Zephyr's first-chunk checks (an MCUboot header: magic, 0x200-byte
+    /// header, payload size) followed by a pattern. Only uploaded, never booted.
+    static let file: Data = {
+        var bytes = [UInt8](repeating: 0, count: size)
+        let payload = UInt32(size - 0x200)
+        bytes.replaceSubrange(0..<4, with: [0x3d, 0xb8, 0xf3, 0x96])
+        bytes.replaceSubrange(8..<10, with: [0x00, 0x02])
+        bytes.replaceSubrange(12..<16, with: (0..<4).map { UInt8(truncatingIfNeeded: payload >> ($0 * 8)) })
+        for index in 0x200..<size { bytes[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9) }
+        return Data(bytes)
+    }()
+
+    static func device(faults: [Fault], seed: UInt64 = 7) async -> SimulatedDevice {
+        var configuration = SimulatedDevice.Configuration(slotSize: 0x20_0000, seed: seed)
+        configuration.bufferSize = 2048
+        let device = SimulatedDevice(configuration: configuration)
+        await device.setFaults(Faults(faults, seed: seed))
+        return device
+    }
+
+    static func client(_ device: SimulatedDevice, counter: DataCounter? = nil) async throws -> SMPClient {
+        let loopback = LoopbackTransport(device: device)
+        return try await SMPClient.connect(
+            counter.map { CountingTransport(inner: loopback, counter: $0) } ?? loopback,
+            configuration: .init(timeout: .milliseconds(80), retries: 8, busyBackoff: .milliseconds(2), firstSequence: 0)
+        )
+    }
+
+    static func secondarySlot(_ device: SimulatedDevice) async -> [UInt8] {
+        await device.bootloader.slots[0][1].data
+    }
+
+    static let faultTable: [[Fault]] = [
+        [],
+        [.dropResponsesRandomly(probability: 0.05)],
+        [.dropResponsesRandomly(probability: 0.20)],
+        [.dropRequests(every: 9)],
+        [.duplicateResponses(every: 3)],
+        [.reorderResponses(every: 4)],
+        [.delayResponses(by: .milliseconds(150), every: 25)],
+        [.busy(count: 6)],
+        [.dropResponsesRandomly(probability: 0.1), .duplicateResponses(every: 5), .reorderResponses(every: 7)],
+    ]
+
+    @Test(arguments: faultTable, [1, 4])
+    func uploadCompletesAndTheSlotEqualsTheFile(_ faults: [Fault], _ window: Int) async throws {
+        let device = await Self.device(faults: faults)
+        let client = try await Self.client(device)
+        let progress = try await client.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+        #expect(progress.bytesConfirmed == Self.size)
+        let slot = await Self.secondarySlot(device)
+        #expect(slot.count >= Self.size)
+        #expect(Data(slot.prefix(Self.size)) == Self.file)
+        await client.close()
+    }
+
+    @Test(arguments: [1, 4])
+    func aDisconnectMidUploadResumesAndResendsAtMostOneWindow(_ window: Int) async throws {
+        let device = await Self.device(faults: [.disconnect(afterRequests: 200)])
+        let counter = DataCounter()
+        let first = try await Self.client(device, counter: counter)
+        await #expect(throws: SMPTransportError(.disconnected)) {
+            try await first.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+        }
+        await device.setFaults(.none)
+        let second = try await Self.client(device, counter: counter)
+        let frame = await second.maximumFrameSize
+        try await second.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+        // Every data byte that crossed the link, both attempts, minus the file: what was sent twice.
+        let resent = counter.total - Self.size
+        print("window \(window): \(resent) data bytes sent twice around the disconnect (frames of \(frame) bytes)")
+        #expect(resent <= window * frame)
+        #expect(Data((await Self.secondarySlot(device)).prefix(Self.size)) == Self.file)
+        await second.close()
+    }
+
+    @Test func aDeviceThatLosesItsSessionGetsTheFileFromTheStart() async throws {
+        let device = await Self.device(faults: [.powerLoss(.duringUpload(atOffset: 300_000))])
+        let client = try await Self.client(device)
+        do {
+            try await client.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: 4))
+        } catch {
+            // A power loss drops the link: reconnect and upload again, as a user would.
+            let again = try await Self.client(device)
+            try await again.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: 4))
+        }
+        #expect(Data((await Self.secondarySlot(device)).prefix(Self.size)) == Self.file)
+    }
+}
+
+/// Counts the `data` bytes of every image-upload request that crosses the link.
+final class DataCounter: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var bytes = 0
+    func add(_ count: Int) { lock.withLock { bytes += count } }
+    var total: Int { lock.withLock { bytes } }
+}
+
+/// A transport that passes everything through and counts upload data bytes on the way.
+struct CountingTransport: SMPTransport {
+    let inner: any SMPTransport
+    let counter: DataCounter
+    var endpointDescription: String { inner.endpointDescription }
+
+    func connect() async throws -> any SMPConnection {
+        CountingConnection(inner: try await inner.connect(), counter: counter)
+    }
+}
+
+final class CountingConnection: SMPConnection {
+    let inner: any SMPConnection
+    let counter: DataCounter
+    init(inner: any SMPConnection, counter: DataCounter) {
+        self.inner = inner
+        self.counter = counter
+    }
+    var maximumFrameSize: Int { inner.maximumFrameSize }
+    var frames: AsyncThrowingStream<[UInt8], any Error> { inner.frames }
+    func send(_ frame: [UInt8]) async throws {
+        if let parsed = try? SMPFrame(parsing: frame), parsed.header.group == .image, parsed.header.command == 1,
+            let upload = try? parsed.decodeRequest(as: ImageManagement.Upload.self)
+        {
+            counter.add(upload.data.count)
+        }
+        try await inner.send(frame)
+    }
+    func close() async { await inner.close() }
+}

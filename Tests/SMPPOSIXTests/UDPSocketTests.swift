@@ -1,0 +1,107 @@
+import Foundation
+import SMPPOSIX
+import Testing
+
+@Suite("UDPSocket")
+struct UDPSocketTests {
+    /// Waits for a datagram without blocking a cooperative thread for long.
+    static func receive(_ socket: UDPSocket, timeout: Duration) async throws -> (bytes: [UInt8], sender: SocketAddress)? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let datagram = try socket.receive(timeout: .milliseconds(1)) { return datagram }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return nil
+    }
+
+    @Test("bind port 0, connect, send both ways, read the sender back", arguments: ["127.0.0.1", "::1", "localhost"])
+    func roundTrip(host: String) async throws {
+        let server: UDPSocket
+        do {
+            server = try UDPSocket(bindingTo: host, port: 0)
+        } catch {
+            // IPv6 may be disabled on a runner; IPv4 must work.
+            try #require(host != "127.0.0.1", "bind failed: \(error)")
+            return
+        }
+        defer { server.close() }
+        #expect(server.localAddress.port != 0)
+        let client = try UDPSocket(connectingTo: server.localAddress.host, port: server.localAddress.port)
+        defer { client.close() }
+        #expect(client.remoteAddress?.port == server.localAddress.port)
+        try client.send([1, 2, 3])
+        let (bytes, sender) = try #require(try await Self.receive(server, timeout: .seconds(5)))
+        #expect(bytes == [1, 2, 3])
+        #expect(sender.port == client.localAddress.port)
+        try server.send([4, 5], to: sender)
+        #expect(try await Self.receive(client, timeout: .seconds(5))?.bytes == [4, 5])
+    }
+
+    @Test("receive times out with nil, and returns nil promptly after close from another task")
+    func timeoutAndClose() async throws {
+        let socket = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+        #expect(try socket.receive(timeout: .milliseconds(20)) == nil)
+        let clock = ContinuousClock()
+        let start = clock.now
+        // The blocking wait runs on its own thread, not on the (small) cooperative pool.
+        let waiter = OnThread { try socket.receive(timeout: .seconds(10)) == nil }
+        try await Task.sleep(for: .milliseconds(50))
+        socket.close()
+        #expect(try await waiter.value == true)
+        #expect(clock.now - start < .seconds(2))
+        #expect(socket.isClosed)
+        #expect(throws: SystemCallError.self) { try socket.send([1], to: socket.localAddress) }
+        socket.close()
+    }
+
+    @Test("addresses print as host:port, IPv6 in brackets; bad names fail with getaddrinfo's reason")
+    func addresses() throws {
+        let v4 = try #require(try SocketAddress.resolve(host: "127.0.0.1", port: 1337).first)
+        #expect(v4.description == "127.0.0.1:1337")
+        #expect(!v4.isIPv6)
+        let v6 = try #require(try SocketAddress.resolve(host: "[::1]", port: 1337).first)
+        #expect(v6.description == "[::1]:1337")
+        #expect(v6.isIPv6)
+        #expect(throws: SystemCallError.self) { try SocketAddress.resolve(host: "no-such-host.invalid", port: 1) }
+        #expect(throws: SystemCallError.self) { try UDPSocket(bindingTo: "192.0.2.77", port: 0) }
+    }
+
+    @Test("errors name the call, the subject and the reason")
+    func errorDescription() {
+        let error = SystemCallError("bind", "127.0.0.1:1337", code: 98, reason: "Address already in use")
+        #expect(error.description == "bind 127.0.0.1:1337: Address already in use")
+        #expect(!SystemCallError("open", "/x", code: 2).reason.isEmpty)
+    }
+}
+
+/// Runs a blocking call on a dedicated thread and awaits its result.
+final class OnThread<T: Sendable>: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var result: Result<T, any Error>?
+
+    init(_ body: @escaping @Sendable () throws -> T) {
+        let thread = Thread { [self] in
+            let outcome = Result { try body() }
+            lock.lock()
+            result = outcome
+            lock.unlock()
+        }
+        thread.start()
+    }
+
+    private func current() -> Result<T, any Error>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return result
+    }
+
+    var value: T {
+        get async throws {
+            while true {
+                if let done = current() { return try done.get() }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+    }
+}

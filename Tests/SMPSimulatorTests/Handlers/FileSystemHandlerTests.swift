@@ -1,0 +1,123 @@
+import Foundation
+import MCUboot
+import SMPCBOR
+import SMPCore
+import Testing
+
+@testable import SMPSimulator
+
+@Suite("FileSystemHandler")
+struct FileSystemHandlerTests {
+    static func upload(_ client: inout TestClient, _ name: String, _ content: [UInt8], chunk: Int = 100) async throws {
+        var offset = 0
+        repeat {
+            let end = min(offset + chunk, content.count)
+            let request = FileManagement.Upload(
+                offset: UInt64(offset),
+                data: Data(content[offset..<end]),
+                name: name,
+                length: offset == 0 ? UInt64(content.count) : nil
+            )
+            let response = try await client.send(request)
+            #expect(response.offset == UInt64(end))
+            offset = end
+        } while offset < content.count
+    }
+
+    static func download(_ client: inout TestClient, _ name: String) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var length: UInt64?
+        repeat {
+            let response = try await client.send(FileManagement.Download(offset: UInt64(bytes.count), name: name))
+            if bytes.isEmpty { length = response.length }
+            if response.data.isEmpty { break }
+            bytes += response.data
+        } while UInt64(bytes.count) < (length ?? 0)
+        return bytes
+    }
+
+    @Test("upload and download round trip at the mount point, in chunks smaller and larger than the buffer")
+    func roundTrip() async throws {
+        var client = try await TestClient(configuration: .init(bufferSize: 384))
+        let content = (0..<2_500).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try await Self.upload(&client, "/lfs1/data.bin", content, chunk: 200)
+        #expect(try await Self.download(&client, "/lfs1/data.bin") == content)
+        #expect(try await client.send(FileManagement.Status(name: "/lfs1/data.bin")).length == 2_500)
+        // Uploading again from 0 truncates.
+        try await Self.upload(&client, "/lfs1/data.bin", [1, 2, 3])
+        #expect(try await Self.download(&client, "/lfs1/data.bin") == [1, 2, 3])
+        _ = try await client.send(FileManagement.Close())
+    }
+
+    @Test("hash: crc32 by default, sha256 on request, with off and len")
+    func hash() async throws {
+        var client = try await TestClient()
+        let content = Array("123456789".utf8)
+        try await Self.upload(&client, "/lfs1/check", content)
+        let crc = try await client.send(FileManagement.Hash(name: "/lfs1/check"))
+        #expect(crc.type == .crc32)
+        #expect(crc.output == .checksum(0xCBF4_3926))
+        #expect(crc.length == 9)
+        let sha = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .sha256, offset: 2, length: 3))
+        #expect(sha.output == .digest(Data(ImageHashAlgorithm.sha256.hash(Array("345".utf8)))))
+        #expect(sha.offset == 2)
+        let unknown = await deviceError { _ = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .init(rawValue: "md5"))) }
+        #expect(unknown?.matches(FileManagement.ReturnCode.checksumHashNotFound) == true)
+        let types = try await client.send(FileManagement.SupportedHashTypes())
+        #expect(types.types.names == ["crc32", "sha256"])
+        #expect(types.types["sha256"]?.size == 32)
+    }
+
+    @Test("an upload at the wrong offset is FILE_OFFSET_NOT_VALID with the current length")
+    func wrongOffset() async throws {
+        var client = try await TestClient()
+        _ = try await client.send(FileManagement.Upload(offset: 0, data: Data([1, 2, 3, 4]), name: "/lfs1/f", length: 10))
+        let error = await deviceError {
+            _ = try await client.send(FileManagement.Upload(offset: 7, data: Data([5]), name: "/lfs1/f"))
+        }
+        #expect(error?.matches(FileManagement.ReturnCode.fileOffsetNotValid) == true)
+        #expect(error?.payload?["len"] == 4)
+    }
+
+    @Test("paths that leave the mount or are malformed are refused; the device keeps serving", arguments: [
+        ("/lfs1/../../etc/passwd", FileManagement.ReturnCode.fileInvalidName, FileManagement.ReturnCode.fileInvalidName),
+        ("/lfs1/./x", .fileInvalidName, .fileInvalidName),
+        ("relative.txt", .fileInvalidName, .fileInvalidName),
+        ("/etc/passwd", .fileNotFound, .mountPointNotFound),
+        ("/lfs1/no/such/dir/file", .fileNotFound, .mountPointNotFound),
+        ("/lfs1", .fileIsDirectory, .unknown),
+    ])
+    func badPaths(path: String, download: FileManagement.ReturnCode, upload: FileManagement.ReturnCode) async throws {
+        var client = try await TestClient()
+        let read = await deviceError { _ = try await client.send(FileManagement.Download(offset: 0, name: path)) }
+        #expect(read?.matches(download) == true, "download \(path): \(String(describing: read))")
+        let status = await deviceError { _ = try await client.send(FileManagement.Status(name: path)) }
+        #expect(status?.matches(download) == true)
+        let write = await deviceError {
+            _ = try await client.send(FileManagement.Upload(offset: 0, data: Data([1]), name: path, length: 1))
+        }
+        #expect(write?.matches(upload) == true, "upload \(path): \(String(describing: write))")
+        #expect(try await client.send(OSManagement.Echo(text: "still here")).text == "still here")
+    }
+
+    @Test("wrong types and missing fields are EINVAL", arguments: [
+        ["off": 0, "name": 3] as CBOR, ["name": "/lfs1/x"], ["off": "0", "name": "/lfs1/x"], ["off": 0, "name": ""],
+        ["off": 0, "name": .textString("/lfs1/" + String(repeating: "a", count: 80))],
+    ])
+    func badDownloads(request: CBOR) async throws {
+        var client = try await TestClient()
+        #expect(try await client.payload(group: .fileSystem, command: 0, operation: .read, request)["rc"] == 3)
+    }
+
+    @Test("upload at offset 0 without len is EINVAL")
+    func uploadNeedsLength() async throws {
+        var client = try await TestClient()
+        let payload = try await client.payload(
+            group: .fileSystem,
+            command: 0,
+            operation: .write,
+            ["off": 0, "name": "/lfs1/x", "data": .byteString(Data([1]))]
+        )
+        #expect(payload["rc"] == 3)
+    }
+}

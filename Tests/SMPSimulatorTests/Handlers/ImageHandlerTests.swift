@@ -1,0 +1,196 @@
+import Foundation
+import MCUboot
+import SMPCBOR
+import SMPCore
+import Testing
+
+@testable import SMPSimulator
+
+@Suite("ImageHandler")
+struct ImageHandlerTests {
+    @Test("state read: one valid confirmed active image in slot 0, every flag written, splitStatus 0")
+    func initialState() async throws {
+        var client = try await TestClient()
+        let payload = try await client.payload(ImageManagement.StateRead())
+        let entry = try #require(payload["images"]?.arrayValue?.first?.mapValue)
+        #expect(entry.entries.map(\.key) == ["slot", "version", "hash", "bootable", "pending", "confirmed", "active", "permanent"])
+        #expect(payload["splitStatus"] == 0)
+        let state = try await client.send(ImageManagement.StateRead())
+        #expect(state.images.count == 1)
+        #expect(state.images[0].version == "1.0.0")
+        #expect(state.images[0].isActive && state.images[0].isConfirmed && state.images[0].isBootable)
+    }
+
+    @Test("upload, test, reset, confirm; and the revert path: test, reset, reset again → old image back")
+    func lifecycle() async throws {
+        var client = try await TestClient()
+        let image = TestImages.image("2.0.0")
+        #expect(try await client.upload(image, chunk: 300) == true)
+        var states = try await client.send(ImageManagement.StateRead()).images
+        #expect(states.map(\.version) == ["1.0.0", "2.0.0"])
+        states = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false)).images
+        #expect(states[1].isPending && !states[1].isPermanent)
+        _ = try await client.send(OSManagement.Reset())
+        states = try await client.send(ImageManagement.StateRead()).images
+        #expect(states[0].version == "2.0.0" && states[0].isActive && !states[0].isConfirmed)
+        #expect(states[1].version == "1.0.0" && states[1].isConfirmed)
+        _ = try await client.send(OSManagement.Reset())
+        states = try await client.send(ImageManagement.StateRead()).images
+        #expect(states[0].version == "1.0.0" && states[0].isActive && states[0].isConfirmed)
+
+        // Test again and confirm this time.
+        _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
+        _ = try await client.send(OSManagement.Reset())
+        states = try await client.send(ImageManagement.StateWrite(confirm: true)).images
+        #expect(states[0].version == "2.0.0" && states[0].isConfirmed)
+        _ = try await client.send(OSManagement.Reset())
+        #expect(try await client.send(ImageManagement.StateRead()).images[0].version == "2.0.0")
+    }
+
+    @Test("multi-image: upload to image 1 and test it")
+    func multiImage() async throws {
+        var client = try await TestClient(configuration: .init(imageCount: 2))
+        let image = TestImages.image("3.0.0", image: 1)
+        #expect(try await client.upload(image, image: 1) == true)
+        let states = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false)).images
+        #expect(states.contains { $0.image == 1 && $0.slot == 1 && $0.isPending })
+        _ = try await client.send(OSManagement.Reset())
+        let after = try await client.send(ImageManagement.StateRead()).images
+        #expect(after.contains { $0.image == 1 && $0.slot == 0 && $0.version == "3.0.0" && $0.isActive })
+        #expect(after.contains { $0.image == 0 && $0.slot == 0 && $0.version == "1.0.0" && $0.isActive })
+    }
+
+    @Test("upload resumes when the same sha restarts, and answers the expected offset to a wrong one")
+    func resumeAndWrongOffset() async throws {
+        var client = try await TestClient()
+        let image = TestImages.image("2.0.0")
+        let sha = Data(ImageHashAlgorithm.sha256.hash(image))
+        let start = ImageManagement.Upload(offset: 0, data: Data(image.prefix(400)), length: UInt64(image.count), sha256: sha)
+        #expect(try await client.send(start).offset == 400)
+        #expect(try await client.send(ImageManagement.Upload(offset: 900, data: Data(image[900..<1000]))).offset == 400)
+        #expect(try await client.send(ImageManagement.Upload(offset: 400, data: Data(image[400..<800]))).offset == 800)
+        // Restart with the same sha: not written again, continue from 800.
+        #expect(try await client.send(start).offset == 800)
+        let last = try await client.send(ImageManagement.Upload(offset: 800, data: Data(image[800...])))
+        #expect(last.offset == UInt64(image.count))
+        #expect(last.match == true)
+    }
+
+    @Test("a wrong sha reports match false")
+    func mismatch() async throws {
+        var client = try await TestClient()
+        let image = TestImages.image("2.0.0")
+        let upload = ImageManagement.Upload(offset: 0, data: Data(image), length: UInt64(image.count), sha256: Data(repeating: 3, count: 32))
+        #expect(try await client.send(upload).match == false)
+    }
+
+    struct UploadError: Sendable, CustomStringConvertible {
+        var name: String
+        var request: CBOR
+        var v2: Int?
+        var v1: Int
+        var description: String { name }
+    }
+
+    static let header = Data(TestImages.image("2.0.0").prefix(64))
+
+    static let uploadErrorCases: [UploadError] = [
+        UploadError(name: "no off", request: ["data": .byteString(header), "len": 100], v2: 20, v1: 3),
+        UploadError(name: "no len", request: ["off": 0, "data": .byteString(header)], v2: 21, v1: 3),
+        UploadError(name: "short header", request: ["off": 0, "len": 100, "data": .byteString(Data([1, 2]))], v2: 22, v1: 3),
+        UploadError(name: "bad magic", request: ["off": 0, "len": 100, "data": .byteString(Data(repeating: 0, count: 40))], v2: 23, v1: 1),
+        UploadError(name: "long sha", request: ["off": 0, "len": 100, "data": .byteString(header), "sha": .byteString(Data(repeating: 0, count: 33))], v2: 24, v1: 3),
+        UploadError(name: "too large", request: ["off": 0, "len": 0x50000, "data": .byteString(header)], v2: 30, v1: 1),
+        UploadError(name: "off as text", request: ["off": "0", "len": 100, "data": .byteString(header)], v2: nil, v1: 3),
+        UploadError(name: "data as text", request: ["off": 0, "len": 100, "data": "abc"], v2: nil, v1: 3),
+        UploadError(name: "len negative", request: ["off": 0, "len": -1, "data": .byteString(header)], v2: nil, v1: 3),
+        UploadError(name: "upgrade as int", request: ["off": 0, "len": 100, "data": .byteString(header), "upgrade": 1], v2: nil, v1: 3),
+        UploadError(name: "image as text", request: ["off": 0, "len": 100, "data": .byteString(header), "image": "0"], v2: nil, v1: 3),
+        UploadError(name: "not newer", request: ["off": 0, "len": 100, "data": .byteString(Data(TestImages.image("1.0.0").prefix(64))), "upgrade": true], v2: 27, v1: 6),
+    ]
+
+    @Test("upload refusals in both protocol versions", arguments: uploadErrorCases)
+    func uploadErrors(_ error: UploadError) async throws {
+        var client = try await TestClient()
+        let v2 = try await client.payload(group: .image, command: 1, operation: .write, error.request)
+        if let code = error.v2 {
+            #expect(v2["err"]?["group"] == 1)
+            #expect(v2["err"]?["rc"] == CBOR(code))
+        } else {
+            #expect(v2["rc"] == CBOR(error.v1))
+        }
+        let v1 = try await client.payload(group: .image, command: 1, operation: .write, error.request, version: .v1)
+        #expect(v1["rc"] == CBOR(error.v1))
+    }
+
+    @Test("state write refusals: wrong types, unknown hash, testing the active image")
+    func stateWriteErrors() async throws {
+        var client = try await TestClient()
+        #expect(try await client.payload(group: .image, command: 0, operation: .write, ["hash": "x"])["rc"] == 3)
+        #expect(try await client.payload(group: .image, command: 0, operation: .write, ["confirm": 1])["rc"] == 3)
+        let missing = await deviceError { _ = try await client.send(ImageManagement.StateWrite(hash: Data(repeating: 9, count: 32))) }
+        #expect(missing?.matches(ImageManagement.ReturnCode.hashNotFound) == true)
+        let noHash = await deviceError { _ = try await client.send(ImageManagement.StateWrite(confirm: false)) }
+        #expect(noHash?.matches(ImageManagement.ReturnCode.invalidHash) == true)
+        let active = try await client.send(ImageManagement.StateRead()).images[0].hash
+        let denied = await deviceError { _ = try await client.send(ImageManagement.StateWrite(hash: active, confirm: false)) }
+        #expect(denied?.matches(ImageManagement.ReturnCode.imageSettingTestToActiveDenied) == true)
+    }
+
+    @Test("plain DirectXIP has no state write handler")
+    func directXIPHasNoStateWrite() async throws {
+        var client = try await TestClient(configuration: .init(bootloaderMode: .directXIP))
+        let error = await deviceError { _ = try await client.send(ImageManagement.StateWrite(confirm: true)) }
+        #expect(error?.returnCode == .notSupported)
+    }
+
+    @Test("erase: default slot 1, refuses the running or pending slot, ends the upload session")
+    func erase() async throws {
+        var client = try await TestClient()
+        let image = TestImages.image("2.0.0")
+        _ = try await client.send(ImageManagement.Upload(offset: 0, data: Data(image.prefix(400)), length: UInt64(image.count)))
+        _ = try await client.send(ImageManagement.Erase())
+        #expect(await client.device.uploadSession == nil)
+        let running = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 0)) }
+        #expect(running?.matches(ImageManagement.ReturnCode.noFreeSlot) == true)
+        let v1 = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 0), version: .v1) }
+        #expect(v1?.returnCode == .badState)
+        #expect(try await client.upload(image) == true)
+        _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
+        let pending = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 1)) }
+        #expect(pending?.matches(ImageManagement.ReturnCode.noFreeSlot) == true)
+        let invalid = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 9)) }
+        #expect(invalid?.matches(ImageManagement.ReturnCode.invalidSlot) == true)
+    }
+
+    @Test("slot info lists each image's slots and sizes")
+    func slotInfo() async throws {
+        var client = try await TestClient(configuration: .init(imageCount: 2, slotSize: 0x20000))
+        let info = try await client.send(ImageManagement.SlotInfo())
+        #expect(info.images.map(\.image) == [0, 1])
+        #expect(info.images[0].slots.map(\.slot) == [0, 1])
+        #expect(info.images[0].slots.allSatisfy { $0.size == 0x20000 })
+    }
+
+    @Test("uploading while a test image runs unconfirmed is refused: the old image must stay")
+    func noUploadDuringRevertWindow() async throws {
+        var client = try await TestClient()
+        let image = TestImages.image("2.0.0")
+        #expect(try await client.upload(image) == true)
+        _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
+        _ = try await client.send(OSManagement.Reset())
+        let error = await deviceError { _ = try await client.upload(TestImages.image("3.0.0")) }
+        #expect(error?.matches(ImageManagement.ReturnCode.noFreeSlot) == true)
+    }
+
+    @Test("flash timing delays the first chunk (erase) but not the answer's content")
+    func flashTiming() async throws {
+        var client = try await TestClient(configuration: .init(slotSize: 0x40000, eraseBytesPerSecond: 100_000))
+        let image = TestImages.image("2.0.0")
+        let clock = ContinuousClock()
+        let elapsed = try await clock.measure {
+            _ = try await client.send(ImageManagement.Upload(offset: 0, data: Data(image.prefix(100)), length: UInt64(image.count)))
+        }
+        #expect(elapsed >= .milliseconds(10))
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import SMPCBOR
+import SMPCore
+import Testing
+
+@testable import SMPSimulator
+
+@Suite("OSHandler")
+struct OSHandlerTests {
+    @Test("echo answers reads and writes; a missing d echoes nothing; a number for d is EINVAL")
+    func echo() async throws {
+        var client = try await TestClient()
+        #expect(try await client.send(OSManagement.Echo(text: "héllo")).text == "héllo")
+        let read = try await client.payload(group: .os, command: 0, operation: .read, ["d": "r"])
+        #expect(read["r"] == "r")
+        #expect(try await client.payload(group: .os, command: 0, operation: .write, [:])["r"] == "")
+        #expect(try await client.payload(group: .os, command: 0, operation: .write, ["d": 5])["rc"] == 3)
+    }
+
+    @Test("task and memory statistics decode into the typed responses")
+    func statistics() async throws {
+        var client = try await TestClient()
+        let tasks = try await client.send(OSManagement.TaskStatistics())
+        #expect(tasks.tasks.names.contains("main"))
+        #expect(tasks.tasks["idle"]?.stackSize == 80)
+        let pools = try await client.send(OSManagement.MemoryPoolStatistics())
+        #expect(pools.pools["_system_heap"]?.blockCount == 16_384)
+    }
+
+    enum DateOutcome: Sendable { case accepted, invalid, rtcFailed }
+
+    @Test("date-time: set then get; malformed values are EINVAL, impossible dates fail in the RTC", arguments: [
+        ("2026-02-30T10:00:00", DateOutcome.rtcFailed), ("2026-13-01T00:00:00", .invalid), ("2026-01-01", .invalid),
+        ("not a date at all!!", .invalid), ("2025-06-01T12:34:56", .accepted), ("2025-06-01T12:34:56.123", .accepted),
+        ("2025-06-01T12:34:61", .invalid),
+    ])
+    func dateTime(text: String, outcome: DateOutcome) async throws {
+        var client = try await TestClient()
+        let error = await deviceError { _ = try await client.send(OSManagement.DateTimeWrite(dateTime: text)) }
+        switch outcome {
+        case .invalid:
+            #expect(error?.returnCode == .invalidValue)
+        case .rtcFailed:
+            #expect(error?.matches(OSManagement.ReturnCode.rtcCommandFailed) == true)
+        case .accepted:
+            #expect(error == nil)
+            let now = try await client.send(OSManagement.DateTimeRead()).dateTime
+            #expect(now.hasPrefix(String(text.prefix(14))))
+        }
+    }
+
+    @Test("reset answers, then the device boots again; boot_mode and force are accepted")
+    func reset() async throws {
+        var client = try await TestClient()
+        _ = try await client.send(OSManagement.Reset(force: true, bootMode: 1))
+        #expect(await client.device.bootCount == 2)
+        #expect(await client.device.lastBootMode == 1)
+        // The smp package sends force as an integer; Zephyr ignores what it cannot decode.
+        #expect(try await client.payload(group: .os, command: 5, operation: .write, ["force": 1]) == [:])
+    }
+
+    @Test("a reset hook that refuses unless forced answers EBUSY")
+    func resetHook() async throws {
+        var client = try await TestClient(configuration: .init(rejectResetUnlessForced: true))
+        let error = await deviceError { _ = try await client.send(OSManagement.Reset()) }
+        #expect(error?.returnCode == .busy)
+        _ = try await client.send(OSManagement.Reset(force: true))
+        #expect(await client.device.bootCount == 2)
+    }
+
+    @Test("MCUmgr parameters report the buffer")
+    func parameters() async throws {
+        var client = try await TestClient(configuration: .init(bufferSize: 384, bufferCount: 2))
+        let response = try await client.send(OSManagement.MCUmgrParameters())
+        #expect(response.bufferSize == 384)
+        #expect(response.bufferCount == 2)
+    }
+
+    @Test("application info: letters in any order, fields in fixed order", arguments: [
+        (nil as String?, "Zephyr"), ("s", "Zephyr"), ("n", "zephyr"), ("on", "zephyr Zephyr"), ("sv", "Zephyr 4.2.0"),
+        ("vs", "Zephyr 4.2.0"), ("a", "Zephyr zephyr v4.2.0-sim 4.2.0 Sun Nov 22 12:00:00 2026 posix native native_sim/native/64 Zephyr"),
+        ("mi", "posix native_sim/native/64"),
+    ])
+    func applicationInfo(format: String?, expected: String) async throws {
+        var client = try await TestClient()
+        #expect(try await client.send(OSManagement.ApplicationInfo(format: format)).output == expected)
+    }
+
+    @Test("application info with an unknown letter is INVALID_FORMAT (v2) / EINVAL (v1)")
+    func applicationInfoInvalid() async throws {
+        var client = try await TestClient()
+        let v2 = await deviceError { _ = try await client.send(OSManagement.ApplicationInfo(format: "sx")) }
+        #expect(v2?.matches(OSManagement.ReturnCode.invalidFormat) == true)
+        let v1 = await deviceError { _ = try await client.send(OSManagement.ApplicationInfo(format: "sx"), version: .v1) }
+        #expect(v1?.returnCode == .invalidValue)
+    }
+
+    @Test("bootloader info: name, mode, no-downgrade, unknown query", arguments: BootloaderMode.allCases)
+    func bootloaderInfo(mode: BootloaderMode) async throws {
+        var client = try await TestClient(configuration: .init(bootloaderMode: mode, downgradePrevention: mode == .overwriteOnly))
+        #expect(try await client.send(OSManagement.BootloaderInfo()).bootloader == "MCUboot")
+        let answer = try await client.send(OSManagement.BootloaderInfo(query: "mode"))
+        #expect(answer.mode?.rawValue == mode.mcubootModeValue)
+        #expect(answer.noDowngrade == (mode == .overwriteOnly ? true : nil))
+        let error = await deviceError { _ = try await client.send(OSManagement.BootloaderInfo(query: "colour")) }
+        #expect(error?.matches(OSManagement.ReturnCode.queryYieldsNoAnswer) == true)
+    }
+
+    @Test("console echo control is not supported by Zephyr")
+    func consoleEcho() async throws {
+        var client = try await TestClient()
+        let error = await deviceError { _ = try await client.send(OSManagement.ConsoleEchoControl(echo: 1)) }
+        #expect(error?.returnCode == .notSupported)
+    }
+}

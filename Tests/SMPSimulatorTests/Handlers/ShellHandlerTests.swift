@@ -1,0 +1,39 @@
+import SMPCBOR
+import SMPCore
+import Testing
+
+@testable import SMPSimulator
+
+@Suite("ShellHandler")
+struct ShellHandlerTests {
+    @Test("a few real commands", arguments: [
+        (["echo", "hello", "world"], "hello world\n", 0), (["kernel", "version"], "Zephyr version 4.2.0\n", 0),
+        (["frobnicate"], "frobnicate: command not found\n", -8),
+    ])
+    func commands(arguments: [String], output: String, status: Int) async throws {
+        var client = try await TestClient()
+        let response = try await client.send(ShellManagement.Execute(arguments: arguments))
+        #expect(response.output == output)
+        #expect(response.returnCode == status)
+    }
+
+    @Test("the mcuboot command shows the slots")
+    func mcuboot() async throws {
+        var client = try await TestClient()
+        let response = try await client.send(ShellManagement.Execute(arguments: ["mcuboot"]))
+        #expect(response.output.contains("swap type: none"))
+        #expect(response.output.contains("version 1.0.0 active confirmed"))
+    }
+
+    @Test("empty and over-long commands are refused with the group's codes")
+    func refusals() async throws {
+        var client = try await TestClient()
+        let empty = await deviceError { _ = try await client.send(ShellManagement.Execute(arguments: [])) }
+        #expect(empty?.matches(ShellManagement.ReturnCode.emptyCommand) == true)
+        let long = await deviceError {
+            _ = try await client.send(ShellManagement.Execute(arguments: ["echo", String(repeating: "x", count: 300)]))
+        }
+        #expect(long?.matches(ShellManagement.ReturnCode.commandTooLong) == true)
+        #expect(try await client.payload(group: .shell, command: 0, operation: .write, ["argv": "echo"])["rc"] == 3)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import MCUmgr
+import SMPCore
+import Testing
+
+@testable import SMPSimulator
+
+@Suite("LoopbackTransport")
+struct LoopbackTransportTests {
+    @Test("the connection's frame size is the device buffer; larger frames are refused")
+    func frameSize() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 256))
+        let connection = try await LoopbackTransport(device: device).connect()
+        #expect(connection.maximumFrameSize == 256)
+        await #expect(throws: SMPTransportError(.frameTooLarge)) {
+            try await connection.send(Array(repeating: 0, count: 300))
+        }
+        await connection.close()
+    }
+
+    @Test("responses without delay are delivered before send returns, in order")
+    func deterministic() async throws {
+        let device = SimulatedDevice()
+        let connection = try await LoopbackTransport(device: device).connect()
+        var iterator = connection.frames.makeAsyncIterator()
+        for sequence in UInt8(0)..<5 {
+            try await connection.send(SMPFrame.request(OSManagement.Echo(text: "\(sequence)"), sequence: sequence).bytes)
+        }
+        await connection.close()
+        var sequences: [UInt8] = []
+        while let frame = try await iterator.next() { sequences.append(frame[6]) }
+        #expect(sequences == [0, 1, 2, 3, 4])
+    }
+
+    @Test("a disconnect fault ends the frame stream with a disconnected error and refuses further sends")
+    func disconnect() async throws {
+        let device = SimulatedDevice()
+        await device.inject(.disconnectOnReset)
+        let connection = try await LoopbackTransport(device: device).connect()
+        var iterator = connection.frames.makeAsyncIterator()
+        try await connection.send(SMPFrame.request(OSManagement.Reset(), sequence: 1).bytes)
+        #expect(try await iterator.next() != nil)
+        await #expect(throws: SMPTransportError(.disconnected)) { _ = try await iterator.next() }
+        await #expect(throws: SMPTransportError(.disconnected)) {
+            try await connection.send(SMPFrame.request(OSManagement.Echo(text: "x"), sequence: 2).bytes)
+        }
+    }
+
+    @Test("link latency delays delivery; reorder and duplicate faults reach the client")
+    func latencyAndFaults() async throws {
+        let device = SimulatedDevice(configuration: .init(linkLatency: .milliseconds(20)))
+        var client = try await TestClient(device)
+        let clock = ContinuousClock()
+        let start = clock.now
+        _ = try await client.send(OSManagement.Echo(text: "slow"))
+        #expect(clock.now - start >= .milliseconds(20))
+
+        let fast = SimulatedDevice()
+        await fast.setFaults(Faults([.reorderResponses(every: 1), .duplicateResponses(every: 3)]))
+        let connection = try await LoopbackTransport(device: fast).connect()
+        let collector = FrameCollector(connection.frames)
+        for sequence in UInt8(1)...4 {
+            try await connection.send(SMPFrame.request(OSManagement.Echo(text: "\(sequence)"), sequence: sequence).bytes)
+        }
+        var received: [UInt8] = []
+        while let frame = await collector.next(timeout: .milliseconds(200)) { received.append(frame[6]) }
+        // 1 held; 2 sent, then 1; 3 held (a held response is not also doubled); 4 sent, then 3.
+        #expect(received == [2, 1, 4, 3])
+        await connection.close()
+    }
+
+    @Test("the transport describes itself")
+    func description() {
+        #expect(LoopbackTransport(device: SimulatedDevice()).endpointDescription == "sim://loopback")
+    }
+}
