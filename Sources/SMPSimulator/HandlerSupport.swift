@@ -17,6 +17,10 @@ struct SMPServerRequest {
     /// Decodes the payload as a typed request; a payload that is not a map of the right shape is
     /// `EINVAL`, as `zcbor_map_decode_bulk` failing is in Zephyr.
     func decode<R: SMPRequest>(_ type: R.Type) throws(HandlerFailure) -> R {
+        // zcbor's decoders accept no null anywhere, while Codable reads null as "absent".
+        if let map = try? frame.payloadValue().mapValue, map.entries.contains(where: { $0.value == .null || $0.value == .undefined }) {
+            throw HandlerFailure.management(.invalidValue)
+        }
         do {
             return try frame.decodeRequest(as: type)
         } catch {

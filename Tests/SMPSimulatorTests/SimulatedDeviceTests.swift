@@ -258,3 +258,82 @@ struct SimulatedDeviceTests {
         #expect(await device.handle(Self.frame(group: 0, command: 6, operation: 0)).isEmpty)
     }
 }
+
+/// Every field of every request, replaced by values of the wrong type: the answer is an error
+/// (EINVAL or the group's code), never a crash, never a silent success.
+@Suite("SimulatedDevice wrong types")
+struct WrongTypeTests {
+    struct Template: Sendable, CustomStringConvertible {
+        var group: UInt16
+        var command: UInt8
+        var operation: UInt8
+        var fields: [(String, CBOR)]
+        var description: String { "group \(group) command \(command) op \(operation)" }
+    }
+
+    static let data: CBOR = .byteString(Data(TestImages.image("2.0.0").prefix(64)))
+    static let templates: [Template] = [
+        Template(group: 0, command: 0, operation: 2, fields: [("d", "hi")]),
+        Template(group: 0, command: 4, operation: 2, fields: [("datetime", "2025-01-01T00:00:00")]),
+        Template(group: 0, command: 7, operation: 0, fields: [("format", "s")]),
+        Template(group: 0, command: 8, operation: 0, fields: [("query", "mode")]),
+        Template(group: 1, command: 0, operation: 2, fields: [("hash", .byteString(Data(repeating: 1, count: 32))), ("confirm", false)]),
+        Template(group: 1, command: 1, operation: 2, fields: [("off", 0), ("len", 100), ("data", data), ("sha", .byteString(Data([1]))), ("image", 0), ("upgrade", false)]),
+        Template(group: 1, command: 5, operation: 2, fields: [("slot", 1)]),
+        Template(group: 2, command: 0, operation: 0, fields: [("name", "smp_svr_stats")]),
+        Template(group: 3, command: 0, operation: 0, fields: [("name", "a"), ("max_size", 10)]),
+        Template(group: 3, command: 0, operation: 2, fields: [("name", "a"), ("val", .byteString(Data([1])))]),
+        Template(group: 3, command: 1, operation: 2, fields: [("name", "a")]),
+        Template(group: 3, command: 3, operation: 2, fields: [("name", "a")]),
+        Template(group: 8, command: 0, operation: 0, fields: [("off", 0), ("name", "/lfs1/x")]),
+        Template(group: 8, command: 0, operation: 2, fields: [("off", 0), ("data", .byteString(Data([1]))), ("name", "/lfs1/x"), ("len", 1)]),
+        Template(group: 8, command: 1, operation: 0, fields: [("name", "/lfs1/x")]),
+        Template(group: 8, command: 2, operation: 0, fields: [("name", "/lfs1/x"), ("type", "crc32"), ("off", 0), ("len", 1)]),
+        Template(group: 9, command: 0, operation: 2, fields: [("argv", ["echo", "x"])]),
+        Template(group: 10, command: 2, operation: 0, fields: [("index", 0)]),
+        Template(group: 10, command: 3, operation: 0, fields: [("groups", [0, 1])]),
+        Template(group: 66, command: 1, operation: 0, fields: [("role", 32)]),
+        Template(group: 66, command: 2, operation: 2, fields: [("off", 0), ("data", .byteString(Data([1]))), ("len", 1)]),
+        Template(group: 66, command: 4, operation: 2, fields: [("stream_session_id", 1), ("off", 0), ("data", .byteString(Data([1]))), ("len", 1)]),
+    ]
+
+    static let wrongValues: [CBOR] = ["text", -1, .byteString(Data([9])), [1, "a"], ["k": 1], true, .null]
+
+    static func major(_ value: CBOR) -> Int {
+        switch value {
+        case .unsignedInt: 0
+        case .negativeInt: 1
+        case .byteString: 2
+        case .textString: 3
+        case .array: 4
+        case .map: 5
+        case .boolean: 7
+        default: 8
+        }
+    }
+
+    @Test("wrong types for every field are refused", arguments: templates)
+    func wrongTypes(template: Template) async throws {
+        for (index, field) in template.fields.enumerated() {
+            for wrong in Self.wrongValues where Self.major(wrong) != Self.major(field.1) {
+                var map = CBORMap()
+                for (other, entry) in template.fields.enumerated() {
+                    map.append(key: .textString(entry.0), value: other == index ? wrong : entry.1)
+                }
+                let device = SimulatedDevice()
+                let frame = SimulatedDeviceTests.frame(
+                    group: template.group,
+                    command: template.command,
+                    operation: template.operation,
+                    payload: CBORWriter.encode(.map(map))
+                )
+                let response = try #require(await device.handle(frame).first, "\(template) \(field.0)=\(wrong)")
+                let payload = try SMPFrame(parsing: response).payloadValue()
+                let refused = payload["err"] != nil || (payload["rc"]?.int64Value ?? 0) != 0
+                #expect(refused, "\(template) \(field.0)=\(wrong.diagnostic()) answered \(payload.diagnostic())")
+                // And the device keeps serving.
+                #expect(await device.handle(SimulatedDeviceTests.frame(group: 0, command: 6, operation: 0)).count == 1)
+            }
+        }
+    }
+}

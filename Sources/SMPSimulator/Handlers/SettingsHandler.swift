@@ -41,8 +41,8 @@ enum SettingsHandler {
             device.settings.runtime.merge(device.settings.saved) { _, saved in saved }
             return CBORMap()
         case (3, false):
-            let save = try? request.decode(SettingsManagement.Save.self)
-            if let subtree = save?.name, !subtree.isEmpty {
+            let save = try request.decode(SettingsManagement.Save.self)
+            if let subtree = save.name, !subtree.isEmpty {
                 for (key, value) in device.settings.runtime where key == subtree || key.hasPrefix(subtree + "/") {
                     device.settings.saved[key] = value
                 }

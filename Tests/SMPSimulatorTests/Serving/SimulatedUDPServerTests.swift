@@ -206,7 +206,7 @@ extension SimulatedUDPServerTests {
                 ("fssum", lambda: c.fs_file_checksum("/lfs1/t.bin")),
                 ("fssha", lambda: c.fs_file_checksum("/lfs1/t.bin", "sha256")),
                 ("fstypes", lambda: c.fs_supported_checksum_types()),
-                ("setw", lambda: c.settings_write("app/x", b"\x01\x02")),
+                ("setw", lambda: c.settings_write("app/x", bytes([1, 2]))),
                 ("setr", lambda: c.settings_read("app/x")),
                 ("save", lambda: c.settings_save()),
                 ("shell", lambda: c.shell_execute(["echo", "hi"])),
