@@ -95,6 +95,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "TransferBenchmarks",
+            dependencies: ["MCUmgr", "SMPCore", "SMPSimulator", "SMPUDPTransport", "SMPSerialTransport", "SMPPOSIX"],
+            path: "Benchmarks/TransferBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
         // Test support shared by the test targets: locating the Python peers, hex helpers.
         .target(name: "SMPTestSupport", path: "Tests/SMPTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "SMPBytesTests", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
@@ -124,7 +131,9 @@ let package = Package(
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SMPTransportTests",
-            dependencies: ["SMPUDPTransport", "SMPSerialTransport", "SMPSimulator", "SMPPOSIX", "MCUmgr", "SMPTestSupport"],
+            dependencies: [
+                "SMPUDPTransport", "SMPSerialTransport", "SMPSimulator", "SMPPOSIX", "MCUmgr", "SMPTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

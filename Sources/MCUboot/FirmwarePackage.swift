@@ -66,8 +66,8 @@ public struct FirmwarePackage: Sendable {
         /// The manifest entry the image came from, for zips.
         public var manifestEntry: PackageManifest.File?
 
-        /// The image version from the MCUboot header.
-        public var version: ImageVersion? { mcuboot?.header.version }
+        /// The image version from the MCUboot header (`nil` for SUIT content).
+        public var version: ImageVersion?
 
         /// Creates an image entry (packages make these; tests and tools may too).
         /// - Parameters:
@@ -100,6 +100,9 @@ public struct FirmwarePackage: Sendable {
             self.mcuboot = mcuboot
             self.suit = suit
             self.manifestEntry = manifestEntry
+            // Stored rather than computed: an optional chain through `mcuboot` in a computed
+            // property crashed the Swift 6.3.1 optimizer (ownership verifier) in async callers.
+            version = mcuboot?.header.version
         }
 
         /// Creates the entry for a parsed MCUboot image: content `.mcuboot`, its bytes and TLV hash.

@@ -19,7 +19,9 @@ enum CommandContext {
         } else if let environment = ProcessInfo.processInfo.environment["MCUMGR_CONN"], !environment.isEmpty {
             text = environment
         } else {
-            throw ValidationError("no device given: pass --conn URL (e.g. --conn udp://192.168.1.10 or --conn sim://), -c PROFILE, or set MCUMGR_CONN")
+            throw ValidationError(
+                "no device given: pass --conn URL (e.g. --conn udp://192.168.1.10 or --conn sim://), -c PROFILE, or set MCUMGR_CONN"
+            )
         }
         do {
             return try ConnectionURL(parsing: text)
@@ -32,17 +34,24 @@ enum CommandContext {
     static func transport(for url: ConnectionURL, verbosity: Int) throws -> any SMPTransport {
         switch url {
         case .udp(let host, let port):
-            return UDPTransport(host: host, port: port, logger: StderrLogHandler.logger("mcumgr.transport.udp", verbosity: verbosity))
+            return UDPTransport(
+                host: host,
+                port: port,
+                logger: StderrLogHandler.logger("mcumgr.transport.udp", verbosity: verbosity)
+            )
         case .serial(let path, let baud, let raw, let mtu):
             return SerialTransport(
                 path: path,
                 baudRate: baud,
                 framing: raw ? .raw : .console(),
-                maximumFrameSize: mtu ?? 380,
+                maximumFrameSize: mtu,
                 logger: StderrLogHandler.logger("mcumgr.transport.serial", verbosity: verbosity)
             )
         case .ble:
-            throw SMPTransportError(.unavailable, "Bluetooth LE needs CoreBluetooth (macOS); use udp:// or serial:// here")
+            throw SMPTransportError(
+                .unavailable,
+                "Bluetooth LE needs CoreBluetooth (macOS); use udp:// or serial:// here"
+            )
         case .simulator(let options):
             return try InProcessSimulator.transport(options: options, verbosity: verbosity)
         }

@@ -13,7 +13,8 @@ struct ConnCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Save a profile: mcumgr conn add NAME URL.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The profile name.") var name: String
-        @Argument(help: "The connection URL, e.g. udp://192.168.1.10 or serial:///dev/ttyACM0?baud=115200.") var url: String
+        @Argument(help: "The connection URL, e.g. udp://192.168.1.10 or serial:///dev/ttyACM0?baud=115200.") var url:
+            String
 
         func validate() throws {
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {

@@ -23,7 +23,9 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``ConnectionURLError`` naming what is wrong and showing the expected form.
     public init(parsing text: String) throws(ConnectionURLError) {
         guard let schemeEnd = text.range(of: "://") else {
-            throw ConnectionURLError("'\(text)' has no scheme; use udp://HOST[:PORT], serial:///dev/PATH, ble://NAME or sim://")
+            throw ConnectionURLError(
+                "'\(text)' has no scheme; use udp://HOST[:PORT], serial:///dev/PATH, ble://NAME or sim://"
+            )
         }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         var rest = String(text[schemeEnd.upperBound...])
@@ -42,10 +44,13 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
             guard !rest.isEmpty, rest.hasPrefix("/") else {
                 throw ConnectionURLError("'\(text)' needs a device path, e.g. serial:///dev/ttyACM0?baud=115200")
             }
-            let baud = try query["baud"].map { value throws(ConnectionURLError) in
-                guard let baud = Int(value), baud > 0 else { throw ConnectionURLError("baud '\(value)' is not a positive number") }
-                return baud
-            } ?? 115_200
+            let baud =
+                try query["baud"].map { value throws(ConnectionURLError) in
+                    guard let baud = Int(value), baud > 0 else {
+                        throw ConnectionURLError("baud '\(value)' is not a positive number")
+                    }
+                    return baud
+                } ?? 115_200
             let framing = query["framing"]?.lowercased() ?? "console"
             guard framing == "console" || framing == "raw" else {
                 throw ConnectionURLError("framing '\(framing)' is unknown; use framing=console or framing=raw")
@@ -57,10 +62,14 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
                 return mtu
             }
             let unknown = Set(query.keys).subtracting(["baud", "framing", "mtu"])
-            guard unknown.isEmpty else { throw ConnectionURLError("unknown serial option \(unknown.sorted().joined(separator: ", "))") }
+            guard unknown.isEmpty else {
+                throw ConnectionURLError("unknown serial option \(unknown.sorted().joined(separator: ", "))")
+            }
             self = .serial(path: rest, baudRate: baud, raw: framing == "raw", maximumFrameSize: mtu)
         case "ble":
-            guard !rest.isEmpty else { throw ConnectionURLError("'\(text)' needs a device name or identifier: ble://NAME") }
+            guard !rest.isEmpty else {
+                throw ConnectionURLError("'\(text)' needs a device name or identifier: ble://NAME")
+            }
             self = .ble(name: rest.removingPercentEncoding ?? rest)
         case "sim":
             guard rest.isEmpty || rest == "/" || rest == "device" else {
@@ -77,11 +86,15 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         var portText: String?
         let trimmed = authority.hasSuffix("/") ? String(authority.dropLast()) : authority
         if trimmed.hasPrefix("[") {
-            guard let close = trimmed.firstIndex(of: "]") else { throw ConnectionURLError("'\(original)': unclosed '[' in an IPv6 address") }
+            guard let close = trimmed.firstIndex(of: "]") else {
+                throw ConnectionURLError("'\(original)': unclosed '[' in an IPv6 address")
+            }
             host = String(trimmed[trimmed.index(after: trimmed.startIndex)..<close])
             let after = trimmed[trimmed.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw ConnectionURLError("'\(original)': expected ':PORT' after the IPv6 address") }
+                guard after.hasPrefix(":") else {
+                    throw ConnectionURLError("'\(original)': expected ':PORT' after the IPv6 address")
+                }
                 portText = String(after.dropFirst())
             }
         } else {
@@ -94,7 +107,9 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
                 host = trimmed
             }
         }
-        guard !host.isEmpty else { throw ConnectionURLError("'\(original)' needs a host, e.g. udp://192.168.1.10:1337") }
+        guard !host.isEmpty else {
+            throw ConnectionURLError("'\(original)' needs a host, e.g. udp://192.168.1.10:1337")
+        }
         var port: UInt16 = 1337
         if let portText {
             guard let value = UInt16(portText), value > 0 else {
@@ -112,7 +127,9 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
             "serial://\(path)?baud=\(baud)" + (raw ? "&framing=raw" : "") + (mtu.map { "&mtu=\($0)" } ?? "")
         case .ble(let name): "ble://\(name)"
         case .simulator(let options):
-            options.isEmpty ? "sim://" : "sim://?" + options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+            options.isEmpty
+                ? "sim://"
+                : "sim://?" + options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
         }
     }
 }

@@ -10,22 +10,40 @@ public enum Console {
     public struct Sink: Sendable {
         /// Receives one line (without its newline).
         public var write: @Sendable (String) -> Void
+        /// Receives text that is not a whole line (a progress bar redrawn with `\r`); `nil` for
+        /// sinks that only take lines.
+        public var writePartial: (@Sendable (String) -> Void)?
+        /// Whether the sink is a terminal, where a progress bar may be drawn.
+        public var isTerminal: Bool
 
         /// Creates a sink.
-        /// - Parameter write: receives each line.
-        public init(write: @escaping @Sendable (String) -> Void) {
+        /// - Parameters:
+        ///   - isTerminal: whether it is a terminal (captured output never is).
+        ///   - writePartial: receives text that is not a whole line.
+        ///   - write: receives each line.
+        public init(
+            isTerminal: Bool = false,
+            writePartial: (@Sendable (String) -> Void)? = nil,
+            write: @escaping @Sendable (String) -> Void
+        ) {
+            self.isTerminal = isTerminal
+            self.writePartial = writePartial
             self.write = write
         }
 
         /// Standard output.
-        public static let standardOutput = Sink { line in
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
-        }
+        public static let standardOutput = Sink(
+            isTerminal: isatty(1) == 1,
+            writePartial: { FileHandle.standardOutput.write(Data($0.utf8)) },
+            write: { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+        )
 
         /// Standard error.
-        public static let standardError = Sink { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        }
+        public static let standardError = Sink(
+            isTerminal: isatty(2) == 1,
+            writePartial: { FileHandle.standardError.write(Data($0.utf8)) },
+            write: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        )
     }
 
     /// The sink for results.

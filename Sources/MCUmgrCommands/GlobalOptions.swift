@@ -34,7 +34,9 @@ public struct GlobalOptions: ParsableArguments {
     public init() {}
 
     public mutating func validate() throws {
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard timeout > 0, timeout <= 3600 else {
+            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+        }
         guard (0...100).contains(retries) else { throw ValidationError("--retries must be between 0 and 100") }
     }
 

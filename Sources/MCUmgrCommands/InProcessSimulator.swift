@@ -1,12 +1,15 @@
 import ArgumentParser
+import Foundation
 import MCUmgr
 import SMPSimulator
 
 /// Builds the in-process simulated device behind `sim://` URLs.
 ///
-/// Each command gets a fresh device, so state does not survive between commands unless the URL
-/// names a state directory (`sim://?state_dir=/tmp/dev`), which the simulator keeps its flash,
-/// settings and files in.
+/// Without a state directory every command gets a fresh device. With one
+/// (`sim://?state_dir=/tmp/dev`) the device keeps its flash, settings and files there, and
+/// within one process the same running device serves every command naming that directory, so a
+/// program or test that runs several commands in-process sees one device stay up between them
+/// (a separate `mcumgr` process boots it again from the directory).
 enum InProcessSimulator {
     static func transport(options: [String: String], verbosity: Int) throws -> any SMPTransport {
         let configuration: SimulatedDevice.Configuration
@@ -15,6 +18,29 @@ enum InProcessSimulator {
         } catch {
             throw ValidationError("sim://: \(error)")
         }
-        return LoopbackTransport(device: SimulatedDevice(configuration: configuration))
+        guard let directory = configuration.stateDirectory?.standardizedFileURL.path else {
+            return LoopbackTransport(device: SimulatedDevice(configuration: configuration))
+        }
+        let key = options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+        let device = running.device(for: directory + "?" + key) { SimulatedDevice(configuration: configuration) }
+        return LoopbackTransport(device: device)
+    }
+
+    private static let running = RunningDevices()
+}
+
+/// The devices alive in this process, by state directory and options.
+private final class RunningDevices: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var devices: [String: SimulatedDevice] = [:]
+
+    func device(for key: String, make: () -> SimulatedDevice) -> SimulatedDevice {
+        lock.withLock {
+            if let existing = devices[key] { return existing }
+            let device = make()
+            devices[key] = device
+            return device
+        }
     }
 }

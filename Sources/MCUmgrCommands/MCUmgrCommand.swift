@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import SMPCore
 import MCUmgr
+import SMPCore
 
 /// The `mcumgr` command tree: manage and update devices that speak MCUmgr's SMP protocol.
 public struct MCUmgrCommand: AsyncParsableCommand {
@@ -11,7 +11,8 @@ public struct MCUmgrCommand: AsyncParsableCommand {
         subcommands: [
             DecodeCommand.self, ConnCommand.self, ImageCommand.self, OSCommand.self, StatCommand.self,
             SettingsCommand.self, FSCommand.self, ShellCommand.self, EnumCommand.self, LogCommand.self,
-            CrashCommand.self, RunCommand.self, BasicCommand.self, SUITCommand.self,
+            CrashCommand.self, RunCommand.self, BasicCommand.self, SUITCommand.self, UpgradeCommand.self,
+            SimulatorCommand.self,
         ]
     )
 

@@ -17,7 +17,9 @@ public struct ProfileStore: Sendable {
         let environment = ProcessInfo.processInfo.environment
         if let explicit = environment["MCUMGR_CONFIG_DIR"], !explicit.isEmpty { return URL(fileURLWithPath: explicit) }
         #if os(macOS)
-            let base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Library/Application Support")
+            let base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                "Library/Application Support"
+            )
         #else
             let base =
                 environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }

@@ -25,7 +25,10 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .customLong("udp"), help: "Serve UDP on HOST:PORT (IPv6 as [::1]:1337; port 0 picks one). Repeatable.")
+    @Option(
+        name: .customLong("udp"),
+        help: "Serve UDP on HOST:PORT (IPv6 as [::1]:1337; port 0 picks one). Repeatable."
+    )
     var udp: [String] = []
 
     @Flag(help: "Serve a pseudo-terminal (its path is printed).")
@@ -79,11 +82,15 @@ struct SimulatorCommand: AsyncParsableCommand {
         var host = text
         var port: UInt16 = 1337
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw ValidationError("'\(text)': missing ] after the IPv6 address") }
+            guard let close = text.firstIndex(of: "]") else {
+                throw ValidationError("'\(text)': missing ] after the IPv6 address")
+            }
             host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]
             if rest.hasPrefix(":") {
-                guard let value = UInt16(rest.dropFirst()) else { throw ValidationError("'\(text)': the port must be 0-65535") }
+                guard let value = UInt16(rest.dropFirst()) else {
+                    throw ValidationError("'\(text)': the port must be 0-65535")
+                }
                 port = value
             } else if !rest.isEmpty {
                 throw ValidationError("'\(text)': expected [ADDRESS]:PORT")
@@ -233,7 +240,7 @@ private final class ResumeOnce: @unchecked Sendable {
         let toCancel = sources
         sources = []
         lock.unlock()
-        toCancel.forEach { $0.cancel() }
+        for source in toCancel { source.cancel() }
         pending?.resume()
     }
 }

@@ -24,12 +24,8 @@ struct TransferProgressView {
         case json
     }
 
-    /// Overrides terminal detection: tests run in-process with captured output, so they must not
-    /// draw on the real stderr even when `swift test` runs in a terminal.
-    @TaskLocal static var terminalOverride: Bool?
-
-    /// Whether stderr is a terminal we may draw on.
-    static var stderrIsTerminal: Bool { terminalOverride ?? (isatty(2) == 1) }
+    /// Whether the error sink is a terminal we may draw on (captured output never is).
+    static var stderrIsTerminal: Bool { Console.error.isTerminal && Console.error.writePartial != nil }
 
     let label: String
     let style: Style
@@ -142,6 +138,6 @@ struct TransferProgressView {
     }
 
     private static func writeRawStderr(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        Console.error.writePartial?(text)
     }
 }

@@ -59,7 +59,7 @@ extension CBORReader {
             return data
         }
         let length = try readArgument(major: 2)
-        return Data(try readRawBytes(length, start: start))
+        return dataCopy(try readRawBytes(length, start: start))
     }
 
     /// Reads a non-negative integer.
@@ -85,6 +85,32 @@ extension CBORReader {
         case nil: throw CBORError(.truncated, at: start)
         default: throw CBORError(.unexpectedType, at: start)
         }
+    }
+
+    /// Reads a text-string map key and says which of `keys` it is, without building a `String`.
+    /// - Parameter keys: the keys the caller knows (ASCII literals).
+    /// - Returns: the index in `keys`, or `nil` for any other (valid UTF-8) key.
+    /// - Throws: ``CBORError`` `.unexpectedType` for a non-text key, `.invalidUTF8`, `.truncated`…
+    public mutating func readKey(_ keys: [StaticString]) throws(CBORError) -> Int? {
+        let start = offset
+        guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
+        guard initial >> 5 == 3 else { throw CBORError(.unexpectedType, at: start) }
+        if initial == 0x7f {
+            let text = try readText()
+            return keys.firstIndex { $0.description == text }
+        }
+        let length = try readArgument(major: 3)
+        let bytes = try readRawBytes(length, start: start)
+        let found: Int? = bytes.withUnsafeBufferPointer { buffer in
+            for (index, key) in keys.enumerated() where key.utf8CodeUnitCount == buffer.count {
+                guard let base = buffer.baseAddress else { return index }  // both empty
+                if memcmp(base, key.utf8Start, buffer.count) == 0 { return index }
+            }
+            return nil
+        }
+        if let found { return found }
+        guard validUTF8String(bytes) != nil else { throw CBORError(.invalidUTF8, at: start) }
+        return nil
     }
 
     /// Reads and discards one whole item, validating it.
@@ -125,6 +151,14 @@ public protocol CBORDirectEncodable: Encodable {
     /// Appends the value's encoding.
     /// - Parameter writer: the destination.
     func encodeCBOR(into writer: inout CBORWriter)
+
+    /// A guess of the encoded size, to size the output buffer once.
+    var encodedSizeHint: Int { get }
+}
+
+extension CBORDirectEncodable {
+    /// 64 bytes unless the type knows better.
+    public var encodedSizeHint: Int { 64 }
 }
 
 /// A type that reads itself directly from a ``CBORReader``, without building a tree.

@@ -29,6 +29,8 @@ public struct CBORReader: Sendable {
 
     private var reader: ByteReader
     private let limits: Limits
+    /// Where the CBOR starts in the underlying bytes; offsets are reported relative to it.
+    private let base: Int
 
     /// Creates a reader over bytes.
     /// - Parameters:
@@ -37,6 +39,7 @@ public struct CBORReader: Sendable {
     public init(_ bytes: some Sequence<UInt8>, limits: Limits = Limits()) {
         reader = ByteReader(bytes)
         self.limits = limits
+        base = 0
     }
 
     /// Creates a reader over an array without copying it.
@@ -44,12 +47,24 @@ public struct CBORReader: Sendable {
     ///   - bytes: the encoded items.
     ///   - limits: bounds for hostile input.
     public init(_ bytes: [UInt8], limits: Limits = Limits()) {
+        self.init(bytes, startingAt: 0, limits: limits)
+    }
+
+    /// Creates a reader over the tail of an array without copying it (an SMP frame's payload
+    /// after its header). Offsets in errors count from `start`.
+    /// - Parameters:
+    ///   - bytes: the array.
+    ///   - start: where the CBOR begins.
+    ///   - limits: bounds for hostile input.
+    public init(_ bytes: [UInt8], startingAt start: Int, limits: Limits = Limits()) {
         reader = ByteReader(bytes)
+        reader.moveReaderIndex(to: min(max(0, start), bytes.count))
         self.limits = limits
+        base = min(max(0, start), bytes.count)
     }
 
     /// Offset of the next byte to be read.
-    public var offset: Int { reader.readerIndex }
+    public var offset: Int { reader.readerIndex - base }
 
     /// Bytes not yet read.
     var remainingByteCount: Int { reader.readableBytes }
@@ -93,7 +108,7 @@ public struct CBORReader: Sendable {
     }
 
     private mutating func readHead() throws(CBORError) -> Head {
-        let start = reader.readerIndex
+        let start = offset
         guard let initial = reader.readByte() else { throw CBORError(.truncated, at: start) }
         let major = initial >> 5
         let info = initial & 0x1f
@@ -137,7 +152,7 @@ public struct CBORReader: Sendable {
     // MARK: - Items
 
     private mutating func readItem(depth: Int) throws(CBORError) -> CBOR {
-        let start = reader.readerIndex
+        let start = offset
         switch try readHead() {
         case .breakStop:
             throw CBORError(.unexpectedBreak, at: start)
@@ -149,7 +164,7 @@ public struct CBORReader: Sendable {
             switch major {
             case 0: return .unsignedInt(value)
             case 1: return .negativeInt(value)
-            case 2: return .byteString(Data(try readBytes(length: value, start: start)))
+            case 2: return .byteString(dataCopy(try readBytes(length: value, start: start)))
             case 3: return .textString(try readText(length: value, start: start))
             case 4:
                 try checkDepth(depth, start: start)
@@ -166,7 +181,7 @@ public struct CBORReader: Sendable {
                 map.entries.reserveCapacity(count)
                 var keys = KeySet()
                 for _ in 0..<count {
-                    let keyOffset = reader.readerIndex
+                    let keyOffset = offset
                     let key = try readItem(depth: depth + 1)
                     try insert(key, into: &keys, of: map, at: keyOffset)
                     map.append(key: key, value: try readItem(depth: depth + 1))
@@ -183,7 +198,7 @@ public struct CBORReader: Sendable {
                 case 23: return .undefined
                 default:
                     // One-byte form (info < 24) gives 0...19; the two-byte form must be ≥ 32.
-                    if reader.readerIndex - start == 2 && value < 32 { throw CBORError(.invalidSimpleValue, at: start) }
+                    if offset - start == 2 && value < 32 { throw CBORError(.invalidSimpleValue, at: start) }
                     return .simple(UInt8(value))
                 }
             }
@@ -195,7 +210,7 @@ public struct CBORReader: Sendable {
         case 2, 3:
             var collected: [UInt8] = []
             while true {
-                let chunkStart = reader.readerIndex
+                let chunkStart = offset
                 switch try readHead() {
                 case .breakStop:
                     if major == 2 { return .byteString(Data(collected)) }
@@ -224,10 +239,10 @@ public struct CBORReader: Sendable {
             var map = CBORMap()
             var keys = KeySet()
             while !(try consumeBreak()) {
-                let keyOffset = reader.readerIndex
+                let keyOffset = offset
                 let key = try readItem(depth: depth + 1)
                 try insert(key, into: &keys, of: map, at: keyOffset)
-                if reader.peekByte() == 0xff { throw CBORError(.unexpectedBreak, at: reader.readerIndex) }
+                if reader.peekByte() == 0xff { throw CBORError(.unexpectedBreak, at: offset) }
                 map.append(key: key, value: try readItem(depth: depth + 1))
             }
             return .map(map)
@@ -238,7 +253,7 @@ public struct CBORReader: Sendable {
 
     /// Consumes a break byte if one is next; a missing byte means the item was cut short.
     private mutating func consumeBreak() throws(CBORError) -> Bool {
-        guard let next = reader.peekByte() else { throw CBORError(.truncated, at: reader.readerIndex) }
+        guard let next = reader.peekByte() else { throw CBORError(.truncated, at: offset) }
         guard next == 0xff else { return false }
         reader.moveReaderIndex(forwardBy: 1)
         return true
@@ -291,4 +306,9 @@ func validUTF8String(_ bytes: some Collection<UInt8>) -> String? {
     if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
     let text = String(decoding: bytes, as: UTF8.self)
     return text.utf8.elementsEqual(bytes) ? text : nil
+}
+
+/// `Data` holding a copy of a slice, in one memcpy (the generic initialiser goes byte by byte).
+func dataCopy(_ bytes: ArraySlice<UInt8>) -> Data {
+    bytes.withUnsafeBufferPointer { Data(buffer: $0) }
 }

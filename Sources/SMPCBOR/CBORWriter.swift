@@ -77,7 +77,7 @@ public struct CBORWriter: Sendable {
         case .negativeInt(let n): writeHead(major: 1, argument: n)
         case .byteString(let data):
             writeHead(major: 2, argument: UInt64(data.count))
-            writer.writeBytes(data)
+            writeRaw(data)
         case .textString(let text):
             let utf8 = text.utf8
             writeHead(major: 3, argument: UInt64(utf8.count))
@@ -145,10 +145,23 @@ public struct CBORWriter: Sendable {
         }
     }
 
+    /// Appends a text string given as a literal (a map key), without building a `String`.
+    /// - Parameter text: the literal.
+    public mutating func writeText(_ text: StaticString) {
+        writeHead(major: 3, argument: UInt64(text.utf8CodeUnitCount))
+        writer.writeBytes(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     /// Appends raw, already-encoded bytes (e.g. a byte string's contents after its head).
     /// - Parameter bytes: the bytes.
     public mutating func writeRaw(_ bytes: some Collection<UInt8>) {
         writer.writeBytes(bytes)
+    }
+
+    /// Appends the bytes of `Data` in one copy (iterating `Data` byte by byte is slow).
+    /// - Parameter data: the bytes.
+    public mutating func writeRaw(_ data: Data) {
+        data.withUnsafeBytes { writer.writeBytes($0) }
     }
 
     /// Starts an indefinite-length array; end it with ``writeBreak()``.

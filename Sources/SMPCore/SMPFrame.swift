@@ -6,8 +6,12 @@ import SMPCBOR
 public struct SMPFrame: Sendable, Hashable {
     /// The header; its `length` always equals `payload.count`.
     public private(set) var header: SMPHeader
-    /// The payload bytes.
-    public let payload: [UInt8]
+    /// The frame on the wire: header then payload. Stored whole, so parsing a received frame
+    /// and decoding its payload copy nothing.
+    public let bytes: [UInt8]
+
+    /// The payload bytes (a copy; decoding reads ``bytes`` in place).
+    public var payload: [UInt8] { Array(bytes[SMPHeader.size...]) }
 
     /// The largest payload the 16-bit length field can describe.
     public static let maximumPayloadSize = Int(UInt16.max)
@@ -24,7 +28,10 @@ public struct SMPFrame: Sendable, Hashable {
         var header = header
         header.length = UInt16(payload.count)
         self.header = header
-        self.payload = payload
+        var writer = ByteWriter(capacity: SMPHeader.size + payload.count)
+        header.write(into: &writer)
+        writer.writeBytes(payload)
+        self.bytes = writer.bytes
     }
 
     /// Parses exactly one frame.
@@ -41,22 +48,20 @@ public struct SMPFrame: Sendable, Hashable {
             )
         }
         self.header = header
-        self.payload = Array(all[SMPHeader.size...])
+        self.bytes = all
     }
 
-    /// The frame on the wire: header then payload.
-    public var bytes: [UInt8] {
-        var writer = ByteWriter(capacity: SMPHeader.size + payload.count)
-        header.write(into: &writer)
-        writer.writeBytes(payload)
-        return writer.bytes
-    }
+    /// Whether the frame has no payload bytes.
+    public var hasPayload: Bool { bytes.count > SMPHeader.size }
 
     /// The payload as one CBOR item.
     /// - Throws: ``SMPError`` `.malformedPayload` with the `CBORError` as cause.
     public func payloadValue() throws(SMPError) -> CBOR {
         do {
-            return try CBORReader.decode(payload)
+            var reader = CBORReader(bytes, startingAt: SMPHeader.size)
+            let value = try reader.readValue()
+            guard reader.isAtEnd else { throw CBORError(.trailingBytes, at: reader.offset) }
+            return value
         } catch {
             throw SMPError(.malformedPayload, "\(header.group) command \(header.command)", cause: error)
         }
@@ -86,7 +91,13 @@ public struct SMPFrame: Sendable, Hashable {
             sequence: sequence,
             command: R.command
         )
-        return try SMPFrame(header: header, payload: encodePayload(request, options: options))
+        do {
+            return try SMPFrame(header: header, payload: request.encodePayload(options: options))
+        } catch let error as SMPError {
+            throw error
+        } catch {
+            throw SMPError(.encodingFailed, "\(R.self)", cause: error)
+        }
     }
 
     /// Encodes a successful response to a request frame (used by the simulated device).
@@ -170,7 +181,10 @@ public struct SMPFrame: Sendable, Hashable {
     public func decodeRequest<R: SMPRequest>(as type: R.Type) throws(SMPError) -> R {
         do {
             // From bytes, so hot requests with a direct conformance skip the CBOR tree.
-            return try CBORDecoder().decode(R.self, from: payload)
+            var reader = CBORReader(bytes, startingAt: SMPHeader.size)
+            let request = try R.decodePayload(&reader)
+            guard reader.isAtEnd else { throw CBORError(.trailingBytes, at: reader.offset) }
+            return request
         } catch let error as CBORError {
             throw SMPError(.malformedPayload, "\(header.group) command \(header.command)", cause: error)
         } catch {

@@ -1,3 +1,5 @@
+import SMPCBOR
+
 /// An SMP request bound at compile time to its group, command, operation and response type.
 ///
 /// Adding a command means adding one conforming struct to its group's file: there is no
@@ -27,6 +29,42 @@ public protocol SMPRequest: Codable, Sendable {
     static var command: UInt8 { get }
     /// Read or write; fixed by ``SMPReadRequest`` / ``SMPWriteRequest``.
     static var operation: SMPOperation { get }
+
+    /// The CBOR payload of this request. Provided: the Codable encoding, or the direct one for
+    /// types that conform to `CBORDirectEncodable` (chosen statically, no dynamic casts).
+    /// - Parameter options: CBOR options.
+    func encodePayload(options: CBORWriter.Options) throws -> [UInt8]
+
+    /// Decodes a request payload (one CBOR item). Provided: Codable, or the direct reader for
+    /// `CBORDirectDecodable` types.
+    /// - Parameter reader: positioned at the payload.
+    static func decodePayload(_ reader: inout CBORReader) throws -> Self
+}
+
+extension SMPRequest {
+    public func encodePayload(options: CBORWriter.Options) throws -> [UInt8] {
+        try CBOREncoder(options: options).encodeToBytes(self)
+    }
+
+    public static func decodePayload(_ reader: inout CBORReader) throws -> Self {
+        try CBORDecoder().decode(Self.self, from: reader.readValue())
+    }
+}
+
+extension SMPRequest where Self: CBORDirectEncodable {
+    public func encodePayload(options: CBORWriter.Options) throws -> [UInt8] {
+        // Sorted keys need the tree; insertion order streams straight into the writer.
+        guard options.mapKeyOrder == .insertion else { return try CBOREncoder(options: options).encodeToBytes(self) }
+        var writer = CBORWriter(options: options, capacity: encodedSizeHint)
+        encodeCBOR(into: &writer)
+        return writer.bytes
+    }
+}
+
+extension SMPRequest where Self: CBORDirectDecodable {
+    public static func decodePayload(_ reader: inout CBORReader) throws -> Self {
+        try Self(cbor: &reader)
+    }
 }
 
 /// A request sent with the read operation (0); its answer has operation 1.

@@ -58,7 +58,7 @@ public final class PseudoTerminal: Sendable {
     public func read(maximumCount: Int = 4096, timeout: Duration?) throws(SystemCallError) -> [UInt8] {
         do {
             return try master.read(maximumCount: maximumCount, timeout: timeout, subject: slavePath)
-        } catch where error.code == EIO {
+        } catch  where error.code == EIO {
             // Linux reports EIO on the master while no slave descriptor is open; ours keeps one
             // open, so this is transient.
             return []

@@ -45,9 +45,13 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     public var port: UInt16 {
         withSockaddr { pointer in
             if Int32(pointer.pointee.sa_family) == AF_INET6 {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    UInt16(bigEndian: $0.pointee.sin6_port)
+                }
             }
-            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                UInt16(bigEndian: $0.pointee.sin_port)
+            }
         }
     }
 
@@ -69,7 +73,9 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     ///   - passive: resolve for `bind` (an empty host then means "any address").
     /// - Returns: the candidate addresses in the resolver's order.
     /// - Throws: ``SystemCallError`` when the name does not resolve.
-    public static func resolve(host: String, port: UInt16, passive: Bool = false) throws(SystemCallError) -> [SocketAddress] {
+    public static func resolve(host: String, port: UInt16, passive: Bool = false) throws(SystemCallError)
+        -> [SocketAddress]
+    {
         var host = host
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         var hints = addrinfo()
@@ -81,11 +87,17 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         #endif
         hints.ai_flags = passive ? AI_PASSIVE : 0
         var result: UnsafeMutablePointer<addrinfo>?
-        let status = host.isEmpty
+        let status =
+            host.isEmpty
             ? getaddrinfo(nil, String(port), &hints, &result)
             : getaddrinfo(host, String(port), &hints, &result)
         guard status == 0, let first = result else {
-            throw SystemCallError("getaddrinfo", "\(host):\(port)", code: -status, reason: String(cString: gai_strerror(status)))
+            throw SystemCallError(
+                "getaddrinfo",
+                "\(host):\(port)",
+                code: -status,
+                reason: String(cString: gai_strerror(status))
+            )
         }
         defer { freeaddrinfo(first) }
         var addresses: [SocketAddress] = []
@@ -99,7 +111,12 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             node = current.pointee.ai_next
         }
         guard !addresses.isEmpty else {
-            throw SystemCallError("getaddrinfo", "\(host):\(port)", code: EADDRNOTAVAIL, reason: "no IPv4 or IPv6 address")
+            throw SystemCallError(
+                "getaddrinfo",
+                "\(host):\(port)",
+                code: EADDRNOTAVAIL,
+                reason: "no IPv4 or IPv6 address"
+            )
         }
         return addresses
     }
@@ -199,7 +216,7 @@ public final class UDPSocket: Sendable {
     public func send(_ bytes: [UInt8]) throws(SystemCallError) {
         let subject = remoteAddress?.description ?? localAddress.description
         let result: Int? = descriptor.withDescriptor { fd in
-            bytes.withUnsafeBytes { Glibc_send(fd, $0.baseAddress, $0.count) }
+            bytes.withUnsafeBytes { systemSend(fd, $0.baseAddress, $0.count) }
         }
         try check(result, "send", subject)
     }
@@ -291,7 +308,7 @@ public final class UDPSocket: Sendable {
     }
 }
 
-@inline(__always) private func Glibc_send(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int {
+@inline(__always) private func systemSend(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int {
     #if canImport(Glibc)
         Glibc.send(fd, pointer, count, Int32(MSG_NOSIGNAL))
     #elseif canImport(Musl)

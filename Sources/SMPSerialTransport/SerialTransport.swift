@@ -25,9 +25,10 @@ public struct SerialTransport: SMPTransport {
     public let baudRate: Int
     /// The framing.
     public let framing: Framing
-    /// The largest message to send before the device reports its buffer size: 380 bytes by
-    /// default, what Zephyr's default 384-byte buffer takes with console framing.
-    public let maximumFrameSize: Int
+    /// The largest message to send: with `nil`, 380 bytes (what Zephyr's default 384-byte
+    /// buffer takes with console framing) until the device reports its `buf_size`, then that
+    /// less the framing; a number fixes the limit (the `mtu=` of a serial URL).
+    public let maximumFrameSize: Int?
     private let logger: Logger
 
     /// Creates a transport.
@@ -35,13 +36,13 @@ public struct SerialTransport: SMPTransport {
     ///   - path: the tty path.
     ///   - baudRate: bits per second.
     ///   - framing: console (default) or raw.
-    ///   - maximumFrameSize: the largest message before the device's `buf_size` is known.
+    ///   - maximumFrameSize: a fixed message limit; `nil` follows the device's `buf_size`.
     ///   - logger: logger (label `mcumgr.transport.serial` by default).
     public init(
         path: String,
         baudRate: Int = 115_200,
         framing: Framing = .console(),
-        maximumFrameSize: Int = 380,
+        maximumFrameSize: Int? = nil,
         logger: Logger? = nil
     ) {
         self.path = path
@@ -70,9 +71,21 @@ public struct SerialTransport: SMPTransport {
         logger.debug("opened", metadata: ["path": "\(path)", "baud": "\(baudRate)", "framing": "\(framing)"])
         switch framing {
         case .console(let lineLength):
-            return SerialConnection(port: port, decoder: SerialFrameDecoder(), lineLength: lineLength, maximumFrameSize: maximumFrameSize, logger: logger)
+            return SerialConnection(
+                port: port,
+                decoder: SerialFrameDecoder(),
+                lineLength: lineLength,
+                maximumFrameSize: maximumFrameSize,
+                logger: logger
+            )
         case .raw:
-            return SerialConnection(port: port, decoder: SMPStreamDecoder(), lineLength: nil, maximumFrameSize: maximumFrameSize, logger: logger)
+            return SerialConnection(
+                port: port,
+                decoder: SMPStreamDecoder(),
+                lineLength: nil,
+                maximumFrameSize: maximumFrameSize,
+                logger: logger
+            )
         }
     }
 }
@@ -82,14 +95,16 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
     let maximumFrameSize: Int
     let frames: AsyncThrowingStream<[UInt8], any Error>
     let deviceBufferOverhead: Int
+    let frameSizeFollowsDevice: Bool
     private let port: SerialPort
     private let lineLength: Int?
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
 
-    init(port: SerialPort, decoder: Decoder, lineLength: Int?, maximumFrameSize: Int, logger: Logger) {
+    init(port: SerialPort, decoder: Decoder, lineLength: Int?, maximumFrameSize: Int?, logger: Logger) {
         self.port = port
         self.lineLength = lineLength
-        self.maximumFrameSize = maximumFrameSize
+        self.maximumFrameSize = maximumFrameSize ?? 380
+        self.frameSizeFollowsDevice = maximumFrameSize == nil
         // With console framing the length prefix and CRC sit in the device's buffer too.
         self.deviceBufferOverhead = lineLength == nil ? 0 : SerialFraming.packetOverhead
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
@@ -111,7 +126,8 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
                 for event in state.feed(bytes) {
                     switch event {
                     case .frame(let frame): continuation.yield(frame)
-                    case .console(let line): logger.debug("console", metadata: ["text": "\(String(decoding: line, as: UTF8.self))"])
+                    case .console(let line):
+                        logger.debug("console", metadata: ["text": "\(String(decoding: line, as: UTF8.self))"])
                     case .discarded(let error): logger.debug("dropped serial input", metadata: ["reason": "\(error)"])
                     }
                 }
@@ -124,8 +140,11 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
     }
 
     func send(_ frame: [UInt8]) async throws {
-        guard frame.count <= maximumFrameSize || maximumFrameSize <= 0 else {
-            throw SMPTransportError(.frameTooLarge, "\(frame.count) bytes exceed the \(maximumFrameSize)-byte serial limit")
+        guard frame.count <= maximumFrameSize || frameSizeFollowsDevice else {
+            throw SMPTransportError(
+                .frameTooLarge,
+                "\(frame.count) bytes exceed the \(maximumFrameSize)-byte serial limit"
+            )
         }
         let bytes = try lineLength.map { try SerialFraming.encode(frame, maximumLineLength: $0) } ?? frame
         do {

@@ -204,7 +204,9 @@ extension SimulatedDevice.Configuration {
         func integer(_ key: String, _ text: String, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
             let value = text.lowercased().hasPrefix("0x") ? Int(text.dropFirst(2), radix: 16) : Int(text)
             guard let value, range.contains(value) else {
-                throw ConfigurationError("\(key)=\(text): expected a number in \(range.lowerBound)...\(range.upperBound)")
+                throw ConfigurationError(
+                    "\(key)=\(text): expected a number in \(range.lowerBound)...\(range.upperBound)"
+                )
             }
             return value
         }
@@ -226,7 +228,9 @@ extension SimulatedDevice.Configuration {
             case "no_downgrade": downgradePrevention = value != "0" && value.lowercased() != "false"
             case "seed": seed = UInt64(try integer(key, value, range: 0...Int.max))
             case "version":
-                guard ImageVersion(value) != nil else { throw ConfigurationError("version=\(value): expected e.g. 1.0.0") }
+                guard ImageVersion(value) != nil else {
+                    throw ConfigurationError("version=\(value): expected e.g. 1.0.0")
+                }
                 factoryVersion = value
             default:
                 throw ConfigurationError("unknown simulator option '\(key)'")

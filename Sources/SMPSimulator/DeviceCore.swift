@@ -44,7 +44,8 @@ struct DeviceCore {
         var length: Int
     }
 
-    init(configuration: SimulatedDevice.Configuration, filesRoot: URL, restored: MCUbootModel?, settings: SettingsStore) {
+    init(configuration: SimulatedDevice.Configuration, filesRoot: URL, restored: MCUbootModel?, settings: SettingsStore)
+    {
         self.configuration = configuration
         let version = ImageVersion(configuration.factoryVersion) ?? ImageVersion(major: 1, minor: 0, revision: 0)
         bootloader =
@@ -80,7 +81,13 @@ struct DeviceCore {
             guard let operation = header.operation.response else { break }  // responses and undefined ops are dropped
             guard total <= rest.count else {
                 // The header announces more than arrived: ECORRUPT.
-                responses.append(respond(to: header, operation: operation, map: ResponseEncoding.failureMap(.management(.corruptPayload), legacy: true)))
+                responses.append(
+                    respond(
+                        to: header,
+                        operation: operation,
+                        map: ResponseEncoding.failureMap(.management(.corruptPayload), legacy: true)
+                    )
+                )
                 break
             }
             let frameBytes = Array(rest.prefix(total))
@@ -89,7 +96,9 @@ struct DeviceCore {
             let outcome = handle(frameBytes, header: header, effects: &effects)
             switch outcome {
             case .success(let map):
-                responses.append(sized(respond(to: header, operation: operation, map: map), header: header, operation: operation))
+                responses.append(
+                    sized(respond(to: header, operation: operation, map: map), header: header, operation: operation)
+                )
             case .failure(let failure):
                 let map = ResponseEncoding.failureMap(failure, legacy: header.version == .v1)
                 responses.append(respond(to: header, operation: operation, map: map))
@@ -107,7 +116,11 @@ struct DeviceCore {
     /// The answer to a request the fault injector marks busy.
     func busyResponse(to bytes: [UInt8]) -> [UInt8]? {
         guard let header = try? SMPHeader(parsing: bytes), let operation = header.operation.response else { return nil }
-        return respond(to: header, operation: operation, map: ResponseEncoding.failureMap(.management(.busy), legacy: true))
+        return respond(
+            to: header,
+            operation: operation,
+            map: ResponseEncoding.failureMap(.management(.busy), legacy: true)
+        )
     }
 
     private func respond(to header: SMPHeader, operation: SMPOperation, map: CBORMap) -> [UInt8] {
@@ -122,7 +135,11 @@ struct DeviceCore {
     /// A response that does not fit the device's buffer is replaced by `EMSGSIZE`.
     private func sized(_ frame: [UInt8], header: SMPHeader, operation: SMPOperation) -> [UInt8] {
         guard frame.count > configuration.bufferSize else { return frame }
-        return respond(to: header, operation: operation, map: ResponseEncoding.failureMap(.management(.messageTooLarge), legacy: true))
+        return respond(
+            to: header,
+            operation: operation,
+            map: ResponseEncoding.failureMap(.management(.messageTooLarge), legacy: true)
+        )
     }
 
     private mutating func handle(_ bytes: [UInt8], header: SMPHeader, effects: inout Effects) -> HandlerOutcome {

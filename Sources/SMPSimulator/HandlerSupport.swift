@@ -18,7 +18,9 @@ struct SMPServerRequest {
     /// `EINVAL`, as `zcbor_map_decode_bulk` failing is in Zephyr.
     func decode<R: SMPRequest>(_ type: R.Type) throws(HandlerFailure) -> R {
         // zcbor's decoders accept no null anywhere, while Codable reads null as "absent".
-        if let map = try? frame.payloadValue().mapValue, map.entries.contains(where: { $0.value == .null || $0.value == .undefined }) {
+        if let map = try? frame.payloadValue().mapValue,
+            map.entries.contains(where: { $0.value == .null || $0.value == .undefined })
+        {
             throw HandlerFailure.management(.invalidValue)
         }
         do {

@@ -26,7 +26,12 @@ public struct UDPTransport: SMPTransport {
     ///   - port: the device's port (1337 by default).
     ///   - maximumDatagramSize: the largest datagram to send.
     ///   - logger: logger for the transport (label `mcumgr.transport.udp` by default).
-    public init(host: String, port: UInt16 = UDPTransport.defaultPort, maximumDatagramSize: Int? = nil, logger: Logger? = nil) {
+    public init(
+        host: String,
+        port: UInt16 = UDPTransport.defaultPort,
+        maximumDatagramSize: Int? = nil,
+        logger: Logger? = nil
+    ) {
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = port
         self.maximumDatagramSize = maximumDatagramSize
@@ -44,7 +49,10 @@ public struct UDPTransport: SMPTransport {
         }
         let isIPv6 = socket.remoteAddress?.isIPv6 ?? false
         let size = maximumDatagramSize ?? (isIPv6 ? 1452 : 1472)
-        logger.debug("opened", metadata: ["endpoint": "\(endpointDescription)", "local": "\(socket.localAddress)", "datagram": "\(size)"])
+        logger.debug(
+            "opened",
+            metadata: ["endpoint": "\(endpointDescription)", "local": "\(socket.localAddress)", "datagram": "\(size)"]
+        )
         return UDPConnection(socket: socket, maximumFrameSize: size, logger: logger)
     }
 }
@@ -88,7 +96,10 @@ final class UDPConnection: SMPConnection {
 
     func send(_ frame: [UInt8]) async throws {
         guard frame.count <= maximumFrameSize else {
-            throw SMPTransportError(.frameTooLarge, "\(frame.count) bytes exceed the \(maximumFrameSize)-byte datagram limit")
+            throw SMPTransportError(
+                .frameTooLarge,
+                "\(frame.count) bytes exceed the \(maximumFrameSize)-byte datagram limit"
+            )
         }
         guard !socket.isClosed else { throw SMPTransportError(.disconnected, "the UDP socket is closed") }
         do {

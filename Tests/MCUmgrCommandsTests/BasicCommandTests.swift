@@ -11,6 +11,8 @@ import Testing
         let erase = await CLI.sim("basic", "erase-storage", device: device)
         #expect(erase.status == 0, "\(erase.stderr)")
         #expect(erase.stdout == "erased the storage partition\n")
+        // Like Zephyr, the running settings survive the erase; the next boot finds none saved.
+        #expect(await CLI.sim("os", "reset", device: device).status == 0)
         let read = await CLI.sim("settings", "read", "app/x", device: device)
         #expect(read.stderr == "error: the device refused: settings error 3 KEY_NOT_FOUND\n")
         let json = await CLI.sim("basic", "erase-storage", "--json", device: device)

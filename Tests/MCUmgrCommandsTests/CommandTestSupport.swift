@@ -8,12 +8,10 @@ import Testing
 enum CLI {
     typealias Result = (status: Int32, stdout: String, stderr: String)
 
-    /// Runs a command line as typed after `mcumgr`. Progress is drawn as plain lines (never on
-    /// the real terminal, even when `swift test` runs in one).
+    /// Runs a command line as typed after `mcumgr`. The captured sinks are not terminals, so
+    /// progress comes as plain lines.
     static func run(_ arguments: [String]) async -> Result {
-        await TransferProgressView.$terminalOverride.withValue(false) {
-            await MCUmgrCommand.run(arguments: arguments)
-        }
+        await MCUmgrCommand.run(arguments: arguments)
     }
 
     /// Runs a command against a fresh simulated device (`--conn sim://…` appended).

@@ -2,20 +2,31 @@ import MCUmgrCommands
 import Testing
 
 struct ConnectionURLTests {
-    @Test(arguments: [
-        ("udp://127.0.0.1", ConnectionURL.udp(host: "127.0.0.1", port: 1337)),
-        ("udp://192.168.1.10:1338", .udp(host: "192.168.1.10", port: 1338)),
-        ("UDP://device.local:9", .udp(host: "device.local", port: 9)),
-        ("udp://[::1]:1337", .udp(host: "::1", port: 1337)),
-        ("udp://[fe80::1%eth0]", .udp(host: "fe80::1%eth0", port: 1337)),
-        ("udp://::1", .udp(host: "::1", port: 1337)),
-        ("serial:///dev/ttyACM0", .serial(path: "/dev/ttyACM0", baudRate: 115_200, raw: false, maximumFrameSize: nil)),
-        ("serial:///dev/ttyUSB1?baud=1000000&framing=raw", .serial(path: "/dev/ttyUSB1", baudRate: 1_000_000, raw: true, maximumFrameSize: nil)),
-        ("serial:///dev/pts/3?framing=console&mtu=1024", .serial(path: "/dev/pts/3", baudRate: 115_200, raw: false, maximumFrameSize: 1024)),
-        ("ble://Zephyr%20DFU", .ble(name: "Zephyr DFU")),
-        ("sim://", .simulator(options: [:])),
-        ("sim://?images=2&mode=direct-xip", .simulator(options: ["images": "2", "mode": "direct-xip"])),
-    ] as [(String, ConnectionURL)])
+    @Test(
+        arguments: [
+            ("udp://127.0.0.1", ConnectionURL.udp(host: "127.0.0.1", port: 1337)),
+            ("udp://192.168.1.10:1338", .udp(host: "192.168.1.10", port: 1338)),
+            ("UDP://device.local:9", .udp(host: "device.local", port: 9)),
+            ("udp://[::1]:1337", .udp(host: "::1", port: 1337)),
+            ("udp://[fe80::1%eth0]", .udp(host: "fe80::1%eth0", port: 1337)),
+            ("udp://::1", .udp(host: "::1", port: 1337)),
+            (
+                "serial:///dev/ttyACM0",
+                .serial(path: "/dev/ttyACM0", baudRate: 115_200, raw: false, maximumFrameSize: nil)
+            ),
+            (
+                "serial:///dev/ttyUSB1?baud=1000000&framing=raw",
+                .serial(path: "/dev/ttyUSB1", baudRate: 1_000_000, raw: true, maximumFrameSize: nil)
+            ),
+            (
+                "serial:///dev/pts/3?framing=console&mtu=1024",
+                .serial(path: "/dev/pts/3", baudRate: 115_200, raw: false, maximumFrameSize: 1024)
+            ),
+            ("ble://Zephyr%20DFU", .ble(name: "Zephyr DFU")),
+            ("sim://", .simulator(options: [:])),
+            ("sim://?images=2&mode=direct-xip", .simulator(options: ["images": "2", "mode": "direct-xip"])),
+        ] as [(String, ConnectionURL)]
+    )
     func parses(_ text: String, _ expected: ConnectionURL) throws {
         #expect(try ConnectionURL(parsing: text) == expected)
     }
@@ -46,7 +57,10 @@ struct ConnectionURLTests {
     }
 
     @Test func descriptionRoundTrips() throws {
-        for text in ["udp://[::1]:1337", "udp://10.0.0.1:1337", "serial:///dev/ttyACM0?baud=115200&framing=raw", "sim://?images=2"] {
+        for text in [
+            "udp://[::1]:1337", "udp://10.0.0.1:1337", "serial:///dev/ttyACM0?baud=115200&framing=raw",
+            "sim://?images=2",
+        ] {
             #expect(try ConnectionURL(parsing: text).description == text)
         }
     }

@@ -32,12 +32,16 @@ struct DecodeCommandTests {
     }
 
     @Test func decodesSeveralFramesBackToBack() async {
-        let result = await MCUmgrCommand.run(arguments: ["decode", "0800000100010300a0", "0x0a,0x00,0x00,0x01,0x00,0x00,0x06,0x05,0xa0", "--json"])
+        let result = await MCUmgrCommand.run(arguments: [
+            "decode", "0800000100010300a0", "0x0a,0x00,0x00,0x01,0x00,0x00,0x06,0x05,0xa0", "--json",
+        ])
         #expect(result.stdout.split(separator: "\n").count == 2)
     }
 
     @Test func decodesConsoleSerialLines() async {
-        let result = await MCUmgrCommand.run(arguments: ["decode", "060941424d4b4141414a41414141414b46685a47566f5a57787362364a2f0a"])
+        let result = await MCUmgrCommand.run(arguments: [
+            "decode", "060941424d4b4141414a41414141414b46685a47566f5a57787362364a2f0a",
+        ])
         #expect(result.stdout.contains(#"payload: {"d": "hello"}"#))
     }
 

@@ -9,20 +9,27 @@ import Testing
 
 @Suite("SimulatorCommand")
 struct SimulatorCommandTests {
-    @Test("endpoints: HOST:PORT, [IPv6]:PORT, HOST alone, :PORT", arguments: [
-        ("127.0.0.1:1337", "127.0.0.1", 1337 as UInt16), ("[::1]:4000", "::1", 4000), ("localhost", "localhost", 1337),
-        (":0", "127.0.0.1", 0), ("0.0.0.0:9", "0.0.0.0", 9), ("[::]", "::", 1337),
-    ])
+    @Test(
+        "endpoints: HOST:PORT, [IPv6]:PORT, HOST alone, :PORT",
+        arguments: [
+            ("127.0.0.1:1337", "127.0.0.1", 1337 as UInt16), ("[::1]:4000", "::1", 4000),
+            ("localhost", "localhost", 1337),
+            (":0", "127.0.0.1", 0), ("0.0.0.0:9", "0.0.0.0", 9), ("[::]", "::", 1337),
+        ]
+    )
     func endpoints(text: String, host: String, port: UInt16) throws {
         let parsed = try SimulatorCommand.parseEndpoint(text)
         #expect(parsed.host == host)
         #expect(parsed.port == port)
     }
 
-    @Test("bad options are refused before anything is served", arguments: [
-        ["--udp", "[::1:80"], ["--udp", "host:99999"], ["--framing", "hdlc", "--pty"], ["--mode", "sideways"],
-        ["--images", "0"], ["--baud", "5"], ["--slot-size", "big"], ["--key", "/no/such/key.pem"],
-    ])
+    @Test(
+        "bad options are refused before anything is served",
+        arguments: [
+            ["--udp", "[::1:80"], ["--udp", "host:99999"], ["--framing", "hdlc", "--pty"], ["--mode", "sideways"],
+            ["--images", "0"], ["--baud", "5"], ["--slot-size", "big"], ["--key", "/no/such/key.pem"],
+        ]
+    )
     func validation(arguments: [String]) {
         #expect(throws: (any Error).self) { try SimulatorCommand.parse(arguments) }
     }
@@ -45,7 +52,7 @@ struct SimulatorCommandTests {
         defer { client.close() }
         try client.send(SMPFrame.request(OSManagement.Echo(text: "cli"), sequence: 3).bytes)
         var reply: [UInt8]?
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + .seconds(30)
         while reply == nil && ContinuousClock.now < deadline {
             reply = try client.receive(timeout: .milliseconds(1))?.bytes
             if reply == nil { try await Task.sleep(for: .milliseconds(5)) }

@@ -43,12 +43,10 @@ import Testing
     @Test func plainLinesAppearAtEveryTenth() {
         let lines = LockedLines()
         Console.$error.withValue(Console.Sink(write: lines.append)) {
-            TransferProgressView.$terminalOverride.withValue(false) {
-                var view = TransferProgressView(label: "upload", json: false)
-                #expect(view.style == .lines)
-                for done in stride(from: 0, through: 1000, by: 10) { view.update(Self.progress(done, of: 1000)) }
-                view.finish()
-            }
+            var view = TransferProgressView(label: "upload", json: false)
+            #expect(view.style == .lines)
+            for done in stride(from: 0, through: 1000, by: 10) { view.update(Self.progress(done, of: 1000)) }
+            view.finish()
         }
         #expect(lines.all.count == 11)
         #expect(lines.all.first == "upload    0%  0 B/1000 B  2.0 KiB/s  ETA 0:03")
@@ -86,4 +84,20 @@ final class LockedLines: @unchecked Sendable {
     private var lines: [String] = []
     func append(_ line: String) { lock.withLock { lines.append(line) } }
     var all: [String] { lock.withLock { lines } }
+}
+
+struct TransferProgressTerminalTests {
+    @Test func aTerminalGetsOneRedrawnBarAndNoLines() {
+        let partial = LockedLines()
+        let lines = LockedLines()
+        Console.$error.withValue(Console.Sink(isTerminal: true, writePartial: partial.append, write: lines.append)) {
+            var view = TransferProgressView(label: "upload", json: false)
+            #expect(view.style == .terminal)
+            view.update(TransferProgress(bytesConfirmed: 1000, totalBytes: 1000, bytesSent: 1000, bytesPerSecond: 2048))
+            view.finish()
+        }
+        #expect(partial.all.first?.hasPrefix("\rupload") == true)
+        #expect(partial.all.last == "\n")
+        #expect(lines.all.isEmpty)
+    }
 }

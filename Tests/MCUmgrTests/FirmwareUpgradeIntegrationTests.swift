@@ -36,8 +36,15 @@ enum TestImage {
         le(UInt16(0x10))
         le(UInt16(digest.count))
         bytes += digest
-        // Force-try is acceptable here: the bytes were just built as a valid image.
-        return FirmwarePackage.Image(try! MCUbootImage(bytes: bytes), imageIndex: image, slot: 1, fileName: "app\(image).bin")
+        guard let built = try? MCUbootImage(bytes: bytes) else {
+            preconditionFailure("the test image builder produced bytes MCUbootImage refuses")
+        }
+        return FirmwarePackage.Image(
+            built,
+            imageIndex: image,
+            slot: 1,
+            fileName: "app\(image).bin"
+        )
     }
 }
 
@@ -166,7 +173,11 @@ enum UpgradeHarness {
     @Test(arguments: combinations)
     func everyModeEndsInThePromisedState(_ combination: Combination) async throws {
         let device = SimulatedDevice(
-            configuration: .init(bufferSize: 512, imageCount: combination.images, bootloaderMode: combination.bootloader)
+            configuration: .init(
+                bufferSize: 512,
+                imageCount: combination.images,
+                bootloaderMode: combination.bootloader
+            )
         )
         let images = UpgradeHarness.images(count: combination.images)
         let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, combination.mode), images: images)
@@ -216,7 +227,10 @@ enum UpgradeHarness {
     static let faultCases: [FaultCase] = [
         FaultCase(name: "loss", faults: [.dropResponsesRandomly(probability: 0.1)]),
         FaultCase(name: "lost requests", faults: [.dropRequests(every: 7)]),
-        FaultCase(name: "duplicated and reordered answers", faults: [.duplicateResponses(every: 3), .reorderResponses(every: 5)]),
+        FaultCase(
+            name: "duplicated and reordered answers",
+            faults: [.duplicateResponses(every: 3), .reorderResponses(every: 5)]
+        ),
         FaultCase(name: "disconnect mid-upload", faults: [.disconnect(afterRequests: 9)], clearOnReconnect: true),
         FaultCase(name: "device reset mid-upload", faults: [.powerLoss(.duringUpload(atOffset: 3000))]),
         FaultCase(name: "power loss at the test", faults: [.powerLoss(.atRequest(40))]),
@@ -274,7 +288,10 @@ enum UpgradeHarness {
         let device = SimulatedDevice(configuration: .init(bufferSize: 512))
         await device.setFaults(Faults([.disconnect(afterRequests: 14)]))
         let images = UpgradeHarness.images(count: 1, size: 16384)
-        let first = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm, retries: 0), images: images)
+        let first = await UpgradeHarness.run(
+            UpgradeHarness.loopback(device, .testAndConfirm, retries: 0),
+            images: images
+        )
         let error = try #require(first.upgradeError)
         #expect(error.code == .linkFailed)
         #expect(error.state == .uploading)
@@ -289,17 +306,18 @@ enum UpgradeHarness {
         #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
     }
 
-    @Test func aDeviceThatAnswersNoBootloaderInfoIsTolerated() async throws {
+    @Test func aDeviceThatAnswersNeitherParametersNorBootloaderInfoIsTolerated() async throws {
         let device = SimulatedDevice(configuration: .init())
-        // Request 1 reads the parameters, 2 the bootloader name, 3 its mode; the probes are not
-        // re-sent, so the name goes unanswered.
-        await device.setFaults(Faults([.dropRequests(every: 2)]))
+        // Silent until the engine reads the image list.
+        await device.setFaults(Faults([.dropRequests(every: 1)]))
         let images = UpgradeHarness.images(count: 1, size: 2048)
         let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images) { event in
             if case .stateChanged(_, .validating) = event { await device.setFaults(.none) }
         }
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.warnings.contains { $0.contains("bootloader info") })
+        #expect(run.warnings.contains { $0.contains("did not report its bootloader mode") })
+        #expect(run.summary?.bootloaderMode == nil)
         #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
     }
 
@@ -317,8 +335,13 @@ enum UpgradeHarness {
     }
 
     @Test func aDirectXIPImageThatIsNotNewerIsAClearFailure() async throws {
-        let device = SimulatedDevice(configuration: .init(bootloaderMode: .directXIPWithRevert, factoryVersion: "3.0.0"))
-        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: UpgradeHarness.images(count: 1))
+        let device = SimulatedDevice(
+            configuration: .init(bootloaderMode: .directXIPWithRevert, factoryVersion: "3.0.0")
+        )
+        let run = await UpgradeHarness.run(
+            UpgradeHarness.loopback(device, .testAndConfirm),
+            images: UpgradeHarness.images(count: 1)
+        )
         let error = try #require(run.upgradeError)
         #expect(error.code == .imageNotMarked)
         #expect(error.state == .testing)
@@ -331,7 +354,10 @@ enum UpgradeHarness {
         // Leave another image pending in slot 1.
         let leftover = await UpgradeHarness.run(UpgradeHarness.loopback(device, .uploadOnly), images: other)
         #expect(leftover.error == nil)
-        let client = SMPClient(connection: try await LoopbackTransport(device: device).connect(), configuration: UpgradeHarness.client)
+        let client = SMPClient(
+            connection: try await LoopbackTransport(device: device).connect(),
+            configuration: UpgradeHarness.client
+        )
         await client.start()
         _ = try await client.send(ImageManagement.StateWrite(hash: Data(other[0].hash), confirm: false))
         await client.close()
@@ -424,8 +450,35 @@ enum UpgradeHarness {
         #expect(run.warnings.contains { $0.contains("file://app.bin") })
         #expect(run.states.contains(.installing))
 
+        // With a cache image: the envelope is deferred, the cache follows, then processing.
+        let cache = FirmwarePackage.Image(
+            imageIndex: 1,
+            slot: 0,
+            fileName: "cache.bin",
+            content: .suitCache,
+            data: Data(repeating: 0x17, count: 1500),
+            hash: []
+        )
+        let deferred = await UpgradeHarness.run(
+            UpgradeHarness.loopback(SimulatedDevice(), .confirmOnly),
+            images: package.images + [cache],
+            resources: ["app.bin": served]
+        )
+        #expect(deferred.error == nil, "\(String(describing: deferred.error))")
+        let steps = deferred.events.compactMap { if case .planned(let plan) = $0 { plan.steps } else { nil } }.first
+        #expect(
+            steps == [
+                .suitUploadEnvelope(packageIndex: 0, deferInstall: true), .suitUploadCache(packageIndex: 1),
+                .suitProcess,
+                .suitInstall(digest: package.images[0].hash),
+            ]
+        )
+
         // Without the resource: a clear failure.
-        let missing = await UpgradeHarness.run(UpgradeHarness.loopback(SimulatedDevice(), .confirmOnly), images: package.images)
+        let missing = await UpgradeHarness.run(
+            UpgradeHarness.loopback(SimulatedDevice(), .confirmOnly),
+            images: package.images
+        )
         #expect(missing.upgradeError?.code == .resourceNotFound)
     }
 
@@ -435,7 +488,9 @@ enum UpgradeHarness {
     /// or fails with a clear error, and no device is left without a bootable image.
     @Test func soakOfTwoHundredUpgradesUnderMixedFaults() async throws {
         var random = TestBytes.SeededGenerator(seed: 0x5EED_F00D)
-        let bootloaders: [BootloaderMode] = [.swapUsingMove, .swapUsingScratch, .overwriteOnly, .directXIP, .directXIPWithRevert]
+        let bootloaders: [BootloaderMode] = [
+            .swapUsingMove, .swapUsingScratch, .overwriteOnly, .directXIP, .directXIPWithRevert,
+        ]
         var succeeded = 0
         var failedCleanly = 0
         var bricked = 0
@@ -459,14 +514,21 @@ enum UpgradeHarness {
                 default: [.disconnectOnReset, .duplicateResponses(every: 4)]
                 }
             let device = SimulatedDevice(
-                configuration: .init(bufferSize: 512, imageCount: count, bootloaderMode: bootloader, seed: UInt64(round))
+                configuration: .init(
+                    bufferSize: 512,
+                    imageCount: count,
+                    bootloaderMode: bootloader,
+                    seed: UInt64(round)
+                )
             )
             await device.setFaults(Faults(faults, seed: UInt64(round) &+ 1))
             let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, mode), images: images) { event in
-                if case .stateChanged(_, .reconnecting) = event {
-                    // A disconnect fault is a moment, not a permanent state of the link.
-                    let current = await device.faults.faults.filter { if case .disconnect = $0 { false } else { true } }
-                    await device.setFaults(Faults(current, seed: UInt64(round)))
+                // A disconnect fault is a moment, not a permanent state of the link. (Replacing the
+                // faults restarts their counters, so only a set with a disconnect is replaced.)
+                let all = await device.faults.faults
+                let rest = all.filter { if case .disconnect = $0 { false } else { true } }
+                if case .stateChanged(_, .reconnecting) = event, rest.count != all.count {
+                    await device.setFaults(Faults(rest, seed: UInt64(round)))
                 }
             }
             await device.setFaults(.none)

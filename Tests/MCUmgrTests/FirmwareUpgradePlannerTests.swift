@@ -98,7 +98,13 @@ enum Slots {
             steps: [.upload(imageIndex: 0, packageIndex: 0), .confirm(hash: b), .reset, .verify(.activeConfirmed)]
         ),
         // Already running and confirmed: nothing in any mode.
-        Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .testAndConfirm, action: .skip, steps: []),
+        Row(
+            name: "running",
+            slots: [Slots.entry(nil, 0, Slots.b, "ac")],
+            mode: .testAndConfirm,
+            action: .skip,
+            steps: []
+        ),
         Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .confirmOnly, action: .skip, steps: []),
         Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .testOnly, action: .skip, steps: []),
         Row(name: "running", slots: [Slots.entry(nil, 0, Slots.b, "ac")], mode: .uploadOnly, action: .skip, steps: []),
@@ -258,7 +264,12 @@ enum Slots {
             mode: .confirmOnly
         )
         #expect(fromSlot0.images.map(\.packageIndex) == [1])
-        #expect(fromSlot0.steps == [.upload(imageIndex: 0, packageIndex: 1), .confirm(hash: Slots.hash(Slots.c)), .reset, .verify(.activeConfirmed)])
+        #expect(
+            fromSlot0.steps == [
+                .upload(imageIndex: 0, packageIndex: 1), .confirm(hash: Slots.hash(Slots.c)), .reset,
+                .verify(.activeConfirmed),
+            ]
+        )
     }
 
     @Test func directXIPKnowsEitherBuildIsInstalled() throws {
@@ -300,7 +311,8 @@ enum Slots {
         #expect(
             plan.steps == [
                 .upload(imageIndex: 0, packageIndex: 0), .upload(imageIndex: 1, packageIndex: 1), .test(hash: b),
-                .test(hash: c), .reset, .verify(.active), .confirm(hash: b), .confirm(hash: c), .verify(.activeConfirmed),
+                .test(hash: c), .reset, .verify(.active), .confirm(hash: b), .confirm(hash: c),
+                .verify(.activeConfirmed),
             ]
         )
         #expect(plan.steps.filter { $0 == .reset }.count == 1)
@@ -348,7 +360,12 @@ enum Slots {
     @Test func unusablePackagesAndBootloadersAreRefused() {
         func code(_ images: [FirmwarePackage.Image], _ mode: OSManagement.MCUbootMode?) -> FirmwareUpgradeError.Code? {
             do {
-                _ = try FirmwareUpgradePlanner.plan(images: images, slots: [Self.factory], bootloaderMode: mode, mode: .confirmOnly)
+                _ = try FirmwareUpgradePlanner.plan(
+                    images: images,
+                    slots: [Self.factory],
+                    bootloaderMode: mode,
+                    mode: .confirmOnly
+                )
                 return nil
             } catch {
                 return error.code
@@ -373,7 +390,12 @@ enum Slots {
     }
 
     static let verifyRows: [VerifyRow] = [
-        VerifyRow(name: "running", expectation: .active, slots: [Slots.entry(nil, 0, Slots.b, "a")], verdict: .satisfied),
+        VerifyRow(
+            name: "running",
+            expectation: .active,
+            slots: [Slots.entry(nil, 0, Slots.b, "a")],
+            verdict: .satisfied
+        ),
         VerifyRow(
             name: "running confirmed",
             expectation: .activeConfirmed,
@@ -398,14 +420,24 @@ enum Slots {
             slots: [factory, Slots.entry(nil, 1, Slots.b)],
             verdict: .failed(.imageNotActive, "")
         ),
-        VerifyRow(name: "erased", expectation: .active, slots: [factory], verdict: .failed(.imageMissingAfterReset, "")),
+        VerifyRow(
+            name: "erased",
+            expectation: .active,
+            slots: [factory],
+            verdict: .failed(.imageMissingAfterReset, "")
+        ),
         VerifyRow(
             name: "uploaded",
             expectation: .present,
             slots: [factory, Slots.entry(nil, 1, Slots.b)],
             verdict: .satisfied
         ),
-        VerifyRow(name: "not uploaded", expectation: .present, slots: [factory], verdict: .failed(.imageMissingAfterReset, "")),
+        VerifyRow(
+            name: "not uploaded",
+            expectation: .present,
+            slots: [factory],
+            verdict: .failed(.imageMissingAfterReset, "")
+        ),
     ]
 
     @Test(arguments: verifyRows)
@@ -458,7 +490,14 @@ enum Slots {
             data: Data([1, 2, 3]),
             hash: Slots.hash(Slots.b)
         )
-        let cache = FirmwarePackage.Image(imageIndex: 1, slot: 0, fileName: "cache.bin", content: .suitCache, data: Data([4]), hash: [])
+        let cache = FirmwarePackage.Image(
+            imageIndex: 1,
+            slot: 0,
+            fileName: "cache.bin",
+            content: .suitCache,
+            data: Data([4]),
+            hash: []
+        )
         #expect(
             try FirmwareUpgradePlanner.planSUIT(images: [envelope]).steps == [
                 .suitUploadEnvelope(packageIndex: 0, deferInstall: false), .suitInstall(digest: Slots.hash(Slots.b)),
@@ -466,10 +505,13 @@ enum Slots {
         )
         #expect(
             try FirmwareUpgradePlanner.planSUIT(images: [envelope, cache]).steps == [
-                .suitUploadEnvelope(packageIndex: 0, deferInstall: true), .suitUploadCache(packageIndex: 1), .suitProcess,
+                .suitUploadEnvelope(packageIndex: 0, deferInstall: true), .suitUploadCache(packageIndex: 1),
+                .suitProcess,
                 .suitInstall(digest: Slots.hash(Slots.b)),
             ]
         )
-        #expect(throws: FirmwareUpgradePlanner.PlanningFailure.self) { try FirmwareUpgradePlanner.planSUIT(images: [cache]) }
+        #expect(throws: FirmwareUpgradePlanner.PlanningFailure.self) {
+            try FirmwareUpgradePlanner.planSUIT(images: [cache])
+        }
     }
 }

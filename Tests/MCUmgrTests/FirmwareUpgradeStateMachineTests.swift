@@ -99,14 +99,17 @@ import Testing
             Self.probes + [
                 (.imageList([Self.factory]), .perform(.upload(imageIndex: 0, packageIndex: 0)), .uploading),
                 (.stepCompleted(slots: nil), .perform(.confirm(hash: Self.b)), .confirming),
-                (.stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .perform(.reset), .resetting),
+                (
+                    .stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .perform(.reset),
+                    .resetting
+                ),
                 (.linkFailed(SMPTransportError(.timeout)), .waitForSwap(.seconds(3)), .waitingForSwap),
             ]
         )
     }
 
     @Test func aResetThatDidNotHappenIsSentOnceMoreThenFails() {
-        var machine = Self.machine(.testOnly)
+        var machine = Self.machine(.testOnly, retries: 1)
         let pending = [Self.factory, Slots.entry(nil, 1, Slots.b, "p")]
         Self.run(
             &machine,
@@ -138,7 +141,10 @@ import Testing
             Self.probes + [
                 (.imageList([Self.factory]), .perform(.upload(imageIndex: 0, packageIndex: 0)), .uploading),
                 (.stepCompleted(slots: nil), .perform(.test(hash: Self.b)), .testing),
-                (.stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b, "p")]), .perform(.reset), .resetting),
+                (
+                    .stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b, "p")]), .perform(.reset),
+                    .resetting
+                ),
                 (.stepCompleted(slots: nil), .waitForSwap(.seconds(3)), .waitingForSwap),
                 (.swapWaitOver, .reconnect, .reconnecting),
                 (.reconnected, .readImageList, .verifying),
@@ -162,7 +168,8 @@ import Testing
                 (.stepCompleted(slots: nil), .perform(.test(hash: Self.b)), .testing),
             ]
         )
-        guard case .fail(let error) = machine.handle(.stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b)]))
+        guard
+            case .fail(let error) = machine.handle(.stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b)]))
         else {
             Issue.record("expected a failure")
             return
@@ -187,6 +194,25 @@ import Testing
         #expect(error.cause is SMPDeviceError)
     }
 
+    @Test func anUnnamedBootloaderWithoutStateWriteIsPlannedAgainAsDirectXIP() {
+        var machine = Self.machine(.testAndConfirm)
+        let notSupported = SMPDeviceError(.management(.notSupported), requestGroup: .image, command: 0)
+        Self.run(
+            &machine,
+            [
+                (.start, .readParameters, .requestingParameters),
+                (.parametersRead, .readBootloaderInfo, .readingBootloaderInfo),
+                (.bootloaderInfo(name: nil, mode: nil), .readImageList, .validating),
+                (.imageList([Self.factory]), .perform(.upload(imageIndex: 0, packageIndex: 0)), .uploading),
+                (.stepCompleted(slots: nil), .perform(.test(hash: Self.b)), .testing),
+                (.deviceRefused(notSupported), .readImageList, .validating),
+                (.imageList([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .perform(.reset), .resetting),
+            ]
+        )
+        #expect(machine.bootloaderMode == .directXIP)
+        #expect(machine.plan?.mode == .uploadOnly)
+    }
+
     @Test func reconnectingPastTheDeadlineFails() {
         var machine = Self.machine(.confirmOnly)
         Self.run(
@@ -194,7 +220,10 @@ import Testing
             Self.probes + [
                 (.imageList([Self.factory]), .perform(.upload(imageIndex: 0, packageIndex: 0)), .uploading),
                 (.stepCompleted(slots: nil), .perform(.confirm(hash: Self.b)), .confirming),
-                (.stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .perform(.reset), .resetting),
+                (
+                    .stepCompleted(slots: [Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .perform(.reset),
+                    .resetting
+                ),
                 (.stepCompleted(slots: nil), .waitForSwap(.seconds(3)), .waitingForSwap),
                 (.swapWaitOver, .reconnect, .reconnecting),
             ]
@@ -234,7 +263,10 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory, Slots.entry(nil, 1, Slots.c, "p")]), .perform(.resetBeforeUpload), .resetting),
+                (
+                    .imageList([Self.factory, Slots.entry(nil, 1, Slots.c, "p")]), .perform(.resetBeforeUpload),
+                    .resetting
+                ),
                 (.stepCompleted(slots: nil), .waitForSwap(.seconds(3)), .waitingForSwap),
                 (.swapWaitOver, .reconnect, .reconnecting),
                 (.reconnected, .readImageList, .validating),
@@ -339,7 +371,8 @@ import Testing
                 (.start, .readParameters, .requestingParameters),
                 (.parametersRead, .readBootloaderInfo, .readingBootloaderInfo),
                 (
-                    .bootloaderInfo(name: nil, mode: nil), .perform(.suitUploadEnvelope(packageIndex: 0, deferInstall: false)),
+                    .bootloaderInfo(name: nil, mode: nil),
+                    .perform(.suitUploadEnvelope(packageIndex: 0, deferInstall: false)),
                     .uploading
                 ),
                 (.stepCompleted(slots: nil), .perform(.suitInstall(digest: Self.b)), .installing),

@@ -1,12 +1,15 @@
-@testable import MCUmgr
 import SMPCore
 import Testing
+
+@testable import MCUmgr
 
 struct PendingRequestsTests {
     typealias Table = PendingRequests<String>
     let echo = Table.Expectation(group: .os, command: 0, operation: .writeResponse)
 
-    func header(_ sequence: UInt8, group: SMPGroup = .os, command: UInt8 = 0, operation: SMPOperation = .writeResponse) -> SMPHeader {
+    func header(_ sequence: UInt8, group: SMPGroup = .os, command: UInt8 = 0, operation: SMPOperation = .writeResponse)
+        -> SMPHeader
+    {
         SMPHeader(operation: operation, length: 0, group: group, sequence: sequence, command: command)
     }
 

@@ -5,7 +5,9 @@ import SMPCore
 import Testing
 
 struct SMPClientTests {
-    func client(_ connection: ScriptedConnection, timeout: Duration = .milliseconds(200), retries: Int = 2) async -> SMPClient {
+    func client(_ connection: ScriptedConnection, timeout: Duration = .milliseconds(200), retries: Int = 2) async
+        -> SMPClient
+    {
         let client = SMPClient(
             connection: connection,
             configuration: .init(timeout: timeout, retries: retries, busyBackoff: .milliseconds(1), firstSequence: 0)
@@ -30,7 +32,9 @@ struct SMPClientTests {
             // Hold every request; answer all of them, newest first, when the third arrives.
             held.append(request)
             guard held.count == 3 else { return [] }
-            return held.all.reversed().map { ScriptedConnection.reply($0, ["r": .textString("seq \($0.header.sequence)")]) }
+            return held.all.reversed().map {
+                ScriptedConnection.reply($0, ["r": .textString("seq \($0.header.sequence)")])
+            }
         }
         let client = await client(connection, timeout: .seconds(5))
         async let a = client.send(OSManagement.Echo(text: "a"))
@@ -45,7 +49,8 @@ struct SMPClientTests {
         let connection = ScriptedConnection { request in
             // The first attempt is lost; the second is answered twice (a duplicate).
             let echoed = (try? request.payloadValue())?["d"] ?? "?"
-            return attempts.increment() == 1 ? [] : Array(repeating: ScriptedConnection.reply(request, ["r": echoed]), count: 2)
+            return attempts.increment() == 1
+                ? [] : Array(repeating: ScriptedConnection.reply(request, ["r": echoed]), count: 2)
         }
         let client = await client(connection, timeout: .milliseconds(100))
         #expect(try await client.send(OSManagement.Echo(text: "x")).text == "x")
@@ -141,7 +146,10 @@ struct SMPClientTests {
 
     @Test func malformedFramesFromTheDeviceAreDropped() async throws {
         let connection = ScriptedConnection { request in
-            [[0x0b, 0x00], [0x0b, 0x00, 0x00, 0x05, 0x00, 0x00, request.header.sequence, 0x00, 0xa1], ScriptedConnection.reply(request, ["r": "ok"])]
+            [
+                [0x0b, 0x00], [0x0b, 0x00, 0x00, 0x05, 0x00, 0x00, request.header.sequence, 0x00, 0xa1],
+                ScriptedConnection.reply(request, ["r": "ok"]),
+            ]
         }
         let client = await client(connection)
         #expect(try await client.send(OSManagement.Echo(text: "x")).text == "ok")

@@ -34,7 +34,12 @@ struct UploadUnderFaultsTests {
         let loopback = LoopbackTransport(device: device)
         return try await SMPClient.connect(
             counter.map { CountingTransport(inner: loopback, counter: $0) } ?? loopback,
-            configuration: .init(timeout: .milliseconds(80), retries: 8, busyBackoff: .milliseconds(2), firstSequence: 0)
+            configuration: .init(
+                timeout: .milliseconds(80),
+                retries: 8,
+                busyBackoff: .milliseconds(2),
+                firstSequence: 0
+            )
         )
     }
 

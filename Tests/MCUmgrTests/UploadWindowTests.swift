@@ -1,5 +1,6 @@
-@testable import MCUmgr
 import Testing
+
+@testable import MCUmgr
 
 struct UploadWindowTests {
     /// A window of four 100-byte chunks over 1000 bytes, after a first chunk of 100.

@@ -14,7 +14,14 @@ struct ImageManagementDirectCodingTests {
         Upload(offset: 23, data: Data([1])),
         Upload(offset: 24, data: Data(repeating: 7, count: 24)),
         Upload(offset: 65_536, data: Data(repeating: 9, count: 300)),
-        Upload(offset: 0, data: Data([1, 2]), length: 1_048_576, sha256: Data(repeating: 0xab, count: 32), image: 1, upgrade: true),
+        Upload(
+            offset: 0,
+            data: Data([1, 2]),
+            length: 1_048_576,
+            sha256: Data(repeating: 0xab, count: 32),
+            image: 1,
+            upgrade: true
+        ),
         Upload(offset: 0, data: Data([1, 2]), length: 64, sha256: nil, image: nil, upgrade: false),
         Upload(offset: UInt64.max, data: Data(repeating: 0, count: 70_000), length: UInt64.max, image: UInt32.max),
     ]

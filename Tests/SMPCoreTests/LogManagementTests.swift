@@ -60,7 +60,9 @@ struct LogManagementTests {
         #expect(SMPGroup.log.returnCodeNames == ["OK", "UNKNOWN"])
         let v2 = try #require(try GroupTesting.deviceError(LogManagement.Clear.self, ["err": ["group": 4, "rc": 1]]))
         #expect(v2.codeName == "UNKNOWN")
-        let unknown = try #require(try GroupTesting.deviceError(LogManagement.Clear.self, ["err": ["group": 4, "rc": 7]]))
+        let unknown = try #require(
+            try GroupTesting.deviceError(LogManagement.Clear.self, ["err": ["group": 4, "rc": 7]])
+        )
         #expect(unknown.codeName == "UNKNOWN_RC")
     }
 

@@ -24,9 +24,16 @@ struct PseudoTerminalTests {
         defer { port.close() }
         let all = (0...255).map { UInt8($0) }
         try port.write(all)
-        #expect(try await Self.read({ try terminal.read(timeout: .milliseconds(1)) }, count: 256, timeout: .seconds(5)) == all)
+        #expect(
+            try await Self.read({ try terminal.read(timeout: .milliseconds(1)) }, count: 256, timeout: .seconds(30))
+                == all
+        )
         try terminal.write([0x0d, 0x0a, 0x03, 0x04])
-        #expect(try await Self.read({ try port.read(timeout: .milliseconds(1)) }, count: 4, timeout: .seconds(5)) == [0x0d, 0x0a, 0x03, 0x04])
+        #expect(
+            try await Self.read({ try port.read(timeout: .milliseconds(1)) }, count: 4, timeout: .seconds(30)) == [
+                0x0d, 0x0a, 0x03, 0x04,
+            ]
+        )
         // Nothing was echoed back to the master.
         #expect(try terminal.read(timeout: .milliseconds(20)).isEmpty)
     }
@@ -37,8 +44,10 @@ struct PseudoTerminalTests {
         #expect(try terminal.read(timeout: .milliseconds(10)).isEmpty)
         let waiter = OnThread { try terminal.read(timeout: .seconds(10)).isEmpty }
         try await Task.sleep(for: .milliseconds(30))
+        let closedAt = ContinuousClock.now
         terminal.close()
         #expect(try await waiter.value)
+        #expect(try #require(waiter.finishedAt) - closedAt < .seconds(2))
         #expect(terminal.isClosed)
     }
 

@@ -5,12 +5,17 @@ import Testing
 
 @Suite("Configuration")
 struct ConfigurationTests {
-    @Test("mode names and the MCUboot mode values they report", arguments: [
-        ("swap", BootloaderMode.swapUsingMove, 3), ("swap-scratch", .swapUsingScratch, 1), ("swap-offset", .swapUsingOffset, 9),
-        ("overwrite", .overwriteOnly, 2), ("direct-xip", .directXIP, 4), ("direct-xip-revert", .directXIPWithRevert, 5),
-        ("single-slot", .singleSlot, 0), ("firmware-loader", .firmwareLoader, 7), ("swap_move", .swapUsingMove, 3),
-        ("DirectXIP", .directXIP, 4),
-    ])
+    @Test(
+        "mode names and the MCUboot mode values they report",
+        arguments: [
+            ("swap", BootloaderMode.swapUsingMove, 3), ("swap-scratch", .swapUsingScratch, 1),
+            ("swap-offset", .swapUsingOffset, 9),
+            ("overwrite", .overwriteOnly, 2), ("direct-xip", .directXIP, 4),
+            ("direct-xip-revert", .directXIPWithRevert, 5),
+            ("single-slot", .singleSlot, 0), ("firmware-loader", .firmwareLoader, 7), ("swap_move", .swapUsingMove, 3),
+            ("DirectXIP", .directXIP, 4),
+        ]
+    )
     func modes(name: String, mode: BootloaderMode, value: Int) {
         #expect(BootloaderMode(name: name) == mode)
         #expect(mode.mcubootModeValue == value)
@@ -31,9 +36,13 @@ struct ConfigurationTests {
         #expect(configuration.factoryVersion == "2.1.0")
     }
 
-    @Test("bad options are refused with a message naming them", arguments: [
-        ["images": "0"], ["images": "x"], ["mode": "swapish"], ["buf_size": "10"], ["colour": "red"], ["version": "a.b"],
-    ])
+    @Test(
+        "bad options are refused with a message naming them",
+        arguments: [
+            ["images": "0"], ["images": "x"], ["mode": "swapish"], ["buf_size": "10"], ["colour": "red"],
+            ["version": "a.b"],
+        ]
+    )
     func badOptions(options: [String: String]) {
         #expect(throws: ConfigurationError.self) { try SimulatedDevice.Configuration(options: options) }
     }

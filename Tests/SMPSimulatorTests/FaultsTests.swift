@@ -17,13 +17,16 @@ struct FaultsTests {
         return sent
     }
 
-    @Test("link faults on responses", arguments: [
-        (Fault.dropResponses(every: 2), [[0], [2], [4]] as [[UInt8]]),
-        (.duplicateResponses(every: 3), [[0], [1], [2], [2], [3], [4]]),
-        (.reorderResponses(every: 2), [[0], [2], [1], [4], [3]]),
-        (.dropResponsesRandomly(probability: 1), []),
-        (.dropResponsesRandomly(probability: 0), [[0], [1], [2], [3], [4]]),
-    ])
+    @Test(
+        "link faults on responses",
+        arguments: [
+            (Fault.dropResponses(every: 2), [[0], [2], [4]] as [[UInt8]]),
+            (.duplicateResponses(every: 3), [[0], [1], [2], [2], [3], [4]]),
+            (.reorderResponses(every: 2), [[0], [2], [1], [4], [3]]),
+            (.dropResponsesRandomly(probability: 1), []),
+            (.dropResponsesRandomly(probability: 0), [[0], [1], [2], [3], [4]]),
+        ]
+    )
     func responses(fault: Fault, expected: [[UInt8]]) {
         #expect(Self.run([fault], requests: 5) == expected)
     }

@@ -17,8 +17,10 @@ struct SimulatedDeviceTests {
         sequence: UInt8 = 7,
         payload: [UInt8] = [0xa0]
     ) -> [UInt8] {
-        [version << 3 | operation, 0, UInt8(payload.count >> 8), UInt8(payload.count & 0xff), UInt8(group >> 8),
-         UInt8(group & 0xff), sequence, command] + payload
+        [
+            version << 3 | operation, 0, UInt8(payload.count >> 8), UInt8(payload.count & 0xff), UInt8(group >> 8),
+            UInt8(group & 0xff), sequence, command,
+        ] + payload
     }
 
     static func payload(_ response: [UInt8]) throws -> CBOR {
@@ -42,22 +44,28 @@ struct SimulatedDeviceTests {
         #expect(responses.map { TestBytes.hex($0) } == ["0b00000900000000a161726568656c6c6f"])
     }
 
-    @Test("the SMP layer: versions, unknown groups and commands, responses and junk", arguments: [
-        ("v3 header → rc 13", frame(group: 0, command: 0, version: 3, payload: [0xa1, 0x61, 0x64, 0x61, 0x78]), 13 as Int?),
-        ("reserved v2 value → rc 13", frame(group: 0, command: 6, operation: 0, version: 2), 13),
-        ("unknown group → rc 8", frame(group: 77, command: 0), 8),
-        ("log group (Mynewt only) → rc 8", frame(group: 4, command: 0, operation: 0), 8),
-        ("unknown command → rc 8", frame(group: 0, command: 99), 8),
-        ("params as a write → rc 8", frame(group: 0, command: 6, operation: 2), 8),
-        ("reset as a read → rc 8", frame(group: 0, command: 5, operation: 0), 8),
-        ("payload not CBOR → rc 3", frame(group: 1, command: 0, payload: [0xff, 0x00]), 3),
-        ("payload an array → rc 3", frame(group: 3, command: 0, payload: [0x80]), 3),
-        ("header longer than the data → rc 9", Array(frame(group: 0, command: 0).dropLast()) + [], nil),
-        ("a response is dropped", frame(group: 0, command: 0, operation: 3), nil),
-        ("an undefined operation is dropped", frame(group: 0, command: 0, operation: 5), nil),
-        ("seven bytes are dropped", [0x0a, 0, 0, 0, 0, 0, 0], nil),
-        ("nothing is dropped", [], nil),
-    ])
+    @Test(
+        "the SMP layer: versions, unknown groups and commands, responses and junk",
+        arguments: [
+            (
+                "v3 header → rc 13", frame(group: 0, command: 0, version: 3, payload: [0xa1, 0x61, 0x64, 0x61, 0x78]),
+                13 as Int?
+            ),
+            ("reserved v2 value → rc 13", frame(group: 0, command: 6, operation: 0, version: 2), 13),
+            ("unknown group → rc 8", frame(group: 77, command: 0), 8),
+            ("log group (Mynewt only) → rc 8", frame(group: 4, command: 0, operation: 0), 8),
+            ("unknown command → rc 8", frame(group: 0, command: 99), 8),
+            ("params as a write → rc 8", frame(group: 0, command: 6, operation: 2), 8),
+            ("reset as a read → rc 8", frame(group: 0, command: 5, operation: 0), 8),
+            ("payload not CBOR → rc 3", frame(group: 1, command: 0, payload: [0xff, 0x00]), 3),
+            ("payload an array → rc 3", frame(group: 3, command: 0, payload: [0x80]), 3),
+            ("header longer than the data → rc 9", Array(frame(group: 0, command: 0).dropLast()) + [], nil),
+            ("a response is dropped", frame(group: 0, command: 0, operation: 3), nil),
+            ("an undefined operation is dropped", frame(group: 0, command: 0, operation: 5), nil),
+            ("seven bytes are dropped", [0x0a, 0, 0, 0, 0, 0, 0], nil),
+            ("nothing is dropped", [], nil),
+        ]
+    )
     func smpLayer(name: String, frame: [UInt8], rc: Int?) async throws {
         let device = SimulatedDevice()
         let responses = await device.handle(frame)
@@ -118,18 +126,40 @@ struct SimulatedDeviceTests {
         let device = SimulatedDevice(configuration: .init(bufferSize: 512))
         var generator = TestBytes.SeededGenerator(seed: 2026)
         let seeds: [[UInt8]] = [
-            Self.frame(group: 1, command: 1, payload: CBORWriter.encode(["off": 0, "len": 100, "data": .byteString(Data(TestImages.image("2.0.0").prefix(64)))])),
-            Self.frame(group: 8, command: 0, payload: CBORWriter.encode(["off": 0, "name": "/lfs1/f", "len": 3, "data": .byteString(Data([1, 2, 3]))])),
-            Self.frame(group: 3, command: 0, payload: CBORWriter.encode(["name": "a/b", "val": .byteString(Data([1]))])),
+            Self.frame(
+                group: 1,
+                command: 1,
+                payload: CBORWriter.encode([
+                    "off": 0, "len": 100, "data": .byteString(Data(TestImages.image("2.0.0").prefix(64))),
+                ])
+            ),
+            Self.frame(
+                group: 8,
+                command: 0,
+                payload: CBORWriter.encode([
+                    "off": 0, "name": "/lfs1/f", "len": 3, "data": .byteString(Data([1, 2, 3])),
+                ])
+            ),
+            Self.frame(
+                group: 3,
+                command: 0,
+                payload: CBORWriter.encode(["name": "a/b", "val": .byteString(Data([1]))])
+            ),
             Self.frame(group: 0, command: 4, payload: CBORWriter.encode(["datetime": "2026-01-01T00:00:00"])),
             Self.frame(group: 9, command: 0, payload: CBORWriter.encode(["argv": ["echo", "hi"]])),
-            Self.frame(group: 66, command: 2, payload: CBORWriter.encode(["off": 0, "len": 4, "data": .byteString(Data([0xd8, 0x6b, 0xa0, 0]))])),
+            Self.frame(
+                group: 66,
+                command: 2,
+                payload: CBORWriter.encode(["off": 0, "len": 4, "data": .byteString(Data([0xd8, 0x6b, 0xa0, 0]))])
+            ),
         ]
         for round in 0..<1500 {
             var bytes: [UInt8]
             switch round % 4 {
             case 0:
-                bytes = (0..<Int.random(in: 0..<64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                bytes = (0..<Int.random(in: 0..<64, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
             case 1:
                 let seed = seeds[Int.random(in: 0..<seeds.count, using: &generator)]
                 bytes = Array(seed.prefix(Int.random(in: 0...seed.count, using: &generator)))
@@ -141,7 +171,9 @@ struct SimulatedDeviceTests {
                 }
             default:
                 // A valid header with random CBOR.
-                let body = (0..<Int.random(in: 0..<40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let body = (0..<Int.random(in: 0..<40, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
                 let groups: [UInt16] = [0, 1, 2, 3, 8, 9, 10, 63, 66]
                 bytes = Self.frame(
                     group: groups[Int.random(in: 0..<groups.count, using: &generator)],
@@ -171,10 +203,14 @@ struct SimulatedDeviceTests {
     func powerLossAtRequest() async throws {
         let device = SimulatedDevice()
         let image = TestImages.image("2.0.0")
-        let first = Self.frame(group: 1, command: 1, payload: CBORWriter.encode([
-            "off": 0, "len": CBOR(image.count), "data": .byteString(Data(image.prefix(600))),
-            "sha": .byteString(Data(ImageHashAlgorithm.sha256.hash(image))),
-        ]))
+        let first = Self.frame(
+            group: 1,
+            command: 1,
+            payload: CBORWriter.encode([
+                "off": 0, "len": CBOR(image.count), "data": .byteString(Data(image.prefix(600))),
+                "sha": .byteString(Data(ImageHashAlgorithm.sha256.hash(image))),
+            ])
+        )
         #expect(!(await device.handle(first)).isEmpty)
         #expect(await device.uploadSession?.offset == 600)
         await device.setFaults(Faults([.powerLoss(.atRequest(1))]))
@@ -189,9 +225,14 @@ struct SimulatedDeviceTests {
         let image = TestImages.image("2.0.0")
         await client.device.inject(.powerLoss(.duringUpload(atOffset: 700)))
         let sha = Data(ImageHashAlgorithm.sha256.hash(image))
-        let first = try await client.send(ImageManagement.Upload(offset: 0, data: Data(image.prefix(512)), length: UInt64(image.count), sha256: sha))
+        let first = try await client.send(
+            ImageManagement.Upload(offset: 0, data: Data(image.prefix(512)), length: UInt64(image.count), sha256: sha)
+        )
         #expect(first.offset == 512)
-        let lost = try SMPFrame.request(ImageManagement.Upload(offset: 512, data: Data(image[512..<1024])), sequence: 50)
+        let lost = try SMPFrame.request(
+            ImageManagement.Upload(offset: 512, data: Data(image[512..<1024])),
+            sequence: 50
+        )
         #expect(try await client.raw(lost.bytes) == nil)
         // After the reboot the device has no session: a chunk mid-way gets off 0.
         let after = try await client.send(ImageManagement.Upload(offset: 512, data: Data(image[512..<1024])))
@@ -234,7 +275,9 @@ struct SimulatedDeviceTests {
             _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
             _ = try await client.send(SettingsManagement.Write(name: "app/name", value: Data("sim".utf8)))
             _ = try await client.send(SettingsManagement.Save())
-            _ = try await client.send(FileManagement.Upload(offset: 0, data: Data("kept".utf8), name: "/lfs1/keep.txt", length: 4))
+            _ = try await client.send(
+                FileManagement.Upload(offset: 0, data: Data("kept".utf8), name: "/lfs1/keep.txt", length: 4)
+            )
         }
         var client = try await TestClient(configuration: configuration)
         let states = await client.device.imageStates
@@ -277,8 +320,21 @@ struct WrongTypeTests {
         Template(group: 0, command: 4, operation: 2, fields: [("datetime", "2025-01-01T00:00:00")]),
         Template(group: 0, command: 7, operation: 0, fields: [("format", "s")]),
         Template(group: 0, command: 8, operation: 0, fields: [("query", "mode")]),
-        Template(group: 1, command: 0, operation: 2, fields: [("hash", .byteString(Data(repeating: 1, count: 32))), ("confirm", false)]),
-        Template(group: 1, command: 1, operation: 2, fields: [("off", 0), ("len", 100), ("data", data), ("sha", .byteString(Data([1]))), ("image", 0), ("upgrade", false)]),
+        Template(
+            group: 1,
+            command: 0,
+            operation: 2,
+            fields: [("hash", .byteString(Data(repeating: 1, count: 32))), ("confirm", false)]
+        ),
+        Template(
+            group: 1,
+            command: 1,
+            operation: 2,
+            fields: [
+                ("off", 0), ("len", 100), ("data", data), ("sha", .byteString(Data([1]))), ("image", 0),
+                ("upgrade", false),
+            ]
+        ),
         Template(group: 1, command: 5, operation: 2, fields: [("slot", 1)]),
         Template(group: 2, command: 0, operation: 0, fields: [("name", "smp_svr_stats")]),
         Template(group: 3, command: 0, operation: 0, fields: [("name", "a"), ("max_size", 10)]),
@@ -286,15 +342,35 @@ struct WrongTypeTests {
         Template(group: 3, command: 1, operation: 2, fields: [("name", "a")]),
         Template(group: 3, command: 3, operation: 2, fields: [("name", "a")]),
         Template(group: 8, command: 0, operation: 0, fields: [("off", 0), ("name", "/lfs1/x")]),
-        Template(group: 8, command: 0, operation: 2, fields: [("off", 0), ("data", .byteString(Data([1]))), ("name", "/lfs1/x"), ("len", 1)]),
+        Template(
+            group: 8,
+            command: 0,
+            operation: 2,
+            fields: [("off", 0), ("data", .byteString(Data([1]))), ("name", "/lfs1/x"), ("len", 1)]
+        ),
         Template(group: 8, command: 1, operation: 0, fields: [("name", "/lfs1/x")]),
-        Template(group: 8, command: 2, operation: 0, fields: [("name", "/lfs1/x"), ("type", "crc32"), ("off", 0), ("len", 1)]),
+        Template(
+            group: 8,
+            command: 2,
+            operation: 0,
+            fields: [("name", "/lfs1/x"), ("type", "crc32"), ("off", 0), ("len", 1)]
+        ),
         Template(group: 9, command: 0, operation: 2, fields: [("argv", ["echo", "x"])]),
         Template(group: 10, command: 2, operation: 0, fields: [("index", 0)]),
         Template(group: 10, command: 3, operation: 0, fields: [("groups", [0, 1])]),
         Template(group: 66, command: 1, operation: 0, fields: [("role", 32)]),
-        Template(group: 66, command: 2, operation: 2, fields: [("off", 0), ("data", .byteString(Data([1]))), ("len", 1)]),
-        Template(group: 66, command: 4, operation: 2, fields: [("stream_session_id", 1), ("off", 0), ("data", .byteString(Data([1]))), ("len", 1)]),
+        Template(
+            group: 66,
+            command: 2,
+            operation: 2,
+            fields: [("off", 0), ("data", .byteString(Data([1]))), ("len", 1)]
+        ),
+        Template(
+            group: 66,
+            command: 4,
+            operation: 2,
+            fields: [("stream_session_id", 1), ("off", 0), ("data", .byteString(Data([1]))), ("len", 1)]
+        ),
     ]
 
     static let wrongValues: [CBOR] = ["text", -1, .byteString(Data([9])), [1, "a"], ["k": 1], true, .null]

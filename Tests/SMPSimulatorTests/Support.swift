@@ -67,7 +67,14 @@ struct TestClient {
         _ map: CBOR,
         version: SMPVersion = .v2
     ) async throws -> CBOR {
-        let header = SMPHeader(version: version, operation: operation, length: 0, group: group, sequence: sequence, command: command)
+        let header = SMPHeader(
+            version: version,
+            operation: operation,
+            length: 0,
+            group: group,
+            sequence: sequence,
+            command: command
+        )
         sequence &+= 1
         let frame = try SMPFrame(header: header, payload: CBORWriter.encode(map))
         let response = try #require(try await raw(frame.bytes), "no response")
@@ -191,10 +198,17 @@ enum BoundedProcess {
         var stdout: String
         var stderr: String
         var timedOut: Bool
-        var summary: String { "exit \(status)\(timedOut ? " (killed after timeout)" : "")\nstdout: \(stdout)\nstderr: \(stderr)" }
+        var summary: String {
+            "exit \(status)\(timedOut ? " (killed after timeout)" : "")\nstdout: \(stdout)\nstderr: \(stderr)"
+        }
     }
 
-    static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(60), directory: URL? = nil)
+    static func run(
+        _ executable: String,
+        _ arguments: [String],
+        timeout: Duration = .seconds(60),
+        directory: URL? = nil
+    )
         async throws -> Result
     {
         let process = Process()
@@ -261,7 +275,11 @@ struct ImgtoolImages {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         key = folder.appendingPathComponent("key.pem")
         let imgtool = try #require(Peers.path(of: "imgtool"), "imgtool is not installed")
-        let result = try await BoundedProcess.run(imgtool, ["keygen", "-k", key.path, "-t", "ecdsa-p256"], timeout: .seconds(60))
+        let result = try await BoundedProcess.run(
+            imgtool,
+            ["keygen", "-k", key.path, "-t", "ecdsa-p256"],
+            timeout: .seconds(60)
+        )
         try #require(result.status == 0, "imgtool keygen: \(result.summary)")
     }
 

@@ -31,7 +31,11 @@ struct EveryCommandRoundTripTests {
         return Data(bytes)
     }()
 
-    static func step(_ name: String, refusal: String? = nil, _ run: @escaping @Sendable (SMPClient) async throws -> Void) -> Step {
+    static func step(
+        _ name: String,
+        refusal: String? = nil,
+        _ run: @escaping @Sendable (SMPClient) async throws -> Void
+    ) -> Step {
         Step(name: name, expectedRefusal: refusal, run: run)
     }
 
@@ -40,13 +44,17 @@ struct EveryCommandRoundTripTests {
             let answered = try await client.send(OSManagement.Echo(text: "round trip")).text == "round trip"
             #expect(answered)
         },
-        step("os console echo (MCUboot only)", refusal: "ENOTSUP") { client in _ = try await client.send(OSManagement.ConsoleEchoControl(echo: 0)) },
+        step("os console echo (MCUboot only)", refusal: "ENOTSUP") { client in
+            _ = try await client.send(OSManagement.ConsoleEchoControl(echo: 0))
+        },
         step("os taskstat") { client in
             let answered = try await client.send(OSManagement.TaskStatistics()).tasks.entries.isEmpty == false
             #expect(answered)
         },
         step("os mpstat") { client in _ = try await client.send(OSManagement.MemoryPoolStatistics()) },
-        step("os datetime set") { client in _ = try await client.send(OSManagement.DateTimeWrite(dateTime: "2026-11-22T16:00:00")) },
+        step("os datetime set") { client in
+            _ = try await client.send(OSManagement.DateTimeWrite(dateTime: "2026-11-22T16:00:00"))
+        },
         step("os datetime get") { client in
             let answered = try await client.send(OSManagement.DateTimeRead()).dateTime.hasPrefix("2026-11-22T16:00")
             #expect(answered)
@@ -83,13 +91,17 @@ struct EveryCommandRoundTripTests {
         step("image test of an unknown hash", refusal: "HASH_NOT_FOUND") { client in
             _ = try await client.send(ImageManagement.StateWrite(hash: Data(repeating: 1, count: 32), confirm: false))
         },
-        step("image confirm running") { client in _ = try await client.send(ImageManagement.StateWrite(confirm: true)) },
+        step("image confirm running") { client in _ = try await client.send(ImageManagement.StateWrite(confirm: true))
+        },
         step("stat list") { client in
             let answered = try await client.send(StatisticsManagement.ListGroups()).groups.contains("smp_svr_stats")
             #expect(answered)
         },
-        step("stat read") { client in _ = try await client.send(StatisticsManagement.GroupData(name: "smp_svr_stats")) },
-        step("settings write") { client in _ = try await client.send(SettingsManagement.Write(name: "app/name", value: Data("fob".utf8))) },
+        step("stat read") { client in _ = try await client.send(StatisticsManagement.GroupData(name: "smp_svr_stats"))
+        },
+        step("settings write") { client in
+            _ = try await client.send(SettingsManagement.Write(name: "app/name", value: Data("fob".utf8)))
+        },
         step("settings read") { client in
             let answered = try await client.send(SettingsManagement.Read(name: "app/name")).value == Data("fob".utf8)
             #expect(answered)
@@ -99,14 +111,21 @@ struct EveryCommandRoundTripTests {
         step("settings load") { client in _ = try await client.send(SettingsManagement.Load()) },
         step("settings delete") { client in _ = try await client.send(SettingsManagement.Delete(name: "app/name")) },
         step("fs upload") { client in
-            try await client.uploadAndWait(FileUpload(data: Data(repeating: 0x42, count: 5000), name: "/lfs1/round.bin"), options: .init(window: 2))
+            try await client.uploadAndWait(
+                FileUpload(data: Data(repeating: 0x42, count: 5000), name: "/lfs1/round.bin"),
+                options: .init(window: 2)
+            )
         },
         step("fs status") { client in
             let answered = try await client.send(FileManagement.Status(name: "/lfs1/round.bin")).length == 5000
             #expect(answered)
         },
-        step("fs hash crc32") { client in _ = try await client.send(FileManagement.Hash(name: "/lfs1/round.bin", type: .init(rawValue: "crc32"))) },
-        step("fs hash sha256") { client in _ = try await client.send(FileManagement.Hash(name: "/lfs1/round.bin", type: .init(rawValue: "sha256"))) },
+        step("fs hash crc32") { client in
+            _ = try await client.send(FileManagement.Hash(name: "/lfs1/round.bin", type: .init(rawValue: "crc32")))
+        },
+        step("fs hash sha256") { client in
+            _ = try await client.send(FileManagement.Hash(name: "/lfs1/round.bin", type: .init(rawValue: "sha256")))
+        },
         step("fs types") { client in _ = try await client.send(FileManagement.SupportedHashTypes()) },
         step("fs download") { client in
             let answer = try await client.send(FileManagement.Download(offset: 0, name: "/lfs1/round.bin"))
@@ -117,7 +136,9 @@ struct EveryCommandRoundTripTests {
             _ = try await client.send(FileManagement.Status(name: "/lfs1/../etc/passwd"))
         },
         step("shell exec") { client in
-            let answered = try await client.send(ShellManagement.Execute(arguments: ["echo", "hi"])).output.contains("hi")
+            let answered = try await client.send(ShellManagement.Execute(arguments: ["echo", "hi"])).output.contains(
+                "hi"
+            )
             #expect(answered)
         },
         step("enum count") { client in
@@ -132,9 +153,13 @@ struct EveryCommandRoundTripTests {
         step("enum details") { client in _ = try await client.send(EnumerationManagement.GroupDetails()) },
         step("basic erase storage") { client in _ = try await client.send(ZephyrBasicManagement.EraseStorage()) },
         step("suit manifests") { client in _ = try await client.send(SUITManagement.ManifestList()) },
-        step("log list (Mynewt only)", refusal: "ENOTSUP") { client in _ = try await client.send(LogManagement.List()) },
-        step("crash trigger (Mynewt only)", refusal: "ENOTSUP") { client in _ = try await client.send(CrashManagement.Trigger(type: "div0")) },
-        step("run list (Mynewt only)", refusal: "ENOTSUP") { client in _ = try await client.send(RunManagement.List()) },
+        step("log list (Mynewt only)", refusal: "ENOTSUP") { client in _ = try await client.send(LogManagement.List())
+        },
+        step("crash trigger (Mynewt only)", refusal: "ENOTSUP") { client in
+            _ = try await client.send(CrashManagement.Trigger(type: "div0"))
+        },
+        step("run list (Mynewt only)", refusal: "ENOTSUP") { client in _ = try await client.send(RunManagement.List())
+        },
         step("os reset") { client in _ = try await client.send(OSManagement.Reset()) },
     ]
 
@@ -149,7 +174,10 @@ struct EveryCommandRoundTripTests {
         case .udp:
             let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
             server.start()
-            let client = try await SMPClient.connect(UDPTransport(host: "127.0.0.1", port: server.localAddress.port), configuration: configuration)
+            let client = try await SMPClient.connect(
+                UDPTransport(host: "127.0.0.1", port: server.localAddress.port),
+                configuration: configuration
+            )
             do {
                 let result = try await body(client)
                 await client.close()
@@ -161,9 +189,17 @@ struct EveryCommandRoundTripTests {
                 throw error
             }
         case .consoleSerial, .rawSerial:
-            let server = try SimulatedSerialServer(device: device, framing: link == .rawSerial ? .raw : .console, baudRate: nil)
+            let server = try SimulatedSerialServer(
+                device: device,
+                framing: link == .rawSerial ? .raw : .console,
+                baudRate: nil
+            )
             server.start()
-            let transport = SerialTransport(path: server.slavePath, baudRate: 115_200, framing: link == .rawSerial ? .raw : .console())
+            let transport = SerialTransport(
+                path: server.slavePath,
+                baudRate: 115_200,
+                framing: link == .rawSerial ? .raw : .console()
+            )
             let client = try await SMPClient.connect(transport, configuration: configuration)
             do {
                 let result = try await body(client)
@@ -184,7 +220,10 @@ struct EveryCommandRoundTripTests {
             for step in Self.steps {
                 do {
                     try await step.run(client)
-                    #expect(step.expectedRefusal == nil, "\(step.name) over \(link): expected \(step.expectedRefusal ?? "")")
+                    #expect(
+                        step.expectedRefusal == nil,
+                        "\(step.name) over \(link): expected \(step.expectedRefusal ?? "")"
+                    )
                 } catch let error as SMPDeviceError {
                     #expect(error.codeName == step.expectedRefusal, "\(step.name) over \(link): \(error)")
                 } catch {

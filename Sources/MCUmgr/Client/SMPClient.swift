@@ -160,7 +160,8 @@ public actor SMPClient {
     public var maximumFrameSize: Int {
         let link = connection.maximumFrameSize
         guard let buffer = deviceParameters?.bufferSize, buffer >= SMPHeader.size + 1 else { return link }
-        return min(link, buffer - connection.deviceBufferOverhead)
+        let deviceLimit = buffer - connection.deviceBufferOverhead
+        return connection.frameSizeFollowsDevice ? deviceLimit : min(link, deviceLimit)
     }
 
     /// Closes the connection; pending requests fail with `.disconnected`.
@@ -204,11 +205,20 @@ public actor SMPClient {
         let timeout = timeout ?? configuration.timeout
         let retries = max(0, retries ?? configuration.retries)
         let (id, promise) = try await start(request, timeout: timeout, retries: retries)
-        return SMPPendingResponse(client: self, id: id, promise: promise, request: request, timeout: timeout, retries: retries)
+        return SMPPendingResponse(
+            client: self,
+            id: id,
+            promise: promise,
+            request: request,
+            timeout: timeout,
+            retries: retries
+        )
     }
 
     /// Registers a request, sends its first attempt, and leaves the retries to a driver task.
-    private func start<R: SMPRequest>(_ request: R, timeout: Duration, retries: Int) async throws -> (Int, ResponsePromise) {
+    private func start<R: SMPRequest>(_ request: R, timeout: Duration, retries: Int) async throws -> (
+        Int, ResponsePromise
+    ) {
         if let closedError { throw closedError }
         guard let responseOperation = R.operation.response else {
             throw SMPError(.unexpectedOperation, "\(R.self) is not a request")
@@ -291,7 +301,10 @@ public actor SMPClient {
     /// Called by a handle when the device answered `EBUSY` or `rc 13`; returns whether to resend.
     func shouldResend(after error: SMPDeviceError, sentVersion: SMPVersion, busyAttempts: Int) -> Bool {
         if error.returnCode == .busy && busyAttempts < configuration.busyRetries {
-            logger.debug("device busy; retrying", metadata: ["attempt": "\(busyAttempts + 1)", "group": "\(error.requestGroup)"])
+            logger.debug(
+                "device busy; retrying",
+                metadata: ["attempt": "\(busyAttempts + 1)", "group": "\(error.requestGroup)"]
+            )
             return true
         }
         if error.returnCode == .protocolVersionTooNew && sentVersion != .v1 {
@@ -349,4 +362,3 @@ public actor SMPClient {
             "\(header.version) \(header.operation) group=\(header.group.rawValue) cmd=\(header.command) seq=\(header.sequence) len=\(header.length) \(payload)"
     }
 }
-

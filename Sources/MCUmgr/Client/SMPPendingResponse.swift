@@ -26,7 +26,8 @@ public struct SMPPendingResponse<R: SMPRequest>: Sendable {
             do {
                 return try frame.decodeResponse(to: R.self)
             } catch let error as SMPDeviceError {
-                guard await client.shouldResend(after: error, sentVersion: sentVersion, busyAttempts: busyAttempts) else {
+                guard await client.shouldResend(after: error, sentVersion: sentVersion, busyAttempts: busyAttempts)
+                else {
                     throw error
                 }
                 if error.returnCode == .busy {

@@ -93,6 +93,7 @@ public final class FirmwareUpgrade: Sendable {
         -> AsyncThrowingStream<Event, any Error>
     {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self, throwing: (any Error).self)
+        control.beginRun()
         let task = Task {
             var driver = Driver(
                 upgrade: self,
@@ -296,7 +297,7 @@ public final class FirmwareUpgrade: Sendable {
             do {
                 let client = try await connectedClient()
                 do {
-                    name = try await client.send(OSManagement.BootloaderInfo(), timeout: timeout, retries: 0).bootloader
+                    name = try await client.send(OSManagement.BootloaderInfo(), timeout: timeout, retries: 1).bootloader
                 } catch is CancellationError {
                     return machine.handle(.cancel)
                 } catch {
@@ -307,7 +308,7 @@ public final class FirmwareUpgrade: Sendable {
                         mode = try await client.send(
                             OSManagement.BootloaderInfo(query: "mode"),
                             timeout: timeout,
-                            retries: 0
+                            retries: 1
                         ).mode
                     } catch is CancellationError {
                         return machine.handle(.cancel)
@@ -418,8 +419,10 @@ public final class FirmwareUpgrade: Sendable {
             for try await progress in client.upload(upload, options: options) {
                 if first {
                     first = false
-                    startOffset = progress.bytesConfirmed
-                    if progress.bytesConfirmed > 0 && progress.bytesConfirmed < progress.totalBytes {
+                    // The first report answers the session-opening chunk: a device that kept it
+                    // confirms exactly what was sent; one that resumes names its own offset.
+                    if progress.bytesConfirmed != progress.bytesSent && progress.bytesConfirmed > 0 {
+                        startOffset = progress.bytesConfirmed
                         emit(.uploadResumed(image: image, offset: progress.bytesConfirmed))
                     }
                 }
@@ -570,6 +573,9 @@ private final class Control: @unchecked Sendable {
     }
 
     func setTask(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
+
+    /// A new run: an earlier cancel no longer applies.
+    func beginRun() { lock.withLock { cancelled = false } }
 
     func cancel() {
         let (task, resumed): (Task<Void, Never>?, [CheckedContinuation<Void, Never>]) = lock.withLock {

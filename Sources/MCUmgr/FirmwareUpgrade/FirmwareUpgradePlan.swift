@@ -108,7 +108,8 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
             case .confirm(let hash): "confirm \(hex(hash))"
             case .reset: "reset"
             case .verify(let expectation): "verify \(expectation)"
-            case .suitUploadEnvelope(_, let deferInstall): deferInstall ? "upload envelope (deferred)" : "upload envelope"
+            case .suitUploadEnvelope(_, let deferInstall):
+                deferInstall ? "upload envelope (deferred)" : "upload envelope"
             case .suitUploadCache(let index): "upload cache \(index)"
             case .suitProcess: "process envelope"
             case .suitInstall: "install (serve resources)"

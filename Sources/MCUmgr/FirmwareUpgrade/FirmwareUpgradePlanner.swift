@@ -89,10 +89,14 @@ public enum FirmwareUpgradePlanner {
         }
         var mode = requested
         if strategy == .directXIP && mode != .uploadOnly {
-            warnings.append("DirectXIP without revert has no test or confirm: \(mode) becomes upload-only (upload, reset)")
+            warnings.append(
+                "DirectXIP without revert has no test or confirm: \(mode) becomes upload-only (upload, reset)"
+            )
             mode = .uploadOnly
         }
-        if bootloaderMode == nil { warnings.append("the device did not report its bootloader mode; assuming a swap bootloader") }
+        if bootloaderMode == nil {
+            warnings.append("the device did not report its bootloader mode; assuming a swap bootloader")
+        }
 
         var plans: [FirmwareUpgradePlan.ImagePlan] = []
         var needsResetFirst: [String] = []
@@ -106,7 +110,9 @@ public enum FirmwareUpgradePlanner {
             // Already on the device?
             if let (offset, image, entry) = match(candidates, entries) {
                 let slot = Int(entry.slot)
-                func make(_ action: FirmwareUpgradePlan.ImagePlan.Action, _ reason: String) -> FirmwareUpgradePlan.ImagePlan {
+                func make(_ action: FirmwareUpgradePlan.ImagePlan.Action, _ reason: String)
+                    -> FirmwareUpgradePlan.ImagePlan
+                {
                     .init(
                         imageIndex: index,
                         packageIndex: offset,
@@ -121,7 +127,9 @@ public enum FirmwareUpgradePlanner {
                     if entry.isConfirmed || strategy == .directXIP {
                         plans.append(make(.skip, "already running and confirmed in slot \(slot)"))
                     } else if mode == .testAndConfirm || mode == .confirmOnly {
-                        plans.append(make(.confirmRunning, "running in slot \(slot) but not confirmed (an earlier test)"))
+                        plans.append(
+                            make(.confirmRunning, "running in slot \(slot) but not confirmed (an earlier test)")
+                        )
                     } else {
                         plans.append(make(.skip, "already running (unconfirmed) in slot \(slot)"))
                     }
@@ -130,14 +138,18 @@ public enum FirmwareUpgradePlanner {
                 // In the other slot.
                 if entry.isConfirmed && !entry.isPending {
                     // The image a revert brings back: the running image is an unconfirmed test.
-                    needsResetFirst.append("image \(index): it is the revert target in slot \(slot); a reset brings it back")
+                    needsResetFirst.append(
+                        "image \(index): it is the revert target in slot \(slot); a reset brings it back"
+                    )
                     plans.append(make(.alreadyMarked, "in slot \(slot), will come back at the next reset (revert)"))
                     continue
                 }
                 switch mode {
                 case .uploadOnly:
                     if strategy == .directXIP && !entry.isPending {
-                        plans.append(make(.alreadyUploaded, "already in slot \(slot) but lower than the running version"))
+                        plans.append(
+                            make(.alreadyUploaded, "already in slot \(slot) but lower than the running version")
+                        )
                     } else if strategy == .directXIP {
                         plans.append(make(.alreadyMarked, "already in slot \(slot), boots next"))
                     } else {
@@ -165,7 +177,8 @@ public enum FirmwareUpgradePlanner {
             if strategy.isDirectXIP && candidates.count > 1 && chosen.element.slot != target {
                 throw PlanningFailure(
                     code: .invalidPackage,
-                    message: "image \(index) runs from slot \(activeSlot) and the package has no build for slot \(target)"
+                    message:
+                        "image \(index) runs from slot \(activeSlot) and the package has no build for slot \(target)"
                 )
             }
             if strategy.isDirectXIP && candidates.count == 1 && chosen.element.slot != target
@@ -178,7 +191,9 @@ public enum FirmwareUpgradePlanner {
             if let occupant = entries.first(where: { Int($0.slot) == target }), !occupant.isActive,
                 occupant.isPending || occupant.isConfirmed
             {
-                let what = occupant.isPending ? (occupant.isPermanent ? "confirmed for the next boot" : "pending (test)") : "the revert target"
+                let what =
+                    occupant.isPending
+                    ? (occupant.isPermanent ? "confirmed for the next boot" : "pending (test)") : "the revert target"
                 needsResetFirst.append("image \(index): slot \(target) holds version \(occupant.version), \(what)")
             }
             plans.append(
@@ -224,7 +239,9 @@ public enum FirmwareUpgradePlanner {
         }
         let envelope = images[envelopeIndex]
         let caches = images.indices.filter { images[$0].content == .suitCache }
-        var steps: [FirmwareUpgradePlan.Step] = [.suitUploadEnvelope(packageIndex: envelopeIndex, deferInstall: !caches.isEmpty)]
+        var steps: [FirmwareUpgradePlan.Step] = [
+            .suitUploadEnvelope(packageIndex: envelopeIndex, deferInstall: !caches.isEmpty)
+        ]
         steps += caches.map { .suitUploadCache(packageIndex: $0) }
         if !caches.isEmpty { steps.append(.suitProcess) }
         steps.append(.suitInstall(digest: envelope.hash))
@@ -332,14 +349,18 @@ public enum FirmwareUpgradePlanner {
             if expectation == .present { continue }
             if !entry.isActive {
                 if entry.isPending { return .resetNotApplied }
-                let running = entries.first { $0.isActive }.map { "slot \($0.slot) runs \($0.version)" } ?? "nothing runs"
+                let running =
+                    entries.first { $0.isActive }.map { "slot \($0.slot) runs \($0.version)" } ?? "nothing runs"
                 return .failed(
                     .imageNotActive,
                     "\(name) is in slot \(entry.slot) but does not run; \(running): the bootloader reverted it or chose a higher version"
                 )
             }
             if expectation == .activeConfirmed && !entry.isConfirmed {
-                return .failed(.imageNotConfirmed, "\(name) runs but is not confirmed; it would revert at the next reset")
+                return .failed(
+                    .imageNotConfirmed,
+                    "\(name) runs but is not confirmed; it would revert at the next reset"
+                )
             }
         }
         return .satisfied

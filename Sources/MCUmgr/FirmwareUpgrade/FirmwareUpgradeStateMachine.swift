@@ -11,7 +11,10 @@ import SMPCore
 /// - a step that failed on the link is retried after a reconnection, up to
 ///   ``FirmwareUpgrade/Configuration/retries`` times per step (an upload resumes by `sha`);
 /// - a lost answer to a reset counts as a reset (the device may already be rebooting): the
-///   outcome is checked after reconnecting, and a reset that did not happen is sent once more;
+///   outcome is checked after reconnecting, and a reset that did not happen is sent again (as
+///   often as a step is retried, at least once);
+/// - a device that did not report its bootloader mode and refuses test or confirm as
+///   unsupported is planned again as DirectXIP without revert (upload, reset);
 /// - a slot held by another image marked for boot is freed by resetting, then planned again
 ///   (at most three times);
 /// - pause holds the next action until resume; cancel ends in every state.
@@ -204,7 +207,9 @@ public struct FirmwareUpgradeStateMachine: Sendable {
             case .satisfied:
                 return advance()
             case .resetNotApplied:
-                guard resetAttempts < 2, let resetIndex = plan.steps[..<stepIndex].lastIndex(of: .reset) else {
+                guard resetAttempts < max(2, configuration.retries + 1),
+                    let resetIndex = plan.steps[..<stepIndex].lastIndex(of: .reset)
+                else {
                     return .fail(error(.resetFailed, "the new image is still pending after \(resetAttempts) resets"))
                 }
                 stepIndex = resetIndex
@@ -248,7 +253,11 @@ public struct FirmwareUpgradeStateMachine: Sendable {
 
         case (.reconnecting, .linkFailed(let cause)):
             return .fail(
-                error(.reconnectFailed, "the device did not answer within \(configuration.reconnectTimeout) after the reset", cause)
+                error(
+                    .reconnectFailed,
+                    "the device did not answer within \(configuration.reconnectTimeout) after the reset",
+                    cause
+                )
             )
 
         case (_, .linkFailed(let cause)):
@@ -257,7 +266,9 @@ public struct FirmwareUpgradeStateMachine: Sendable {
                 return awaitReboot()
             }
             guard retriesLeft > 0, let retry = lastAction else {
-                return .fail(error(.linkFailed, "the link failed and \(configuration.retries) retries are used up", cause))
+                return .fail(
+                    error(.linkFailed, "the link failed and \(configuration.retries) retries are used up", cause)
+                )
             }
             retriesLeft -= 1
             afterReconnect = retry
@@ -265,7 +276,22 @@ public struct FirmwareUpgradeStateMachine: Sendable {
             return .reconnect
 
         case (_, .deviceRefused(let refusal)):
-            return .fail(error(.deviceRejected, "the device refused \(currentStep?.description ?? "\(state)"): \(refusal)", refusal))
+            if bootloaderMode == nil && refusal.returnCode == .notSupported
+                && (state == .testing || state == .confirming)
+            {
+                // A device that did not name its bootloader and has no image state write is a
+                // DirectXIP build without revert: plan again as such.
+                bootloaderMode = .directXIP
+                state = .validating
+                return .readImageList
+            }
+            return .fail(
+                error(
+                    .deviceRejected,
+                    "the device refused \(currentStep?.description ?? "\(state)"): \(refusal)",
+                    refusal
+                )
+            )
 
         case (_, .failed(let code, let message)):
             return .fail(error(code, message))

@@ -140,12 +140,20 @@ extension SMPClient {
                 while state.inFlight.count < window && state.hasMoreToSend {
                     let size = try chunkSize(at: state.next, first: false)
                     let start = state.next
-                    let pending = try await submit(request(at: start, size: size, first: false), timeout: options.chunkTimeout)
+                    let pending = try await submit(
+                        request(at: start, size: size, first: false),
+                        timeout: options.chunkTimeout
+                    )
                     _ = state.send(size: size)
                     tasks[start]?.cancel()
                     tasks[start] = Task {
                         do {
-                            sink.yield(ChunkAnswer(start: start, result: .success(try await offset { try await pending.response() })))
+                            sink.yield(
+                                ChunkAnswer(
+                                    start: start,
+                                    result: .success(try await offset { try await pending.response() })
+                                )
+                            )
                         } catch {
                             sink.yield(ChunkAnswer(start: start, result: .failure(error)))
                         }
@@ -167,7 +175,10 @@ extension SMPClient {
                     case .restart:
                         restarts += 1
                         guard restarts <= options.maximumRestarts else {
-                            throw SMPTransportError(.disconnected, "the device restarted the upload session \(restarts) times")
+                            throw SMPTransportError(
+                                .disconnected,
+                                "the device restarted the upload session \(restarts) times"
+                            )
                         }
                         sentBefore += state.bytesSent
                         continue session

@@ -45,6 +45,11 @@ public protocol SMPConnection: Sendable {
     /// from the device's `buf_size`.
     var deviceBufferOverhead: Int { get }
 
+    /// Whether ``maximumFrameSize`` is only a safe guess until the device reports its buffer
+    /// size (serial links, where nothing else bounds a message); the client then uses the
+    /// device's `buf_size` less ``deviceBufferOverhead`` instead.
+    var frameSizeFollowsDevice: Bool { get }
+
     /// Closes the connection; ``frames`` finishes. Safe to call more than once.
     func close() async
 }
@@ -52,4 +57,7 @@ public protocol SMPConnection: Sendable {
 extension SMPConnection {
     /// No overhead by default.
     public var deviceBufferOverhead: Int { 0 }
+
+    /// By default the link's limit is firm.
+    public var frameSizeFollowsDevice: Bool { false }
 }

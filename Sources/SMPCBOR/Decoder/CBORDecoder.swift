@@ -126,9 +126,15 @@ final class _CBORDecoder: Decoder {
             guard let flag = value.boolValue else { throw mismatch("a Boolean") }
             return unsafeBitCast(flag, to: T.self)
         }
-        if T.self == UInt64.self { return unsafeBitCast(try integer(value, as: UInt64.self, codingPath: codingPath), to: T.self) }
-        if T.self == UInt32.self { return unsafeBitCast(try integer(value, as: UInt32.self, codingPath: codingPath), to: T.self) }
-        if T.self == Int.self { return unsafeBitCast(try integer(value, as: Int.self, codingPath: codingPath), to: T.self) }
+        if T.self == UInt64.self {
+            return unsafeBitCast(try integer(value, as: UInt64.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == UInt32.self {
+            return unsafeBitCast(try integer(value, as: UInt32.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == Int.self {
+            return unsafeBitCast(try integer(value, as: Int.self, codingPath: codingPath), to: T.self)
+        }
         if T.self == Double.self {
             guard let number = floatingValue(value) else { throw mismatch("a number") }
             return unsafeBitCast(number, to: T.self)
@@ -137,13 +143,27 @@ final class _CBORDecoder: Decoder {
             guard let number = floatingValue(value) else { throw mismatch("a number") }
             return unsafeBitCast(Float(number), to: T.self)
         }
-        if T.self == Int8.self { return unsafeBitCast(try integer(value, as: Int8.self, codingPath: codingPath), to: T.self) }
-        if T.self == Int16.self { return unsafeBitCast(try integer(value, as: Int16.self, codingPath: codingPath), to: T.self) }
-        if T.self == Int32.self { return unsafeBitCast(try integer(value, as: Int32.self, codingPath: codingPath), to: T.self) }
-        if T.self == Int64.self { return unsafeBitCast(try integer(value, as: Int64.self, codingPath: codingPath), to: T.self) }
-        if T.self == UInt.self { return unsafeBitCast(try integer(value, as: UInt.self, codingPath: codingPath), to: T.self) }
-        if T.self == UInt8.self { return unsafeBitCast(try integer(value, as: UInt8.self, codingPath: codingPath), to: T.self) }
-        if T.self == UInt16.self { return unsafeBitCast(try integer(value, as: UInt16.self, codingPath: codingPath), to: T.self) }
+        if T.self == Int8.self {
+            return unsafeBitCast(try integer(value, as: Int8.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == Int16.self {
+            return unsafeBitCast(try integer(value, as: Int16.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == Int32.self {
+            return unsafeBitCast(try integer(value, as: Int32.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == Int64.self {
+            return unsafeBitCast(try integer(value, as: Int64.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == UInt.self {
+            return unsafeBitCast(try integer(value, as: UInt.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == UInt8.self {
+            return unsafeBitCast(try integer(value, as: UInt8.self, codingPath: codingPath), to: T.self)
+        }
+        if T.self == UInt16.self {
+            return unsafeBitCast(try integer(value, as: UInt16.self, codingPath: codingPath), to: T.self)
+        }
         return nil
     }
 

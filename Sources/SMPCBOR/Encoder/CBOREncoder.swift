@@ -150,7 +150,9 @@ final class _CBOREncoder: Encoder {
             box.value = primitive
             return
         }
-        try value.encode(to: box === self.box ? self : _CBOREncoder(box: box, codingPath: codingPath, userInfo: sendableUserInfo))
+        try value.encode(
+            to: box === self.box ? self : _CBOREncoder(box: box, codingPath: codingPath, userInfo: sendableUserInfo)
+        )
     }
 }
 

@@ -7,29 +7,32 @@ import SMPCBOR
 // duplicate keys refused); ImageManagementTests checks both against each other.
 
 extension ImageManagement.Upload: CBORDirectEncodable, CBORDirectDecodable {
+    public var encodedSizeHint: Int { data.count + (sha256?.count ?? 0) + 48 }
+
     public func encodeCBOR(into writer: inout CBORWriter) {
-        let count = 2 + (length == nil ? 0 : 1) + (sha256 == nil ? 0 : 1) + (image == nil ? 0 : 1) + (upgrade == nil ? 0 : 1)
+        let count =
+            2 + (length == nil ? 0 : 1) + (sha256 == nil ? 0 : 1) + (image == nil ? 0 : 1) + (upgrade == nil ? 0 : 1)
         writer.writeHead(major: 5, argument: UInt64(count))
         if let length {
-            writer.write(.textString("len"))
+            writer.writeText("len")
             writer.writeHead(major: 0, argument: length)
         }
-        writer.write(.textString("off"))
+        writer.writeText("off")
         writer.writeHead(major: 0, argument: offset)
         if let sha256 {
-            writer.write(.textString("sha"))
+            writer.writeText("sha")
             writer.writeHead(major: 2, argument: UInt64(sha256.count))
             writer.writeRaw(sha256)
         }
-        writer.write(.textString("data"))
+        writer.writeText("data")
         writer.writeHead(major: 2, argument: UInt64(data.count))
         writer.writeRaw(data)
         if let image {
-            writer.write(.textString("image"))
+            writer.writeText("image")
             writer.writeHead(major: 0, argument: UInt64(image))
         }
         if let upgrade {
-            writer.write(.textString("upgrade"))
+            writer.writeText("upgrade")
             writer.write(.boolean(upgrade))
         }
     }
@@ -41,19 +44,21 @@ extension ImageManagement.Upload: CBORDirectEncodable, CBORDirectDecodable {
         var data: Data?
         var image: UInt32?
         var upgrade: Bool?
-        try reader.readMap { reader, key, keyOffset in
+        try reader.readMap(Self.keys) { reader, key, keyOffset in
             switch key {
-            case "len": length = try reader.readUnique(length, keyOffset) { try $0.readUnsigned() }
-            case "off": offset = try reader.readUnique(offset, keyOffset) { try $0.readUnsigned() }
-            case "sha": sha256 = try reader.readUnique(sha256, keyOffset) { try $0.readByteString() }
-            case "data": data = try reader.readUnique(data, keyOffset) { try $0.readByteString() }
-            case "image":
+            case 0: length = try reader.readUnique(length, keyOffset) { try $0.readUnsigned() }
+            case 1: offset = try reader.readUnique(offset, keyOffset) { try $0.readUnsigned() }
+            case 2: sha256 = try reader.readUnique(sha256, keyOffset) { try $0.readByteString() }
+            case 3: data = try reader.readUnique(data, keyOffset) { try $0.readByteString() }
+            case 4:
                 image = try reader.readUnique(image, keyOffset) { reader in
                     let start = reader.offset
-                    guard let value = UInt32(exactly: try reader.readUnsigned()) else { throw CBORError(.unexpectedType, at: start) }
+                    guard let value = UInt32(exactly: try reader.readUnsigned()) else {
+                        throw CBORError(.unexpectedType, at: start)
+                    }
                     return value
                 }
-            case "upgrade": upgrade = try reader.readUnique(upgrade, keyOffset) { try $0.readBool() }
+            case 5: upgrade = try reader.readUnique(upgrade, keyOffset) { try $0.readBool() }
             default: try reader.skipValue()
             }
         }
@@ -62,26 +67,29 @@ extension ImageManagement.Upload: CBORDirectEncodable, CBORDirectDecodable {
         self.init(offset: offset, data: data, length: length, sha256: sha256, image: image, upgrade: upgrade)
     }
 
+    private static let keys: [StaticString] = ["len", "off", "sha", "data", "image", "upgrade"]
+
     private static func missing(_ key: CodingKeys) -> DecodingError {
         .keyNotFound(key, .init(codingPath: [], debugDescription: "no value for key \"\(key.stringValue)\""))
     }
 }
 
 extension CBORReader {
-    /// Reads a map with text keys entry by entry (definite or indefinite), handing each key and
-    /// the key's offset to `body`, which must consume the value.
+    /// Reads a map with text keys entry by entry (definite or indefinite), handing the index of
+    /// each key in `keys` (`nil` for others) and the key's offset to `body`, which must consume
+    /// the value.
     /// - Throws: ``CBORError`` for malformed input or a non-text key; whatever `body` throws.
-    mutating func readMap(_ body: (inout CBORReader, String, Int) throws -> Void) throws {
+    mutating func readMap(_ keys: [StaticString], _ body: (inout CBORReader, Int?, Int) throws -> Void) throws {
         if let count = try readMapHeader() {
             for _ in 0..<count {
                 let keyOffset = offset
-                let key = try readText()
+                let key = try readKey(keys)
                 try body(&self, key, keyOffset)
             }
         } else {
             while !(try readBreakIfPresent()) {
                 let keyOffset = offset
-                let key = try readText()
+                let key = try readKey(keys)
                 if try readBreakIfPresent() { throw CBORError(.unexpectedBreak, at: offset - 1) }
                 try body(&self, key, keyOffset)
             }

@@ -82,7 +82,10 @@ enum ImageHandler {
         case .start(let session, let erase):
             if erase {
                 device.bootloader.erase(image: session.image, slot: session.slot)
-                effects.flashTime += flashDuration(bytes: session.length, rate: device.configuration.eraseBytesPerSecond)
+                effects.flashTime += flashDuration(
+                    bytes: session.length,
+                    rate: device.configuration.eraseBytesPerSecond
+                )
             }
             device.upload = session
             written = (session.image, session.slot, 0)
@@ -126,7 +129,10 @@ enum ImageHandler {
         if device.bootloader.isInUse(image: image, slot: slot) { throw .group(.image, 9) }  // NO_FREE_SLOT
         device.bootloader.erase(image: image, slot: slot)
         device.upload = nil
-        effects.flashTime += flashDuration(bytes: device.configuration.slotSize, rate: device.configuration.eraseBytesPerSecond)
+        effects.flashTime += flashDuration(
+            bytes: device.configuration.slotSize,
+            rate: device.configuration.eraseBytesPerSecond
+        )
         return CBORMap()
     }
 

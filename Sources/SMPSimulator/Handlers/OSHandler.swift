@@ -101,7 +101,8 @@ enum OSHandler {
         var values: [Int] = []
         for (start, count, range) in ranges {
             let field = bytes[start..<start + count]
-            guard field.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(String(decoding: field, as: UTF8.self)),
+            guard field.allSatisfy({ (0x30...0x39).contains($0) }),
+                let value = Int(String(decoding: field, as: UTF8.self)),
                 range.contains(value)
             else { throw .management(.invalidValue) }
             values.append(value)

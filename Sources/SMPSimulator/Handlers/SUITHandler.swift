@@ -84,7 +84,9 @@ enum SUITHandler {
         return map
     }
 
-    private static func envelopeUpload(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
+    private static func envelopeUpload(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure)
+        -> CBORMap
+    {
         let chunk = try request.decode(SUITManagement.EnvelopeUpload.self)
         let data = Array(chunk.data ?? Data())
         if chunk.offset == 0 {
@@ -134,7 +136,9 @@ enum SUITHandler {
         device.suit.envelope = []
     }
 
-    private static func resourceUpload(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
+    private static func resourceUpload(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure)
+        -> CBORMap
+    {
         let chunk = try request.decode(SUITManagement.MissingImageUpload.self)
         guard let pending = device.suit.pendingRequest, pending.session == chunk.streamSessionID else {
             throw .management(.badState)

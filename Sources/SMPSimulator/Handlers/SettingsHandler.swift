@@ -22,7 +22,9 @@ enum SettingsHandler {
             if let requested = read.maxSize { limit = min(limit, Int(requested)) }
             var map = CBORMap()
             map.put("val", bytes: value.prefix(limit))
-            if let requested = read.maxSize, Int(requested) > maximumValueLength { map.put("max_size", maximumValueLength) }
+            if let requested = read.maxSize, Int(requested) > maximumValueLength {
+                map.put("max_size", maximumValueLength)
+            }
             return map
         case (0, false):
             let write = try request.decode(SettingsManagement.Write.self)

@@ -30,7 +30,8 @@ enum StatisticsHandler {
         [
             ("smp_svr_stats", [("ticks", device.requestCount)]),
             (
-                "mcumgr", [
+                "mcumgr",
+                [
                     ("requests", device.requestCount), ("boots", device.bootCount),
                     ("upload_offset", device.upload?.offset ?? 0),
                 ]

@@ -95,7 +95,9 @@ public enum ImageUploadAlgorithm {
             guard sha.count <= 32 else { return .refuse(24) }  // INVALID_HASH
             let image = Int(clamping: chunk.image ?? 0)
             // Resume: same image and the same (non-empty) sha as the session in progress.
-            if let session, !sha.isEmpty, session.sha == sha, session.image == image, session.length == Int(clamping: length) {
+            if let session, !sha.isEmpty, session.sha == sha, session.image == image,
+                session.length == Int(clamping: length)
+            {
                 return .answerOffset(session.offset)
             }
             let slot: Int
@@ -108,7 +110,8 @@ public enum ImageUploadAlgorithm {
                 guard let running = model.image(image, slot: model.activeSlots[image])?.header.version else {
                     return .refuse(26)  // VERSION_GET_FAILED
                 }
-                if header.version.withoutBuild <= running.withoutBuild { return .refuse(27) }  // CURRENT_VERSION_IS_NEWER
+                // CURRENT_VERSION_IS_NEWER
+                if header.version.withoutBuild <= running.withoutBuild { return .refuse(27) }
             }
             if UInt64(chunk.data.count) > length { return .refuse(31) }  // INVALID_IMAGE_DATA_OVERRUN
             return .start(ImageUploadSession(image: image, slot: slot, length: Int(length), sha: sha), erase: true)

@@ -178,7 +178,9 @@ public struct MCUbootModel: Sendable {
         case .swapUsingScratch, .swapUsingMove, .swapUsingOffset:
             let primary = slots[image][0].trailer
             let secondary = slots[image][1].trailer
-            if mode == .swapUsingOffset && secondary.magic && !secondary.imageOK && secondary.copyDone { return .revert }
+            if mode == .swapUsingOffset && secondary.magic && !secondary.imageOK && secondary.copyDone {
+                return .revert
+            }
             if secondary.magic && !secondary.imageOK { return .test }
             if secondary.magic && secondary.imageOK { return .permanent }
             if primary.magic && !primary.imageOK && primary.copyDone { return .revert }
@@ -319,7 +321,9 @@ public struct MCUbootModel: Sendable {
     ///   - hash: the image hash, if given.
     ///   - confirm: `true` to confirm (permanent), `false` to test.
     ///   - allowConfirmNonActive: whether confirming a non-running slot by hash is allowed.
-    public mutating func setState(hash: [UInt8]?, confirm: Bool, allowConfirmNonActive: Bool) -> Result<Void, ImageRefusal> {
+    public mutating func setState(hash: [UInt8]?, confirm: Bool, allowConfirmNonActive: Bool) -> Result<
+        Void, ImageRefusal
+    > {
         guard let hash else {
             if !confirm { return .failure(.invalidHash) }
             confirmRunning(image: 0)
@@ -442,7 +446,10 @@ public struct MCUbootModel: Sendable {
         case .revert:
             let incoming = slots[image][1].data
             let outgoing = slots[image][0].data
-            slots[image][0] = FlashSlot(data: incoming, trailer: SlotTrailer(magic: true, imageOK: true, copyDone: true))
+            slots[image][0] = FlashSlot(
+                data: incoming,
+                trailer: SlotTrailer(magic: true, imageOK: true, copyDone: true)
+            )
             slots[image][1] = FlashSlot(data: outgoing, trailer: .erased)
             log.append("image \(image): revert swap\(resumed ? " (resumed)" : "")")
             return incoming.count + outgoing.count

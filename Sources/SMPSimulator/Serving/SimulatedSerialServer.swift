@@ -40,7 +40,8 @@ public final class SimulatedSerialServer: Sendable {
     ///   - framing: console or raw framing.
     ///   - baudRate: the line speed to simulate; `nil` disables pacing.
     /// - Throws: ``SystemCallError`` if no pseudo-terminal can be opened.
-    public init(device: SimulatedDevice, framing: Framing = .console, baudRate: Int? = 115_200) throws(SystemCallError) {
+    public init(device: SimulatedDevice, framing: Framing = .console, baudRate: Int? = 115_200) throws(SystemCallError)
+    {
         self.device = device
         self.framing = framing
         self.baudRate = baudRate

@@ -61,7 +61,9 @@ struct FileSystemHandlerTests {
         let sha = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .sha256, offset: 2, length: 3))
         #expect(sha.output == .digest(Data(ImageHashAlgorithm.sha256.hash(Array("345".utf8)))))
         #expect(sha.offset == 2)
-        let unknown = await deviceError { _ = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .init(rawValue: "md5"))) }
+        let unknown = await deviceError {
+            _ = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .init(rawValue: "md5")))
+        }
         #expect(unknown?.matches(FileManagement.ReturnCode.checksumHashNotFound) == true)
         let types = try await client.send(FileManagement.SupportedHashTypes())
         #expect(types.types.names == ["crc32", "sha256"])
@@ -71,7 +73,9 @@ struct FileSystemHandlerTests {
     @Test("an upload at the wrong offset is FILE_OFFSET_NOT_VALID with the current length")
     func wrongOffset() async throws {
         var client = try await TestClient()
-        _ = try await client.send(FileManagement.Upload(offset: 0, data: Data([1, 2, 3, 4]), name: "/lfs1/f", length: 10))
+        _ = try await client.send(
+            FileManagement.Upload(offset: 0, data: Data([1, 2, 3, 4]), name: "/lfs1/f", length: 10)
+        )
         let error = await deviceError {
             _ = try await client.send(FileManagement.Upload(offset: 7, data: Data([5]), name: "/lfs1/f"))
         }
@@ -79,14 +83,20 @@ struct FileSystemHandlerTests {
         #expect(error?.payload?["len"] == 4)
     }
 
-    @Test("paths that leave the mount or are malformed are refused; the device keeps serving", arguments: [
-        ("/lfs1/../../etc/passwd", FileManagement.ReturnCode.fileInvalidName, FileManagement.ReturnCode.fileInvalidName),
-        ("/lfs1/./x", .fileInvalidName, .fileInvalidName),
-        ("relative.txt", .fileInvalidName, .fileInvalidName),
-        ("/etc/passwd", .fileNotFound, .mountPointNotFound),
-        ("/lfs1/no/such/dir/file", .fileNotFound, .mountPointNotFound),
-        ("/lfs1", .fileIsDirectory, .unknown),
-    ])
+    @Test(
+        "paths that leave the mount or are malformed are refused; the device keeps serving",
+        arguments: [
+            (
+                "/lfs1/../../etc/passwd", FileManagement.ReturnCode.fileInvalidName,
+                FileManagement.ReturnCode.fileInvalidName
+            ),
+            ("/lfs1/./x", .fileInvalidName, .fileInvalidName),
+            ("relative.txt", .fileInvalidName, .fileInvalidName),
+            ("/etc/passwd", .fileNotFound, .mountPointNotFound),
+            ("/lfs1/no/such/dir/file", .fileNotFound, .mountPointNotFound),
+            ("/lfs1", .fileIsDirectory, .unknown),
+        ]
+    )
     func badPaths(path: String, download: FileManagement.ReturnCode, upload: FileManagement.ReturnCode) async throws {
         var client = try await TestClient()
         let read = await deviceError { _ = try await client.send(FileManagement.Download(offset: 0, name: path)) }
@@ -100,10 +110,14 @@ struct FileSystemHandlerTests {
         #expect(try await client.send(OSManagement.Echo(text: "still here")).text == "still here")
     }
 
-    @Test("wrong types and missing fields are EINVAL", arguments: [
-        ["off": 0, "name": 3] as CBOR, ["name": "/lfs1/x"], ["off": "0", "name": "/lfs1/x"], ["off": 0, "name": ""],
-        ["off": 0, "name": .textString("/lfs1/" + String(repeating: "a", count: 80))],
-    ])
+    @Test(
+        "wrong types and missing fields are EINVAL",
+        arguments: [
+            ["off": 0, "name": 3] as CBOR, ["name": "/lfs1/x"], ["off": "0", "name": "/lfs1/x"],
+            ["off": 0, "name": ""],
+            ["off": 0, "name": .textString("/lfs1/" + String(repeating: "a", count: 80))],
+        ]
+    )
     func badDownloads(request: CBOR) async throws {
         var client = try await TestClient()
         #expect(try await client.payload(group: .fileSystem, command: 0, operation: .read, request)["rc"] == 3)

@@ -13,7 +13,11 @@ struct ImageHandlerTests {
         var client = try await TestClient()
         let payload = try await client.payload(ImageManagement.StateRead())
         let entry = try #require(payload["images"]?.arrayValue?.first?.mapValue)
-        #expect(entry.entries.map(\.key) == ["slot", "version", "hash", "bootable", "pending", "confirmed", "active", "permanent"])
+        #expect(
+            entry.entries.map(\.key) == [
+                "slot", "version", "hash", "bootable", "pending", "confirmed", "active", "permanent",
+            ]
+        )
         #expect(payload["splitStatus"] == 0)
         let state = try await client.send(ImageManagement.StateRead())
         #expect(state.images.count == 1)
@@ -52,7 +56,8 @@ struct ImageHandlerTests {
         var client = try await TestClient(configuration: .init(imageCount: 2))
         let image = TestImages.image("3.0.0", image: 1)
         #expect(try await client.upload(image, image: 1) == true)
-        let states = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false)).images
+        let states = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
+            .images
         #expect(states.contains { $0.image == 1 && $0.slot == 1 && $0.isPending })
         _ = try await client.send(OSManagement.Reset())
         let after = try await client.send(ImageManagement.StateRead()).images
@@ -65,7 +70,12 @@ struct ImageHandlerTests {
         var client = try await TestClient()
         let image = TestImages.image("2.0.0")
         let sha = Data(ImageHashAlgorithm.sha256.hash(image))
-        let start = ImageManagement.Upload(offset: 0, data: Data(image.prefix(400)), length: UInt64(image.count), sha256: sha)
+        let start = ImageManagement.Upload(
+            offset: 0,
+            data: Data(image.prefix(400)),
+            length: UInt64(image.count),
+            sha256: sha
+        )
         #expect(try await client.send(start).offset == 400)
         #expect(try await client.send(ImageManagement.Upload(offset: 900, data: Data(image[900..<1000]))).offset == 400)
         #expect(try await client.send(ImageManagement.Upload(offset: 400, data: Data(image[400..<800]))).offset == 800)
@@ -80,7 +90,12 @@ struct ImageHandlerTests {
     func mismatch() async throws {
         var client = try await TestClient()
         let image = TestImages.image("2.0.0")
-        let upload = ImageManagement.Upload(offset: 0, data: Data(image), length: UInt64(image.count), sha256: Data(repeating: 3, count: 32))
+        let upload = ImageManagement.Upload(
+            offset: 0,
+            data: Data(image),
+            length: UInt64(image.count),
+            sha256: Data(repeating: 3, count: 32)
+        )
         #expect(try await client.send(upload).match == false)
     }
 
@@ -97,16 +112,60 @@ struct ImageHandlerTests {
     static let uploadErrorCases: [UploadError] = [
         UploadError(name: "no off", request: ["data": .byteString(header), "len": 100], v2: 20, v1: 3),
         UploadError(name: "no len", request: ["off": 0, "data": .byteString(header)], v2: 21, v1: 3),
-        UploadError(name: "short header", request: ["off": 0, "len": 100, "data": .byteString(Data([1, 2]))], v2: 22, v1: 3),
-        UploadError(name: "bad magic", request: ["off": 0, "len": 100, "data": .byteString(Data(repeating: 0, count: 40))], v2: 23, v1: 1),
-        UploadError(name: "long sha", request: ["off": 0, "len": 100, "data": .byteString(header), "sha": .byteString(Data(repeating: 0, count: 33))], v2: 24, v1: 3),
-        UploadError(name: "too large", request: ["off": 0, "len": 0x50000, "data": .byteString(header)], v2: 30, v1: 1),
-        UploadError(name: "off as text", request: ["off": "0", "len": 100, "data": .byteString(header)], v2: nil, v1: 3),
+        UploadError(
+            name: "short header",
+            request: ["off": 0, "len": 100, "data": .byteString(Data([1, 2]))],
+            v2: 22,
+            v1: 3
+        ),
+        UploadError(
+            name: "bad magic",
+            request: ["off": 0, "len": 100, "data": .byteString(Data(repeating: 0, count: 40))],
+            v2: 23,
+            v1: 1
+        ),
+        UploadError(
+            name: "long sha",
+            request: [
+                "off": 0, "len": 100, "data": .byteString(header), "sha": .byteString(Data(repeating: 0, count: 33)),
+            ],
+            v2: 24,
+            v1: 3
+        ),
+        UploadError(
+            name: "too large",
+            request: ["off": 0, "len": 0x50000, "data": .byteString(header)],
+            v2: 30,
+            v1: 1
+        ),
+        UploadError(
+            name: "off as text",
+            request: ["off": "0", "len": 100, "data": .byteString(header)],
+            v2: nil,
+            v1: 3
+        ),
         UploadError(name: "data as text", request: ["off": 0, "len": 100, "data": "abc"], v2: nil, v1: 3),
         UploadError(name: "len negative", request: ["off": 0, "len": -1, "data": .byteString(header)], v2: nil, v1: 3),
-        UploadError(name: "upgrade as int", request: ["off": 0, "len": 100, "data": .byteString(header), "upgrade": 1], v2: nil, v1: 3),
-        UploadError(name: "image as text", request: ["off": 0, "len": 100, "data": .byteString(header), "image": "0"], v2: nil, v1: 3),
-        UploadError(name: "not newer", request: ["off": 0, "len": 100, "data": .byteString(Data(TestImages.image("1.0.0").prefix(64))), "upgrade": true], v2: 27, v1: 6),
+        UploadError(
+            name: "upgrade as int",
+            request: ["off": 0, "len": 100, "data": .byteString(header), "upgrade": 1],
+            v2: nil,
+            v1: 3
+        ),
+        UploadError(
+            name: "image as text",
+            request: ["off": 0, "len": 100, "data": .byteString(header), "image": "0"],
+            v2: nil,
+            v1: 3
+        ),
+        UploadError(
+            name: "not newer",
+            request: [
+                "off": 0, "len": 100, "data": .byteString(Data(TestImages.image("1.0.0").prefix(64))), "upgrade": true,
+            ],
+            v2: 27,
+            v1: 6
+        ),
     ]
 
     @Test("upload refusals in both protocol versions", arguments: uploadErrorCases)
@@ -128,12 +187,16 @@ struct ImageHandlerTests {
         var client = try await TestClient()
         #expect(try await client.payload(group: .image, command: 0, operation: .write, ["hash": "x"])["rc"] == 3)
         #expect(try await client.payload(group: .image, command: 0, operation: .write, ["confirm": 1])["rc"] == 3)
-        let missing = await deviceError { _ = try await client.send(ImageManagement.StateWrite(hash: Data(repeating: 9, count: 32))) }
+        let missing = await deviceError {
+            _ = try await client.send(ImageManagement.StateWrite(hash: Data(repeating: 9, count: 32)))
+        }
         #expect(missing?.matches(ImageManagement.ReturnCode.hashNotFound) == true)
         let noHash = await deviceError { _ = try await client.send(ImageManagement.StateWrite(confirm: false)) }
         #expect(noHash?.matches(ImageManagement.ReturnCode.invalidHash) == true)
         let active = try await client.send(ImageManagement.StateRead()).images[0].hash
-        let denied = await deviceError { _ = try await client.send(ImageManagement.StateWrite(hash: active, confirm: false)) }
+        let denied = await deviceError {
+            _ = try await client.send(ImageManagement.StateWrite(hash: active, confirm: false))
+        }
         #expect(denied?.matches(ImageManagement.ReturnCode.imageSettingTestToActiveDenied) == true)
     }
 
@@ -148,7 +211,9 @@ struct ImageHandlerTests {
     func erase() async throws {
         var client = try await TestClient()
         let image = TestImages.image("2.0.0")
-        _ = try await client.send(ImageManagement.Upload(offset: 0, data: Data(image.prefix(400)), length: UInt64(image.count)))
+        _ = try await client.send(
+            ImageManagement.Upload(offset: 0, data: Data(image.prefix(400)), length: UInt64(image.count))
+        )
         _ = try await client.send(ImageManagement.Erase())
         #expect(await client.device.uploadSession == nil)
         let running = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 0)) }
@@ -189,7 +254,9 @@ struct ImageHandlerTests {
         let image = TestImages.image("2.0.0")
         let clock = ContinuousClock()
         let elapsed = try await clock.measure {
-            _ = try await client.send(ImageManagement.Upload(offset: 0, data: Data(image.prefix(100)), length: UInt64(image.count)))
+            _ = try await client.send(
+                ImageManagement.Upload(offset: 0, data: Data(image.prefix(100)), length: UInt64(image.count))
+            )
         }
         #expect(elapsed >= .milliseconds(10))
     }

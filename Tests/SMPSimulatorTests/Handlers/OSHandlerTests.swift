@@ -29,11 +29,15 @@ struct OSHandlerTests {
 
     enum DateOutcome: Sendable { case accepted, invalid, rtcFailed }
 
-    @Test("date-time: set then get; malformed values are EINVAL, impossible dates fail in the RTC", arguments: [
-        ("2026-02-30T10:00:00", DateOutcome.rtcFailed), ("2026-13-01T00:00:00", .invalid), ("2026-01-01", .invalid),
-        ("not a date at all!!", .invalid), ("2025-06-01T12:34:56", .accepted), ("2025-06-01T12:34:56.123", .accepted),
-        ("2025-06-01T12:34:61", .invalid),
-    ])
+    @Test(
+        "date-time: set then get; malformed values are EINVAL, impossible dates fail in the RTC",
+        arguments: [
+            ("2026-02-30T10:00:00", DateOutcome.rtcFailed), ("2026-13-01T00:00:00", .invalid), ("2026-01-01", .invalid),
+            ("not a date at all!!", .invalid), ("2025-06-01T12:34:56", .accepted),
+            ("2025-06-01T12:34:56.123", .accepted),
+            ("2025-06-01T12:34:61", .invalid),
+        ]
+    )
     func dateTime(text: String, outcome: DateOutcome) async throws {
         var client = try await TestClient()
         let error = await deviceError { _ = try await client.send(OSManagement.DateTimeWrite(dateTime: text)) }
@@ -76,11 +80,16 @@ struct OSHandlerTests {
         #expect(response.bufferCount == 2)
     }
 
-    @Test("application info: letters in any order, fields in fixed order", arguments: [
-        (nil as String?, "Zephyr"), ("s", "Zephyr"), ("n", "zephyr"), ("on", "zephyr Zephyr"), ("sv", "Zephyr 4.2.0"),
-        ("vs", "Zephyr 4.2.0"), ("a", "Zephyr zephyr v4.2.0-sim 4.2.0 Sun Nov 22 12:00:00 2026 posix native native_sim/native/64 Zephyr"),
-        ("mi", "posix native_sim/native/64"),
-    ])
+    @Test(
+        "application info: letters in any order, fields in fixed order",
+        arguments: [
+            (nil as String?, "Zephyr"), ("s", "Zephyr"), ("n", "zephyr"), ("on", "zephyr Zephyr"),
+            ("sv", "Zephyr 4.2.0"),
+            ("vs", "Zephyr 4.2.0"),
+            ("a", "Zephyr zephyr v4.2.0-sim 4.2.0 Sun Nov 22 12:00:00 2026 posix native native_sim/native/64 Zephyr"),
+            ("mi", "posix native_sim/native/64"),
+        ]
+    )
     func applicationInfo(format: String?, expected: String) async throws {
         var client = try await TestClient()
         #expect(try await client.send(OSManagement.ApplicationInfo(format: format)).output == expected)
@@ -91,13 +100,17 @@ struct OSHandlerTests {
         var client = try await TestClient()
         let v2 = await deviceError { _ = try await client.send(OSManagement.ApplicationInfo(format: "sx")) }
         #expect(v2?.matches(OSManagement.ReturnCode.invalidFormat) == true)
-        let v1 = await deviceError { _ = try await client.send(OSManagement.ApplicationInfo(format: "sx"), version: .v1) }
+        let v1 = await deviceError {
+            _ = try await client.send(OSManagement.ApplicationInfo(format: "sx"), version: .v1)
+        }
         #expect(v1?.returnCode == .invalidValue)
     }
 
     @Test("bootloader info: name, mode, no-downgrade, unknown query", arguments: BootloaderMode.allCases)
     func bootloaderInfo(mode: BootloaderMode) async throws {
-        var client = try await TestClient(configuration: .init(bootloaderMode: mode, downgradePrevention: mode == .overwriteOnly))
+        var client = try await TestClient(
+            configuration: .init(bootloaderMode: mode, downgradePrevention: mode == .overwriteOnly)
+        )
         #expect(try await client.send(OSManagement.BootloaderInfo()).bootloader == "MCUboot")
         let answer = try await client.send(OSManagement.BootloaderInfo(query: "mode"))
         #expect(answer.mode?.rawValue == mode.mcubootModeValue)

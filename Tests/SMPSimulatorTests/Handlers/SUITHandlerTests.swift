@@ -9,7 +9,9 @@ import Testing
 @Suite("SUITHandler")
 struct SUITHandlerTests {
     static func envelope() throws -> Data {
-        try Data(contentsOf: Peers.packageRoot.appendingPathComponent("Tests/MCUbootTests/Fixtures/rfc9124_example0.suit"))
+        try Data(
+            contentsOf: Peers.packageRoot.appendingPathComponent("Tests/MCUbootTests/Fixtures/rfc9124_example0.suit")
+        )
     }
 
     @Test("manifest list and state")
@@ -45,7 +47,12 @@ struct SUITHandlerTests {
             #expect(request.resourceURI == "file://app.bin")
             let image = Data(repeating: 0x42, count: 300)
             let upload = try await client.send(
-                SUITManagement.MissingImageUpload(streamSessionID: session, offset: 0, data: image, length: UInt64(image.count))
+                SUITManagement.MissingImageUpload(
+                    streamSessionID: session,
+                    offset: 0,
+                    data: image,
+                    length: UInt64(image.count)
+                )
             )
             #expect(upload.offset == 300)
             #expect(try await client.send(SUITManagement.MissingImageState()).streamSessionID == nil)

@@ -6,10 +6,13 @@ import Testing
 
 @Suite("ShellHandler")
 struct ShellHandlerTests {
-    @Test("a few real commands", arguments: [
-        (["echo", "hello", "world"], "hello world\n", 0), (["kernel", "version"], "Zephyr version 4.2.0\n", 0),
-        (["frobnicate"], "frobnicate: command not found\n", -8),
-    ])
+    @Test(
+        "a few real commands",
+        arguments: [
+            (["echo", "hello", "world"], "hello world\n", 0), (["kernel", "version"], "Zephyr version 4.2.0\n", 0),
+            (["frobnicate"], "frobnicate: command not found\n", -8),
+        ]
+    )
     func commands(arguments: [String], output: String, status: Int) async throws {
         var client = try await TestClient()
         let response = try await client.send(ShellManagement.Execute(arguments: arguments))

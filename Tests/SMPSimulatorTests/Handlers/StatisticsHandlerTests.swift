@@ -15,7 +15,9 @@ struct StatisticsHandlerTests {
         #expect(data.fields.names == ["ticks"])
         let error = await deviceError { _ = try await client.send(StatisticsManagement.GroupData(name: "nope")) }
         #expect(error?.matches(StatisticsManagement.ReturnCode.invalidGroup) == true)
-        let v1 = await deviceError { _ = try await client.send(StatisticsManagement.GroupData(name: "nope"), version: .v1) }
+        let v1 = await deviceError {
+            _ = try await client.send(StatisticsManagement.GroupData(name: "nope"), version: .v1)
+        }
         #expect(v1?.returnCode == .noEntry)
         #expect(try await client.payload(group: .statistics, command: 0, operation: .read, [:])["rc"] == 3)
     }

@@ -43,7 +43,8 @@ struct FileSystemSandboxTests {
         let resolution = sandbox.resolve(path)
         switch expected {
         case .inside(let relative):
-            let url = relative.isEmpty ? root.standardizedFileURL : root.standardizedFileURL.appendingPathComponent(relative)
+            let url =
+                relative.isEmpty ? root.standardizedFileURL : root.standardizedFileURL.appendingPathComponent(relative)
             #expect(resolution == .inside(url))
             if case .inside(let resolved) = resolution {
                 #expect(resolved.standardizedFileURL.path.hasPrefix(root.standardizedFileURL.path))

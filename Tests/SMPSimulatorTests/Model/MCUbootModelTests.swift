@@ -15,7 +15,9 @@ struct MCUbootModelTests {
             mode: mode,
             imageCount: images,
             slotSize: 0x40000,
-            factoryImages: (0..<images).map { FactoryImage.make(version: ImageVersion(major: 1, minor: 0, revision: 0), image: $0) },
+            factoryImages: (0..<images).map {
+                FactoryImage.make(version: ImageVersion(major: 1, minor: 0, revision: 0), image: $0)
+            },
             signingKey: key,
             downgradePrevention: noDowngrade
         )
@@ -45,29 +47,30 @@ struct MCUbootModelTests {
     static let tested = SlotTrailer(magic: true, imageOK: false, copyDone: true)
     static let confirmedCopy = SlotTrailer(magic: true, imageOK: true, copyDone: true)
 
-    static let decisionTable: [Row] = BootloaderMode.allCases.filter(\.isSwap).flatMap { mode in
-        [
-            Row(mode: mode, primary: goodOK, secondary: .erased, expected: .none),
-            Row(mode: mode, primary: .erased, secondary: .erased, expected: .none),
-            Row(mode: mode, primary: goodOK, secondary: good, expected: .test),
-            Row(mode: mode, primary: goodOK, secondary: goodOK, expected: .permanent),
-            Row(mode: mode, primary: tested, secondary: .erased, expected: .revert),
-            Row(mode: mode, primary: confirmedCopy, secondary: .erased, expected: .none),
-            // A test request in the secondary wins over a pending revert (rule 2 before rule 4).
-            Row(mode: mode, primary: tested, secondary: good, expected: .test),
-            Row(
-                mode: mode,
-                primary: goodOK,
-                secondary: tested,
-                expected: mode == .swapUsingOffset ? .revert : .test
-            ),
+    static let decisionTable: [Row] =
+        BootloaderMode.allCases.filter(\.isSwap).flatMap { mode in
+            [
+                Row(mode: mode, primary: goodOK, secondary: .erased, expected: .none),
+                Row(mode: mode, primary: .erased, secondary: .erased, expected: .none),
+                Row(mode: mode, primary: goodOK, secondary: good, expected: .test),
+                Row(mode: mode, primary: goodOK, secondary: goodOK, expected: .permanent),
+                Row(mode: mode, primary: tested, secondary: .erased, expected: .revert),
+                Row(mode: mode, primary: confirmedCopy, secondary: .erased, expected: .none),
+                // A test request in the secondary wins over a pending revert (rule 2 before rule 4).
+                Row(mode: mode, primary: tested, secondary: good, expected: .test),
+                Row(
+                    mode: mode,
+                    primary: goodOK,
+                    secondary: tested,
+                    expected: mode == .swapUsingOffset ? .revert : .test
+                ),
+            ]
+        } + [
+            Row(mode: .overwriteOnly, primary: goodOK, secondary: .erased, expected: .none),
+            Row(mode: .overwriteOnly, primary: goodOK, secondary: good, expected: .test),
+            Row(mode: .overwriteOnly, primary: goodOK, secondary: goodOK, expected: .permanent),
+            Row(mode: .overwriteOnly, primary: tested, secondary: .erased, expected: .none),
         ]
-    } + [
-        Row(mode: .overwriteOnly, primary: goodOK, secondary: .erased, expected: .none),
-        Row(mode: .overwriteOnly, primary: goodOK, secondary: good, expected: .test),
-        Row(mode: .overwriteOnly, primary: goodOK, secondary: goodOK, expected: .permanent),
-        Row(mode: .overwriteOnly, primary: tested, secondary: .erased, expected: .none),
-    ]
 
     @Test("MCUboot's swap decision table", arguments: decisionTable)
     func decision(row: Row) {
@@ -79,13 +82,19 @@ struct MCUbootModelTests {
 
     // MARK: - Lifecycles
 
-    @Test("swap modes: test, reset → new image unconfirmed; reset again without confirm → old image back",
-        arguments: BootloaderMode.allCases.filter(\.isSwap))
+    @Test(
+        "swap modes: test, reset → new image unconfirmed; reset again without confirm → old image back",
+        arguments: BootloaderMode.allCases.filter(\.isSwap)
+    )
     func testThenRevert(mode: BootloaderMode) throws {
         var model = Self.model(mode)
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: update).hash), confirm: false, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: false,
+            allowConfirmNonActive: true
+        ).get()
         #expect(model.flags(image: 0, slot: 1) == (pending: true, confirmed: false, active: false, permanent: false))
 
         model.boot()
@@ -106,7 +115,11 @@ struct MCUbootModelTests {
         var model = Self.model(mode)
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: update).hash), confirm: false, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: false,
+            allowConfirmNonActive: true
+        ).get()
         model.boot()
         try model.setState(hash: nil, confirm: true, allowConfirmNonActive: true).get()
         #expect(model.flags(image: 0, slot: 0).confirmed)
@@ -115,12 +128,19 @@ struct MCUbootModelTests {
         #expect(model.flags(image: 0, slot: 0) == (pending: false, confirmed: true, active: true, permanent: false))
     }
 
-    @Test("confirm with a hash before reset is a permanent swap", arguments: [BootloaderMode.swapUsingMove, .overwriteOnly])
+    @Test(
+        "confirm with a hash before reset is a permanent swap",
+        arguments: [BootloaderMode.swapUsingMove, .overwriteOnly]
+    )
     func permanentSwap(mode: BootloaderMode) throws {
         var model = Self.model(mode)
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: update).hash), confirm: true, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: true,
+            allowConfirmNonActive: true
+        ).get()
         #expect(model.flags(image: 0, slot: 1) == (pending: true, confirmed: false, active: false, permanent: true))
         model.boot()
         model.boot()
@@ -128,8 +148,10 @@ struct MCUbootModelTests {
         #expect(model.flags(image: 0, slot: 0).confirmed)
     }
 
-    @Test("an image that fails validation is erased and the old one boots",
-        arguments: [BootloaderMode.swapUsingScratch, .swapUsingMove, .overwriteOnly])
+    @Test(
+        "an image that fails validation is erased and the old one boots",
+        arguments: [BootloaderMode.swapUsingScratch, .swapUsingMove, .overwriteOnly]
+    )
     func invalidImageIsErased(mode: BootloaderMode) throws {
         var model = Self.model(mode)
         Self.place(TestImages.corrupted("2.0.0"), in: &model)
@@ -151,7 +173,11 @@ struct MCUbootModelTests {
         #expect(!model.isValid(TestImages.image("2.0.0")))
         #expect(model.isValid(signed))
         Self.place(signed, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: signed).hash), confirm: true, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: signed).hash),
+            confirm: true,
+            allowConfirmNonActive: true
+        ).get()
         model.boot()
         #expect(model.image(0, slot: 0)?.hash == (try MCUbootImage(bytes: signed)).hash)
     }
@@ -161,7 +187,11 @@ struct MCUbootModelTests {
         var model = Self.model(.overwriteOnly, noDowngrade: true)
         let older = FactoryImage.make(version: ImageVersion(major: 0, minor: 9, revision: 0), image: 7)
         Self.place(older, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: older).hash), confirm: false, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: older).hash),
+            confirm: false,
+            allowConfirmNonActive: true
+        ).get()
         model.boot()
         #expect(Self.version(model, slot: 0) == "1.0.0")
         #expect(model.image(0, slot: 1) == nil)
@@ -172,7 +202,11 @@ struct MCUbootModelTests {
         var model = Self.model(.overwriteOnly)
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: update).hash), confirm: false, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: false,
+            allowConfirmNonActive: true
+        ).get()
         model.boot()
         #expect(Self.version(model, slot: 0) == "2.0.0")
         #expect(model.flags(image: 0, slot: 0).confirmed)
@@ -202,7 +236,11 @@ struct MCUbootModelTests {
         Self.place(update, in: &model)
         // Without a trailer the new slot is not a candidate.
         #expect(model.directXIPNextSlot(image: 0) == 0)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: update).hash), confirm: false, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: false,
+            allowConfirmNonActive: true
+        ).get()
         model.boot()
         #expect(model.activeSlots == [1])
         #expect(!model.flags(image: 0, slot: 1).confirmed)
@@ -211,7 +249,11 @@ struct MCUbootModelTests {
         #expect(model.image(0, slot: 1) == nil)
 
         Self.place(update, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: update).hash), confirm: false, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: false,
+            allowConfirmNonActive: true
+        ).get()
         model.boot()
         model.confirmRunning(image: 0)
         model.boot()
@@ -219,7 +261,10 @@ struct MCUbootModelTests {
         #expect(model.flags(image: 0, slot: 1) == (pending: false, confirmed: true, active: true, permanent: false))
     }
 
-    @Test("single-slot modes upload over the running slot and boot it", arguments: [BootloaderMode.singleSlot, .firmwareLoader])
+    @Test(
+        "single-slot modes upload over the running slot and boot it",
+        arguments: [BootloaderMode.singleSlot, .firmwareLoader]
+    )
     func singleSlot(mode: BootloaderMode) throws {
         var model = Self.model(mode)
         #expect(model.slotsPerImage == 1)
@@ -238,7 +283,11 @@ struct MCUbootModelTests {
         var model = Self.model(.swapUsingScratch)
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
-        try model.setState(hash: try #require(try MCUbootImage(bytes: update).hash), confirm: type == .permanent, allowConfirmNonActive: true).get()
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: type == .permanent,
+            allowConfirmNonActive: true
+        ).get()
         model.boot(interruptingSwap: true)
         #expect(!model.isRunning)
         #expect(model.interruptedSwap == [0: type])
@@ -259,15 +308,41 @@ struct MCUbootModelTests {
         var description: String { name }
     }
 
-    static let factoryHash = try! MCUbootImage(bytes: FactoryImage.make(version: ImageVersion(major: 1, minor: 0, revision: 0))).hash!
-    static let updateHash = try! MCUbootImage(bytes: TestImages.image("2.0.0")).hash!
+    static let factoryHash = Array(
+        TestImages.hash(FactoryImage.make(version: ImageVersion(major: 1, minor: 0, revision: 0)))
+    )
+    static let updateHash = Array(TestImages.hash(TestImages.image("2.0.0")))
 
     static let refusals: [Refusal] = [
         Refusal(name: "test without a hash", hash: nil, confirm: false, allow: true, expected: .invalidHash),
-        Refusal(name: "a 31-byte hash", hash: Array(repeating: 1, count: 31), confirm: false, allow: true, expected: .invalidHash),
-        Refusal(name: "an unknown hash", hash: Array(repeating: 7, count: 32), confirm: false, allow: true, expected: .hashNotFound),
-        Refusal(name: "testing the running image", hash: factoryHash, confirm: false, allow: true, expected: .testToActiveDenied),
-        Refusal(name: "confirming another slot when not allowed", hash: updateHash, confirm: true, allow: false, expected: .imageConfirmationDenied),
+        Refusal(
+            name: "a 31-byte hash",
+            hash: Array(repeating: 1, count: 31),
+            confirm: false,
+            allow: true,
+            expected: .invalidHash
+        ),
+        Refusal(
+            name: "an unknown hash",
+            hash: Array(repeating: 7, count: 32),
+            confirm: false,
+            allow: true,
+            expected: .hashNotFound
+        ),
+        Refusal(
+            name: "testing the running image",
+            hash: factoryHash,
+            confirm: false,
+            allow: true,
+            expected: .testToActiveDenied
+        ),
+        Refusal(
+            name: "confirming another slot when not allowed",
+            hash: updateHash,
+            confirm: true,
+            allow: false,
+            expected: .imageConfirmationDenied
+        ),
     ]
 
     @Test("state write refusals", arguments: refusals)

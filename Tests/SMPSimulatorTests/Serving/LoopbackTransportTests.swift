@@ -24,7 +24,9 @@ struct LoopbackTransportTests {
         let connection = try await LoopbackTransport(device: device).connect()
         var iterator = connection.frames.makeAsyncIterator()
         for sequence in UInt8(0)..<5 {
-            try await connection.send(SMPFrame.request(OSManagement.Echo(text: "\(sequence)"), sequence: sequence).bytes)
+            try await connection.send(
+                SMPFrame.request(OSManagement.Echo(text: "\(sequence)"), sequence: sequence).bytes
+            )
         }
         await connection.close()
         var sequences: [UInt8] = []
@@ -60,7 +62,9 @@ struct LoopbackTransportTests {
         let connection = try await LoopbackTransport(device: fast).connect()
         let collector = FrameCollector(connection.frames)
         for sequence in UInt8(1)...4 {
-            try await connection.send(SMPFrame.request(OSManagement.Echo(text: "\(sequence)"), sequence: sequence).bytes)
+            try await connection.send(
+                SMPFrame.request(OSManagement.Echo(text: "\(sequence)"), sequence: sequence).bytes
+            )
         }
         var received: [UInt8] = []
         while let frame = await collector.next(timeout: .milliseconds(200)) { received.append(frame[6]) }

@@ -13,7 +13,9 @@ import Testing
 struct SimulatedSerialServerTests {
     /// Reads from a port until a frame arrives or the deadline passes. Polls without blocking a
     /// cooperative thread for long, so the server's tasks keep running on a 2-core machine.
-    static func readFrame(_ port: SerialPort, framing: SimulatedSerialServer.Framing, timeout: Duration) async throws -> [UInt8]? {
+    static func readFrame(_ port: SerialPort, framing: SimulatedSerialServer.Framing, timeout: Duration) async throws
+        -> [UInt8]?
+    {
         var console = SerialFrameDecoder()
         var raw = SMPStreamDecoder()
         let deadline = ContinuousClock.now + timeout
@@ -35,7 +37,7 @@ struct SimulatedSerialServerTests {
         let port = try SerialPort(path: server.slavePath, baudRate: 115_200)
         let request = try SMPFrame.request(OSManagement.Echo(text: "over the wire"), sequence: 9).bytes
         try port.write(framing == .console ? SerialFraming.encode(request) : request)
-        let reply = try #require(try await Self.readFrame(port, framing: framing, timeout: .seconds(5)))
+        let reply = try #require(try await Self.readFrame(port, framing: framing, timeout: .seconds(30)))
         #expect(try SMPFrame(parsing: reply).decodeResponse(to: OSManagement.Echo.self).text == "over the wire")
         port.close()
         await server.stop()
@@ -53,7 +55,7 @@ struct SimulatedSerialServerTests {
         try port.write(lines)
         #expect(try await Self.readFrame(port, framing: .console, timeout: .milliseconds(500)) == nil)
         try port.write(SerialFraming.encode(SMPFrame.request(OSManagement.Echo(text: "good"), sequence: 2).bytes))
-        let reply = try #require(try await Self.readFrame(port, framing: .console, timeout: .seconds(5)))
+        let reply = try #require(try await Self.readFrame(port, framing: .console, timeout: .seconds(30)))
         #expect(try SMPFrame(parsing: reply).decodeResponse(to: OSManagement.Echo.self).text == "good")
         port.close()
         await server.stop()
@@ -67,8 +69,11 @@ struct SimulatedSerialServerTests {
         #expect(server.endpointURL.hasSuffix("?baud=9600"))
     }
 
-    @Test("smpmgr over the pty: echo, state, signed upload, test, reset, confirm, files, statistics",
-        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    @Test(
+        "smpmgr over the pty: echo, state, signed upload, test, reset, confirm, files, statistics",
+        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")),
+        .timeLimit(.minutes(5))
+    )
     func smpmgrFirmwareUpgradeOverSerial() async throws {
         let images = try await ImgtoolImages()
         defer { images.remove() }
@@ -81,11 +86,45 @@ struct SimulatedSerialServerTests {
         try await SMPMgrFlow.run(device: device, signed: signed) { arguments, directory in
             try await BoundedProcess.run(
                 tool,
-                ["--port", server.slavePath, "--baudrate", "921600", "--timeout", "5"] + arguments,
+                ["--port", server.slavePath, "--baudrate", "921600", "--timeout", "10"] + arguments,
                 timeout: .seconds(120),
                 directory: directory
             )
         }
+        await server.stop()
+    }
+
+    @Test(
+        "mcumgr-toolkit over the pty: echo, parameters and a firmware update with 1024-byte buffers",
+        .enabled(if: Peers.available("mcumgr_toolkit") && Peers.available("imgtool")),
+        .timeLimit(.minutes(5))
+    )
+    func mcumgrToolkitOverSerial() async throws {
+        let images = try await ImgtoolImages()
+        defer { images.remove() }
+        let signed = try await images.make(version: "1.4.0", size: 8_000)
+        let device = SimulatedDevice(configuration: .init(bufferSize: 1024))
+        let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: 921_600)
+        server.start()
+        let script = """
+            import sys, mcumgr_toolkit as m
+            c = m.MCUmgrClient.serial(sys.argv[1], 921600, 10000)
+            c.use_auto_frame_size()
+            print("echo", c.os_echo("over serial"))
+            print("params", c.os_mcumgr_parameters())
+            c.firmware_update(open(sys.argv[2], 'rb').read())
+            print("DONE")
+            """
+        let python = try #require(Peers.python)
+        let result = try await BoundedProcess.run(
+            python,
+            ["-c", script, server.slavePath, signed.path],
+            timeout: .seconds(180)
+        )
+        #expect(result.status == 0, "\(result.summary)")
+        #expect(result.stdout.contains("echo over serial"))
+        #expect(result.stdout.contains("DONE"))
+        #expect(await device.imageStates.first { $0.isActive }?.version == "1.4.0")
         await server.stop()
     }
 }

@@ -46,7 +46,7 @@ struct SimulatedUDPServerTests {
         #expect(server.endpointURL.hasPrefix(host == "::1" ? "udp://[::1]:" : "udp://127.0.0.1:"))
         let client = try UDPSocket(connectingTo: host, port: server.localAddress.port)
         try client.send(Self.echoFrame("ping"))
-        let reply = try #require(try await receive(client, timeout: .seconds(5)))
+        let reply = try #require(try await receive(client, timeout: .seconds(30)))
         let frame = try SMPFrame(parsing: reply.bytes)
         #expect(try frame.decodeResponse(to: OSManagement.Echo.self).text == "ping")
         client.close()
@@ -62,7 +62,7 @@ struct SimulatedUDPServerTests {
         try client.send(Self.echoFrame(String(repeating: "x", count: 100)))
         #expect(try await receive(client, timeout: .milliseconds(300)) == nil)
         try client.send(Self.echoFrame("ok"))
-        #expect(try await receive(client, timeout: .seconds(5)) != nil)
+        #expect(try await receive(client, timeout: .seconds(30)) != nil)
         client.close()
         await server.stop()
     }
@@ -75,7 +75,8 @@ struct SimulatedUDPServerTests {
         var lastError: (any Error)?
         for _ in 0..<20 {
             #if os(Linux)
-                let host = "127.\(UInt8.random(in: 10...250, using: &generator)).\(UInt8.random(in: 1...250, using: &generator)).\(UInt8.random(in: 2...250, using: &generator))"
+                let host =
+                    "127.\(UInt8.random(in: 10...250, using: &generator)).\(UInt8.random(in: 1...250, using: &generator)).\(UInt8.random(in: 2...250, using: &generator))"
             #else
                 let host = "127.0.0.1"
             #endif
@@ -88,13 +89,23 @@ struct SimulatedUDPServerTests {
         throw PeerError(message: "could not bind port 1337 on a loopback address: \(String(describing: lastError))")
     }
 
-    static func smpmgr(_ host: String, _ arguments: [String], directory: URL? = nil) async throws -> BoundedProcess.Result {
+    static func smpmgr(_ host: String, _ arguments: [String], directory: URL? = nil) async throws
+        -> BoundedProcess.Result
+    {
         let tool = try #require(Peers.path(of: "smpmgr"), "smpmgr is not installed")
-        return try await BoundedProcess.run(tool, ["--ip", host, "--timeout", "5"] + arguments, timeout: .seconds(90), directory: directory)
+        return try await BoundedProcess.run(
+            tool,
+            ["--ip", host, "--timeout", "10"] + arguments,
+            timeout: .seconds(90),
+            directory: directory
+        )
     }
 
-    @Test("smpmgr over UDP: echo, state, signed upload, test, reset, confirm, files, statistics",
-        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    @Test(
+        "smpmgr over UDP: echo, state, signed upload, test, reset, confirm, files, statistics",
+        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")),
+        .timeLimit(.minutes(5))
+    )
     func smpmgrFirmwareUpgradeOverUDP() async throws {
         let images = try await ImgtoolImages()
         defer { images.remove() }
@@ -110,7 +121,10 @@ struct SimulatedUDPServerTests {
         await server.stop()
     }
 
-    @Test("smpclient's typed requests parse every OS answer over UDP on an explicit port", .enabled(if: Peers.available("smpclient")))
+    @Test(
+        "smpclient's typed requests parse every OS answer over UDP on an explicit port",
+        .enabled(if: Peers.available("smpclient"))
+    )
     func smpclientOSGroup() async throws {
         let device = SimulatedDevice(configuration: .init(bufferSize: 1234, bufferCount: 3))
         let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
@@ -133,7 +147,11 @@ struct SimulatedUDPServerTests {
             asyncio.run(main())
             """
         let python = try #require(Peers.python)
-        let result = try await BoundedProcess.run(python, ["-c", script, String(server.localAddress.port)], timeout: .seconds(60))
+        let result = try await BoundedProcess.run(
+            python,
+            ["-c", script, String(server.localAddress.port)],
+            timeout: .seconds(60)
+        )
         #expect(result.status == 0, "\(result.summary)")
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 7, "\(result.summary)")
@@ -144,8 +162,11 @@ struct SimulatedUDPServerTests {
         await server.stop()
     }
 
-    @Test("mcumgr-toolkit's firmware update runs to completion over UDP",
-        .enabled(if: Peers.available("mcumgr_toolkit") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    @Test(
+        "mcumgr-toolkit's firmware update runs to completion over UDP",
+        .enabled(if: Peers.available("mcumgr_toolkit") && Peers.available("imgtool")),
+        .timeLimit(.minutes(5))
+    )
     func mcumgrToolkitFirmwareUpdate() async throws {
         let images = try await ImgtoolImages()
         defer { images.remove() }
@@ -220,7 +241,11 @@ extension SimulatedUDPServerTests {
                 print(name, step(), flush=True)
             """
         let python = try #require(Peers.python)
-        let result = try await BoundedProcess.run(python, ["-c", script, String(server.localAddress.port)], timeout: .seconds(120))
+        let result = try await BoundedProcess.run(
+            python,
+            ["-c", script, String(server.localAddress.port)],
+            timeout: .seconds(120)
+        )
         #expect(result.status == 0, "\(result.summary)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 22, "\(result.summary)")
@@ -230,8 +255,11 @@ extension SimulatedUDPServerTests {
         await server.stop()
     }
 
-    @Test("smpmgr over UDP: the revert path (test, reset, reset again without confirm → old image back)",
-        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")), .timeLimit(.minutes(5)))
+    @Test(
+        "smpmgr over UDP: the revert path (test, reset, reset again without confirm → old image back)",
+        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")),
+        .timeLimit(.minutes(5))
+    )
     func smpmgrRevertPath() async throws {
         let images = try await ImgtoolImages()
         defer { images.remove() }
@@ -241,7 +269,8 @@ extension SimulatedUDPServerTests {
         server.start()
         var result = try await Self.smpmgr(host, ["image", "upload", signed.path])
         #expect(result.status == 0, "upload: \(result.summary)")
-        let hash = try #require(try MCUbootImage(Data(contentsOf: signed)).hash).map { String(format: "%02x", $0) }.joined()
+        let hash = try #require(try MCUbootImage(Data(contentsOf: signed)).hash).map { String(format: "%02x", $0) }
+            .joined()
         result = try await Self.smpmgr(host, ["image", "state-write", hash])
         #expect(result.status == 0, "test: \(result.summary)")
         result = try await Self.smpmgr(host, ["os", "reset"])

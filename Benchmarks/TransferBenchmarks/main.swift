@@ -1,0 +1,172 @@
+import Foundation
+import MCUmgr
+import SMPCore
+import SMPPOSIX
+import SMPSerialTransport
+import SMPSimulator
+import SMPUDPTransport
+
+// Upload throughput against the simulated device, measured side by side in one run:
+//  1. UDP, 20 ms response latency: our client with window 1 and window 4, and Python
+//     smpclient's upload, against the same simulator.
+//  2. Serial (pty, console framing) paced at 115 200 baud: useful payload rate next to the
+//     line-rate limit after base64, framing and CBOR overhead.
+//
+// Run from the package root: swift run -c release TransferBenchmarks [MiB]
+
+let megabytes = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 1
+let size = Int(megabytes * 1_048_576)
+
+/// An image the device accepts on its first chunk (MCUboot header), then a pattern.
+func makeImage(_ size: Int) -> Data {
+    var bytes = [UInt8](repeating: 0, count: size)
+    let payload = UInt32(size - 0x200)
+    bytes.replaceSubrange(0..<4, with: [0x3d, 0xb8, 0xf3, 0x96])
+    bytes.replaceSubrange(8..<10, with: [0x00, 0x02])
+    bytes.replaceSubrange(12..<16, with: (0..<4).map { UInt8(truncatingIfNeeded: payload >> ($0 * 8)) })
+    for index in 0x200..<size { bytes[index] = UInt8(truncatingIfNeeded: index &* 7) }
+    return Data(bytes)
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func pythonPath() -> String {
+    let venv = FileManager.default.currentDirectoryPath + "/.venv/bin/python"
+    return FileManager.default.isExecutableFile(atPath: venv) ? venv : "/usr/bin/python3"
+}
+
+func runPython(_ script: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: pythonPath())
+    process.arguments = ["-c", script] + arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
+    return String(decoding: data, as: UTF8.self)
+}
+
+let image = makeImage(size)
+
+// MARK: - UDP with 20 ms latency
+
+func uploadOverUDP(window: Int) async throws -> Double {
+    let device = SimulatedDevice(
+        configuration: .init(bufferSize: 2048, bufferCount: 8, slotSize: 0x40_0000, linkLatency: .milliseconds(20))
+    )
+    let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+    server.start()
+    defer { Task { await server.stop() } }
+    let client = try await SMPClient.connect(UDPTransport(host: "127.0.0.1", port: server.localAddress.port))
+    let clock = ContinuousClock()
+    let elapsed = try await clock.measure {
+        try await client.uploadAndWait(ImageUpload(data: image), options: .init(window: window))
+    }
+    await client.close()
+    return Double(size) / seconds(elapsed)
+}
+
+let smpclientScript = """
+    import asyncio, sys, time
+    from smpclient import SMPClient
+    from smpclient.transport.udp import SMPUDPTransport
+    port, path = int(sys.argv[1]), sys.argv[2]
+    async def main():
+        transport = SMPUDPTransport()
+        connect = transport.connect
+        async def connect_to_port(address, timeout_s, port_=1337):
+            await connect(address, timeout_s, port=port)
+        transport.connect = connect_to_port
+        client = SMPClient(transport, "127.0.0.1")
+        await client.connect()
+        data = open(path, "rb").read()
+        start = time.perf_counter()
+        async for offset in client.upload(data):
+            pass
+        print(len(data) / (time.perf_counter() - start))
+        await client.disconnect()
+    asyncio.run(main())
+    """
+
+func uploadWithSmpclient() async throws -> Double {
+    let device = SimulatedDevice(
+        configuration: .init(bufferSize: 2048, bufferCount: 8, slotSize: 0x40_0000, linkLatency: .milliseconds(20))
+    )
+    let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+    server.start()
+    defer { Task { await server.stop() } }
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString).bin")
+    try image.write(to: path)
+    defer { try? FileManager.default.removeItem(at: path) }
+    let port = server.localAddress.port
+    let output = try await Task.detached { try runPython(smpclientScript, [String(port), path.path]) }.value
+    guard let rate = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        throw CocoaError(.coderReadCorrupt)
+    }
+    return rate
+}
+
+let windowOne = try await uploadOverUDP(window: 1)
+let windowFour = try await uploadOverUDP(window: 4)
+let smpclient = try await uploadWithSmpclient()
+print("UDP, 20 ms response latency, \(size) bytes, 2048-byte device buffers")
+print("| client | throughput (kB/s) | vs window 1 | vs smpclient |")
+print("|---|---:|---:|---:|")
+for (name, rate) in [("ours, window 1", windowOne), ("ours, window 4", windowFour), ("smpclient 7.3.0", smpclient)] {
+    print(
+        "| \(name) | " + String(format: "%.1f", rate / 1000) + " | " + String(format: "%.2f×", rate / windowOne) + " | "
+            + String(format: "%.2f×", rate / smpclient) + " |"
+    )
+}
+
+// MARK: - Serial at 115 200 baud
+
+/// Bytes on the wire for one console-framed message of `count` bytes.
+func consoleWireBytes(_ count: Int) -> Int {
+    let base64 = (count + SerialFraming.packetOverhead + 2) / 3 * 4
+    let lines = (base64 + 123) / 124
+    return base64 + lines * 3
+}
+
+func serialUpload(window: Int, bufferSize: Int) async throws -> (rate: Double, limit: Double) {
+    let baud = 115_200
+    let serialSize = min(size, 64 * 1024)
+    let device = SimulatedDevice(configuration: .init(bufferSize: bufferSize, bufferCount: 4, slotSize: 0x40_0000))
+    let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: baud)
+    server.start()
+    defer { Task { await server.stop() } }
+    let client = try await SMPClient.connect(
+        SerialTransport(path: server.slavePath, baudRate: baud),
+        configuration: .init(timeout: .seconds(5))
+    )
+    let frame = await client.maximumFrameSize
+    let upload = ImageUpload(data: makeImage(serialSize))
+    let clock = ContinuousClock()
+    let elapsed = try await clock.measure {
+        try await client.uploadAndWait(upload, options: .init(window: window))
+    }
+    await client.close()
+    // The limit: every request frame fills `frame` bytes; its data share of the wire bytes.
+    let dataPerFrame = try ChunkSizing.dataSize(limit: frame, remaining: Int.max) {
+        upload.request(offset: 100_000, data: $0, isFirst: false)
+    }
+    let limit = Double(baud) / 10 * Double(dataPerFrame) / Double(consoleWireBytes(frame))
+    return (Double(serialSize) / seconds(elapsed), limit)
+}
+
+print("")
+print("Serial console framing over a pty paced at 115200 baud (10 bits per byte), 64 KiB upload")
+print("| device buffer | window | payload (B/s) | line-rate limit after overhead (B/s) | share |")
+print("|---:|---:|---:|---:|---:|")
+for (buffer, window) in [(384, 1), (384, 2), (1024, 1), (1024, 2)] {
+    let result = try await serialUpload(window: window, bufferSize: buffer)
+    print(
+        "| \(buffer) | \(window) | " + String(format: "%.0f", result.rate) + " | "
+            + String(format: "%.0f", result.limit) + " | "
+            + String(format: "%.0f%%", 100 * result.rate / result.limit) + " |"
+    )
+}

@@ -1,0 +1,326 @@
+import ArgumentParser
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPBytes
+import SMPCore
+
+/// `mcumgr upgrade FILE`: the whole firmware-upgrade lifecycle — plan from the device's slots,
+/// upload, test or confirm, reset, reconnect, verify — with a live progress display and a
+/// before/after summary of the slots.
+struct UpgradeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upgrade",
+        abstract: "Upgrade a device's firmware: upload, test/confirm, reset, reconnect and verify.",
+        discussion: """
+            FILE is an MCUboot image (.bin), a firmware package (.zip with manifest.json, multi-image \
+            and DirectXIP included) or a SUIT envelope (.suit). The plan comes from the device's image \
+            list: images already running are skipped, images already uploaded are not sent again, an \
+            interrupted upload resumes. After the reset the image list is read again and the outcome \
+            checked: a revert, a refused downgrade or a missing image is an error. docs/UPGRADE.md lists \
+            the commands of each mode. Try it without hardware: mcumgr --conn sim:// upgrade FILE
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "An MCUboot image (.bin), a firmware package (.zip) or a SUIT envelope (.suit).")
+    var file: String
+
+    @Option(help: "test-and-confirm, confirm-only, test-only or upload-only.")
+    var mode: FirmwareUpgrade.Mode = .confirmOnly
+
+    @Option(help: "Upload requests in flight at once (clamped to the device's buffer count).")
+    var window: Int = 4
+
+    @Option(help: "Round upload chunks down to a multiple of this many bytes (1, 2, 4, 8 or 16).")
+    var alignment: Int = 1
+
+    @Option(help: "Largest SMP frame the device reassembles, if smaller than its buffer.")
+    var reassemblySize: Int?
+
+    @Flag(help: "Erase the application's settings storage after the upload.")
+    var eraseSettings = false
+
+    @Option(help: "Seconds the bootloader needs to swap after the reset (waited before reconnecting).")
+    var swapTime: Double = 0
+
+    @Option(help: "Seconds to keep reconnecting after a reset.")
+    var reconnectTimeout: Double = 60
+
+    @Option(help: "Seconds the first chunk of each image may take (the device erases the slot).")
+    var firstChunkTimeout: Double = 40
+
+    @Option(help: "Times a step that failed on the link is retried after reconnecting.")
+    var stepRetries: Int = 3
+
+    mutating func validate() throws {
+        guard (1...64).contains(window) else { throw ValidationError("--window must be between 1 and 64") }
+        guard [1, 2, 4, 8, 16].contains(alignment) else {
+            throw ValidationError("--alignment must be 1, 2, 4, 8 or 16")
+        }
+        if let reassemblySize, !(64...65535).contains(reassemblySize) {
+            throw ValidationError("--reassembly-size must be between 64 and 65535")
+        }
+        guard swapTime >= 0, swapTime <= 3600 else {
+            throw ValidationError("--swap-time must be between 0 and 3600 seconds")
+        }
+        guard reconnectTimeout > 0, reconnectTimeout <= 3600 else {
+            throw ValidationError("--reconnect-timeout must be between 0 and 3600 seconds")
+        }
+        guard firstChunkTimeout > 0, firstChunkTimeout <= 3600 else {
+            throw ValidationError("--first-chunk-timeout must be between 0 and 3600 seconds")
+        }
+        guard (0...100).contains(stepRetries) else { throw ValidationError("--step-retries must be between 0 and 100") }
+    }
+
+    /// The engine configuration the options ask for.
+    var upgradeConfiguration: FirmwareUpgrade.Configuration {
+        FirmwareUpgrade.Configuration(
+            mode: mode,
+            window: window,
+            byteAlignment: alignment,
+            reassemblyBufferSize: reassemblySize,
+            eraseAppSettings: eraseSettings,
+            estimatedSwapTime: .milliseconds(Int64(swapTime * 1000)),
+            firstChunkTimeout: .milliseconds(Int64(firstChunkTimeout * 1000)),
+            reconnectTimeout: .milliseconds(Int64(reconnectTimeout * 1000)),
+            retries: stepRetries
+        )
+    }
+
+    func run() async throws {
+        let package = try loadPackage(file)
+        let url = try CommandContext.connectionURL(global)
+        let transport = try CommandContext.transport(for: url, verbosity: global.verbose)
+        let upgrade = FirmwareUpgrade(
+            transport: transport,
+            configuration: upgradeConfiguration,
+            clientConfiguration: CommandContext.clientConfiguration(global),
+            logger: StderrLogHandler.logger("mcumgr.upgrade", verbosity: global.verbose)
+        )
+        var view = UpgradeProgressView(
+            style: global.json ? .json : (TransferProgressView.stderrIsTerminal ? .terminal : .lines),
+            file: (file as NSString).lastPathComponent
+        )
+        do {
+            for try await event in upgrade.run(package) { view.show(event) }
+        } catch let error as FirmwareUpgradeError {
+            view.failed(error)
+            throw error
+        }
+    }
+}
+
+extension FirmwareUpgrade.Mode: ExpressibleByArgument {}
+
+/// Draws an upgrade's events: states and a progress bar redrawn in place on a terminal (stderr),
+/// plain lines when stderr is not a terminal, or one JSON object per line on stdout with
+/// `--json`. The summary (plan, before/after slots) goes to stdout.
+struct UpgradeProgressView {
+    let style: TransferProgressView.Style
+    let file: String
+    private var lastStep = -1
+    private var lastDraw: ContinuousClock.Instant?
+    private var drewBar = false
+    private var state: FirmwareUpgrade.State = .idle
+    private let clock = ContinuousClock()
+
+    init(style: TransferProgressView.Style, file: String) {
+        self.style = style
+        self.file = file
+    }
+
+    mutating func show(_ event: FirmwareUpgrade.Event) {
+        switch event {
+        case .stateChanged(let from, let to):
+            state = to
+            endBar()
+            if style == .json {
+                CommandSupport.emit(
+                    .object([("event", .string("state")), ("from", .string("\(from)")), ("to", .string("\(to)"))])
+                )
+            } else if to != .succeeded {
+                Console.err("» \(to)")
+            }
+            lastStep = -1
+        case .planned(let plan):
+            if style == .json {
+                CommandSupport.emit(Self.json(plan))
+            } else {
+                for line in Self.text(plan) { Console.out(line) }
+            }
+        case .uploadProgress(let progress):
+            showProgress(progress)
+        case .uploadResumed(let image, let offset):
+            note("resume", "image \(image): the device continues the upload at \(TransferProgressView.bytes(offset))")
+        case .warning(let text):
+            note("warning", text)
+        case .paused(let state):
+            note("paused", "paused while \(state)")
+        case .resumed(let state):
+            note("resumed", "resumed while \(state)")
+        case .reconnected(let attempts):
+            note("reconnected", "reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")")
+        case .completed(let summary):
+            endBar()
+            if style == .json {
+                CommandSupport.emit(Self.json(summary))
+            } else {
+                for line in Self.text(summary, file: file) { Console.out(line) }
+            }
+        }
+    }
+
+    mutating func failed(_ error: FirmwareUpgradeError) {
+        endBar()
+        if style == .json {
+            CommandSupport.emit(
+                .object([
+                    ("event", .string("failed")), ("state", .string("\(error.state)")),
+                    ("code", .string("\(error.code)")),
+                    ("message", .string(error.message)),
+                ])
+            )
+        }
+    }
+
+    private mutating func note(_ kind: String, _ text: String) {
+        endBar()
+        if style == .json {
+            CommandSupport.emit(.object([("event", .string(kind)), ("message", .string(text))]))
+        } else {
+            Console.err("  \(kind): \(text)")
+        }
+    }
+
+    private mutating func showProgress(_ progress: FirmwareUpgrade.UploadProgress) {
+        let transfer = TransferProgress(
+            bytesConfirmed: progress.totalBytesConfirmed,
+            totalBytes: progress.totalBytes,
+            bytesSent: progress.totalBytesConfirmed,
+            bytesPerSecond: progress.bytesPerSecond,
+            estimatedTimeRemaining: progress.estimatedTimeRemaining
+        )
+        let label = "\(state) image \(progress.image)"
+        switch style {
+        case .json:
+            let percent = progress.totalBytes == 0 ? 100 : progress.totalBytesConfirmed * 100 / progress.totalBytes
+            guard percent > lastStep else { return }
+            lastStep = percent
+            CommandSupport.emit(
+                .object([
+                    ("event", .string("progress")), ("image", .int(Int64(progress.image))),
+                    ("off", .int(Int64(progress.imageBytesConfirmed))), ("len", .int(Int64(progress.imageBytes))),
+                    ("total_off", .int(Int64(progress.totalBytesConfirmed))),
+                    ("total_len", .int(Int64(progress.totalBytes))),
+                    ("rate", .double((progress.bytesPerSecond * 10).rounded() / 10)),
+                    (
+                        "eta",
+                        progress.estimatedTimeRemaining.map {
+                            .double((TransferProgressView.seconds($0) * 10).rounded() / 10)
+                        } ?? .null
+                    ),
+                ])
+            )
+        case .lines:
+            let step = progress.totalBytes == 0 ? 10 : progress.totalBytesConfirmed * 10 / progress.totalBytes
+            guard step > lastStep else { return }
+            lastStep = step
+            Console.err("  " + label + "  " + TransferProgressView.summary(transfer))
+        case .terminal:
+            let now = clock.now
+            let finished = progress.totalBytesConfirmed >= progress.totalBytes
+            if let lastDraw, now - lastDraw < .milliseconds(100), !finished { return }
+            lastDraw = now
+            drewBar = true
+            FileHandle.standardError.write(
+                Data(("\r  " + TransferProgressView.bar(transfer, label: label) + "\u{1B}[K").utf8)
+            )
+        }
+    }
+
+    private mutating func endBar() {
+        if drewBar {
+            FileHandle.standardError.write(Data("\n".utf8))
+            drewBar = false
+        }
+    }
+
+    // MARK: - Rendering
+
+    static func text(_ plan: FirmwareUpgradePlan) -> [String] {
+        var lines = ["plan (\(plan.mode)\(plan.bootloaderMode.map { ", bootloader mode \($0)" } ?? "")):"]
+        for image in plan.images {
+            lines.append("  image \(image.imageIndex) \(image.version ?? "?"): \(image.action) — \(image.reason)")
+        }
+        lines.append(
+            "  steps: " + (plan.steps.isEmpty ? "none" : plan.steps.map(\.description).joined(separator: ", "))
+        )
+        return lines
+    }
+
+    static func json(_ plan: FirmwareUpgradePlan) -> JSONValue {
+        .object([
+            ("event", .string("plan")),
+            ("mode", .string(plan.mode.rawValue)),
+            ("bootloader_mode", plan.bootloaderMode.map { .int(Int64($0.rawValue)) } ?? .null),
+            (
+                "images",
+                .array(
+                    plan.images.map { image in
+                        .object([
+                            ("image", .int(Int64(image.imageIndex))), ("slot", .int(Int64(image.slot))),
+                            ("version", image.version.map { .string($0) } ?? .null),
+                            ("hash", .string(Hex.encode(image.hash))),
+                            ("action", .string(image.action.rawValue)), ("reason", .string(image.reason)),
+                        ])
+                    }
+                )
+            ),
+            ("steps", .array(plan.steps.map { .string($0.description) })),
+            ("warnings", .array(plan.warnings.map { .string($0) })),
+        ])
+    }
+
+    static func text(_ summary: FirmwareUpgrade.Summary, file: String) -> [String] {
+        let seconds = String(format: "%.1f", TransferProgressView.seconds(summary.duration))
+        var lines: [String] = []
+        if summary.isUpToDate {
+            lines.append("\(file): the device already runs it; nothing to do")
+        } else {
+            lines.append(
+                "\(file): upgraded in \(seconds) s (\(TransferProgressView.bytes(summary.uploadedBytes)) uploaded, mode \(summary.plan?.mode.rawValue ?? "?"))"
+            )
+        }
+        if !summary.before.isEmpty {
+            lines.append("before:")
+            lines += ImageCommands.text(.init(images: summary.before)).map { "  " + $0 }
+        }
+        if !summary.after.isEmpty {
+            lines.append("after:")
+            lines += ImageCommands.text(.init(images: summary.after)).map { "  " + $0 }
+        }
+        return lines
+    }
+
+    static func json(_ summary: FirmwareUpgrade.Summary) -> JSONValue {
+        func slots(_ states: [ImageManagement.SlotState]) -> JSONValue {
+            if case .object(let members) = ImageCommands.json(.init(images: states)), let images = members.first?.1 {
+                return images
+            }
+            return .array([])
+        }
+        return .object([
+            ("event", .string("completed")),
+            ("up_to_date", .bool(summary.isUpToDate)),
+            ("mode", summary.plan.map { .string($0.mode.rawValue) } ?? .null),
+            ("bootloader", summary.bootloaderName.map { .string($0) } ?? .null),
+            ("bootloader_mode", summary.bootloaderMode.map { .int(Int64($0.rawValue)) } ?? .null),
+            ("uploaded_bytes", .int(Int64(summary.uploadedBytes))),
+            ("seconds", .double((TransferProgressView.seconds(summary.duration) * 1000).rounded() / 1000)),
+            ("before", slots(summary.before)),
+            ("after", slots(summary.after)),
+        ])
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPCore
+import SMPPOSIX
+import SMPSerialTransport
+import SMPSimulator
+import SMPTestSupport
+import SMPUDPTransport
+import Testing
+
+@testable import MCUmgrCommands
+
+@Suite struct UpgradeCommandTests {
+    /// The example image the README upgrades to (Examples/make-example-image.sh).
+    static let example = Peers.packageRoot.appendingPathComponent("Examples/hello-1.1.0.bin").path
+    static let exampleHash = "4dc1dea590247be2334ec8a596233026e228c68cab551c8c909d26696e035e0c"
+
+    /// The README's first command: the whole lifecycle on an in-process simulated device.
+    @Test func theReadmeCommandUpgradesTheSimulatedDevice() async throws {
+        let result = await CLI.sim("upgrade", Self.example)
+        #expect(result.status == 0, "\(result.stderr)")
+        let out = CLI.lines(result.stdout)
+        #expect(out.contains { $0.contains("hello-1.1.0.bin: upgraded in") })
+        let after = try #require(out.firstIndex(of: "after:"))
+        let running = try #require(out[after...].first { $0.contains(Self.exampleHash) })
+        #expect(running.contains("1.1.0"))
+        #expect(running.contains("active confirmed"))
+        #expect(out.contains("before:"))
+        #expect(result.stderr.contains("» uploading"))
+        #expect(result.stderr.contains("» verifying"))
+        #expect(result.stderr.contains("100%"))
+    }
+
+    @Test(arguments: ["test-and-confirm", "confirm-only", "test-only", "upload-only"])
+    func everyModeRunsAndReportsJSONLines(_ mode: String) async throws {
+        let result = await CLI.sim("upgrade", Self.example, "--mode", mode, "--json")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        let lines = try CLI.jsonLines(result.stdout)
+        let events = lines.compactMap { $0["event"] as? String }
+        #expect(events.first == "state")
+        #expect(events.contains("plan"))
+        #expect(events.contains("progress"))
+        #expect(events.last == "completed")
+        let completed = try #require(lines.last)
+        #expect(completed["mode"] as? String == mode)
+        let after = try #require(completed["after"] as? [[String: Any]])
+        let new = try #require(after.first { $0["hash"] as? String == Self.exampleHash })
+        let expectedActive = mode != "upload-only"
+        #expect(new["active"] as? Bool == expectedActive)
+        #expect(new["confirmed"] as? Bool == (mode == "test-and-confirm" || mode == "confirm-only"))
+        let progress = lines.filter { $0["event"] as? String == "progress" }
+        #expect(progress.last?["total_off"] as? Int == progress.last?["total_len"] as? Int)
+    }
+
+    @Test(arguments: ["swap", "overwrite", "direct-xip", "direct-xip-revert"])
+    func everyBootloaderEndsWithTheImageRunning(_ bootloader: String) async throws {
+        let device = SimDevice(options: "mode=\(bootloader)")
+        let result = await CLI.sim(
+            arguments: ["upgrade", Self.example, "--mode", "test-and-confirm", "--json"],
+            device: device
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let completed = try #require(try CLI.jsonLines(result.stdout).last)
+        let after = try #require(completed["after"] as? [[String: Any]])
+        #expect(after.contains { $0["hash"] as? String == Self.exampleHash && $0["active"] as? Bool == true })
+
+        // The device keeps it: a second upgrade has nothing to do.
+        let again = await CLI.sim(arguments: ["upgrade", Self.example], device: device)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("already runs it"))
+    }
+
+    @Test func plainLinesShowThePlanAndStates() async throws {
+        let result = await CLI.sim("upgrade", Self.example, "--mode", "test-only")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("plan (test-only"))
+        #expect(result.stdout.contains("upload to slot 1"))
+        for state in ["uploading", "testing", "resetting", "reconnecting", "verifying"] {
+            #expect(result.stderr.contains("» \(state)"), "\(state)")
+        }
+    }
+
+    @Test func aMissingFileIsOneLineOnStderr() async {
+        let result = await CLI.sim("upgrade", "/nonexistent/app.bin")
+        #expect(result.status != 0)
+        #expect(result.stdout.isEmpty)
+        #expect(CLI.lines(result.stderr).count == 1)
+        #expect(result.stderr.contains("/nonexistent/app.bin"))
+    }
+
+    @Test func badOptionsAreUsageErrors() async {
+        for arguments in [["--mode", "sideways"], ["--window", "0"], ["--alignment", "3"], ["--swap-time", "-1"]] {
+            let result = await CLI.sim(arguments: ["upgrade", Self.example] + arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.hasPrefix("error: "), "\(arguments)")
+        }
+    }
+
+    @Test func aFailedUpgradeNamesTheStateAndExitsNonZero() async throws {
+        // A device with a newer factory image and downgrade prevention refuses the example.
+        let device = SimDevice(options: "mode=overwrite&version=2.0.0&no_downgrade=1")
+        let result = await CLI.sim(arguments: ["upgrade", Self.example, "--json"], device: device)
+        #expect(result.status == 1)
+        #expect(CLI.lines(result.stderr).count == 1)
+        #expect(result.stderr.contains("upgrade failed while verifying"))
+        let failed = try #require(try CLI.jsonLines(result.stdout).last)
+        #expect(failed["event"] as? String == "failed")
+        #expect(failed["state"] as? String == "verifying")
+        #expect(failed["code"] as? String == "image missing after reset")
+    }
+}
+
+/// The engine over the real links: a UDP socket and a pseudo-terminal, each served by the
+/// simulator. (The loopback matrix and the fault soak are in MCUmgrTests.)
+@Suite struct FirmwareUpgradeOverLinksTests {
+    enum Link: String, Sendable, CaseIterable {
+        case udp
+        case pty
+    }
+
+    struct Combination: Sendable, CustomTestStringConvertible {
+        var link: Link
+        var mode: FirmwareUpgrade.Mode
+        var bootloader: BootloaderMode
+        var images: Int
+        var faults: [Fault] = []
+        var testDescription: String {
+            "\(mode) on \(bootloader), \(images) image(s) over \(link)" + (faults.isEmpty ? "" : " with \(faults)")
+        }
+    }
+
+    static let combinations: [Combination] = Link.allCases.flatMap { link in
+        FirmwareUpgrade.Mode.allCases.flatMap { mode in
+            [BootloaderMode.swapUsingMove, .overwriteOnly, .directXIP, .directXIPWithRevert].flatMap { bootloader in
+                [1, 2].map { Combination(link: link, mode: mode, bootloader: bootloader, images: $0) }
+            }
+        }
+    }
+
+    static let faultCombinations: [Combination] = Link.allCases.flatMap { link in
+        [
+            [Fault.dropResponsesRandomly(probability: 0.1)], [.powerLoss(.duringUpload(atOffset: 900))],
+            [.powerLoss(.duringSwap)], [.busy(count: 4)],
+        ].map { Combination(link: link, mode: .testAndConfirm, bootloader: .swapUsingMove, images: 1, faults: $0) }
+    }
+
+    /// What each mode promises for the new images, by bootloader.
+    static func promiseKept(_ combination: Combination, states: [ImageManagement.SlotState], hashes: [[UInt8]]) -> Bool
+    {
+        hashes.allSatisfy { hash in
+            guard let entry = states.first(where: { $0.hash.map(Array.init) == hash }) else { return false }
+            switch (combination.bootloader, combination.mode) {
+            case (.directXIP, _): return entry.isActive && entry.isConfirmed
+            case (_, .uploadOnly): return !entry.isActive
+            case (.overwriteOnly, _): return entry.isActive && entry.isConfirmed
+            case (_, .testOnly): return entry.isActive && !entry.isConfirmed
+            default: return entry.isActive && entry.isConfirmed
+            }
+        }
+    }
+
+    static func images(_ count: Int) throws -> [FirmwarePackage.Image] {
+        try (0..<count).map { index in
+            let bytes = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0), image: index)
+            return FirmwarePackage.Image(try MCUbootImage(bytes: bytes), imageIndex: index, slot: 1)
+        }
+    }
+
+    @Test(arguments: combinations + faultCombinations)
+    func endsInThePromisedState(_ combination: Combination) async throws {
+        let device = SimulatedDevice(
+            configuration: .init(
+                bufferSize: combination.link == .udp ? 2048 : 512,
+                imageCount: combination.images,
+                bootloaderMode: combination.bootloader
+            )
+        )
+        await device.setFaults(Faults(combination.faults, seed: 11))
+        let transport: any SMPTransport
+        let stop: @Sendable () async -> Void
+        switch combination.link {
+        case .udp:
+            let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+            server.start()
+            transport = UDPTransport(host: "127.0.0.1", port: server.localAddress.port)
+            stop = { await server.stop() }
+        case .pty:
+            let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: nil)
+            server.start()
+            transport = SerialTransport(path: server.slavePath, baudRate: 115_200)
+            stop = { await server.stop() }
+        }
+        let images = try Self.images(combination.images)
+        let upgrade = FirmwareUpgrade(
+            transport: transport,
+            configuration: .init(
+                mode: combination.mode,
+                firstChunkTimeout: .seconds(2),
+                probeTimeout: .milliseconds(500),
+                reconnectTimeout: .seconds(15),
+                reconnectInterval: .milliseconds(20),
+                retries: 5
+            ),
+            clientConfiguration: .init(timeout: .milliseconds(500), retries: 4, busyBackoff: .milliseconds(5))
+        )
+        var failure: (any Error)?
+        do {
+            for try await _ in upgrade.run(images: images) {}
+        } catch {
+            failure = error
+        }
+        await stop()
+        #expect(failure == nil, "\(String(describing: failure))")
+        let states = await device.imageStates
+        #expect(Self.promiseKept(combination, states: states, hashes: images.map(\.hash)), "\(states)")
+        await device.setFaults(.none)
+        await device.reset()
+        #expect(await device.isRunning)
+    }
+}
