@@ -105,12 +105,7 @@ let package = Package(
         // Test support shared by the test targets: locating the Python peers, hex helpers.
         .target(name: "SMPTestSupport", path: "Tests/SMPTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "SMPBytesTests", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "SMPCBORTests",
-            dependencies: ["SMPCBOR", "SMPTestSupport"],
-            resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings
-        ),
+        .testTarget(name: "SMPCBORTests", dependencies: ["SMPCBOR", "SMPTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SMPCoreTests",
             dependencies: ["SMPCore", "SMPCBOR", "SMPTestSupport"],

@@ -37,7 +37,7 @@ public indirect enum JSONValue: Sendable, Hashable {
         case .double(let d):
             // JSON has no NaN or infinities; they become strings rather than invalid output.
             out += d.isFinite ? "\(d)" : "\"\(d)\""
-        case .string(let s): out += JSONValue.quote(s)
+        case .string(let s): out += CBOR.quoted(s)
         case .array(let elements):
             if elements.isEmpty {
                 out += "[]"
@@ -56,31 +56,11 @@ public indirect enum JSONValue: Sendable, Hashable {
             }
             out += "{"
             for (index, member) in members.enumerated() {
-                out += (index == 0 ? "" : ",") + newline + JSONValue.quote(member.0) + (pretty ? ": " : ":")
+                out += (index == 0 ? "" : ",") + newline + CBOR.quoted(member.0) + (pretty ? ": " : ":")
                 member.1.render(into: &out, pretty: pretty, indent: indent + 1)
             }
             out += closing + "}"
         }
-    }
-
-    private static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 
     /// Converts CBOR to JSON the way the CLI shows payloads: byte strings as lowercase hex,

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 extension CBOR: CustomStringConvertible {
     /// RFC 8949 §8 diagnostic notation, e.g. `{"off": 32, "data": h'0001'}`: the readable form
@@ -15,10 +16,10 @@ extension CBOR: CustomStringConvertible {
         case .negativeInt(let n): return n == .max ? "-18446744073709551616" : "-\(n + 1)"
         case .byteString(let data):
             if let limit, data.count > limit {
-                return "h'\(hex(data.prefix(limit)))…' (\(data.count) bytes)"
+                return "h'\(Hex.encode(data.prefix(limit)))…' (\(data.count) bytes)"
             }
-            return "h'\(hex(data))'"
-        case .textString(let text): return quoted(text)
+            return "h'\(Hex.encode(data))'"
+        case .textString(let text): return CBOR.quoted(text)
         case .array(let elements):
             return "[" + elements.map { $0.diagnostic(abbreviateBytesOver: limit) }.joined(separator: ", ") + "]"
         case .map(let map):
@@ -44,15 +45,14 @@ extension CBOR: CustomStringConvertible {
             return CBORFloat(f.value).width == f.width ? "\(f.value)" : "\(f.value)\(suffix)"
         }
     }
+}
 
-    private func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])
-        }.joined()
-    }
-
-    private func quoted(_ text: String) -> String {
+extension CBOR {
+    /// Text as a JSON string literal: quotes, backslashes and control characters escaped.
+    /// Diagnostic notation writes text strings this way (RFC 8949 §8), and so does the CLI's JSON.
+    /// - Parameter text: the text.
+    /// - Returns: the quoted literal.
+    public static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

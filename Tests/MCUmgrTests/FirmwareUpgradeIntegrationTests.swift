@@ -10,41 +10,11 @@ import Testing
 enum TestImage {
     static func make(version: String, image: Int = 0, size: Int = 4096) -> FirmwarePackage.Image {
         let parsed = ImageVersion(version) ?? ImageVersion(major: 9, minor: 9, revision: 9)
-        let headerSize = 0x200
-        var payload = Array("Test application \(image) \(version)\n".utf8)
-        while payload.count < max(64, size - headerSize - 40) {
-            payload.append(UInt8(truncatingIfNeeded: payload.count &* 131 &+ image &+ Int(parsed.major)))
-        }
-        var bytes: [UInt8] = []
-        func le<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-        le(UInt32(0x96f3_b83d))
-        le(UInt32(0))
-        le(UInt16(headerSize))
-        le(UInt16(0))
-        le(UInt32(payload.count))
-        le(UInt32(0))
-        bytes.append(parsed.major)
-        bytes.append(parsed.minor)
-        le(parsed.revision)
-        le(parsed.build)
-        le(UInt32(0))
-        bytes += Array(repeating: 0, count: headerSize - bytes.count)
-        bytes += payload
-        let digest = ImageHashAlgorithm.sha256.hash(bytes)
-        le(UInt16(0x6907))
-        le(UInt16(4 + 4 + digest.count))
-        le(UInt16(0x10))
-        le(UInt16(digest.count))
-        bytes += digest
+        let bytes = FactoryImage.make(version: parsed, image: image, payloadSize: max(64, size - 0x200 - 40))
         guard let built = try? MCUbootImage(bytes: bytes) else {
-            preconditionFailure("the test image builder produced bytes MCUbootImage refuses")
+            preconditionFailure("FactoryImage produced bytes MCUbootImage refuses")
         }
-        return FirmwarePackage.Image(
-            built,
-            imageIndex: image,
-            slot: 1,
-            fileName: "app\(image).bin"
-        )
+        return FirmwarePackage.Image(built, imageIndex: image, slot: 1, fileName: "app\(image).bin")
     }
 }
 

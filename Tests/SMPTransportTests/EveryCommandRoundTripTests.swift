@@ -165,52 +165,38 @@ struct EveryCommandRoundTripTests {
 
     static func withLink<T>(_ link: Link, _ body: (SMPClient) async throws -> T) async throws -> T {
         let device = SimulatedDevice(configuration: .init(bufferSize: 1024))
-        let configuration = SMPClient.Configuration(timeout: .seconds(2), retries: 2)
+        let transport: any SMPTransport
+        var stopServer: @Sendable () async -> Void = {}
         switch link {
         case .loopback:
-            let client = try await SMPClient.connect(LoopbackTransport(device: device), configuration: configuration)
-            defer { Task { await client.close() } }
-            return try await body(client)
+            transport = LoopbackTransport(device: device)
         case .udp:
             let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
             server.start()
-            let client = try await SMPClient.connect(
-                UDPTransport(host: "127.0.0.1", port: server.localAddress.port),
-                configuration: configuration
-            )
-            do {
-                let result = try await body(client)
-                await client.close()
-                await server.stop()
-                return result
-            } catch {
-                await client.close()
-                await server.stop()
-                throw error
-            }
+            stopServer = { await server.stop() }
+            transport = UDPTransport(host: "127.0.0.1", port: server.localAddress.port)
         case .consoleSerial, .rawSerial:
-            let server = try SimulatedSerialServer(
-                device: device,
-                framing: link == .rawSerial ? .raw : .console,
-                baudRate: nil
-            )
+            let raw = link == .rawSerial
+            let server = try SimulatedSerialServer(device: device, framing: raw ? .raw : .console, baudRate: nil)
             server.start()
-            let transport = SerialTransport(
-                path: server.slavePath,
-                baudRate: 115_200,
-                framing: link == .rawSerial ? .raw : .console()
-            )
-            let client = try await SMPClient.connect(transport, configuration: configuration)
+            stopServer = { await server.stop() }
+            transport = SerialTransport(path: server.slavePath, baudRate: 115_200, framing: raw ? .raw : .console())
+        }
+        do {
+            let client = try await SMPClient.connect(transport, configuration: .init(timeout: .seconds(2), retries: 2))
+            let result: T
             do {
-                let result = try await body(client)
-                await client.close()
-                await server.stop()
-                return result
+                result = try await body(client)
             } catch {
                 await client.close()
-                await server.stop()
                 throw error
             }
+            await client.close()
+            await stopServer()
+            return result
+        } catch {
+            await stopServer()
+            throw error
         }
     }
 

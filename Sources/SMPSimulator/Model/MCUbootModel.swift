@@ -504,15 +504,16 @@ public struct MCUbootModel: Sendable {
 /// The image a simulated device is "flashed" with in the factory: a minimal valid MCUboot image
 /// (0x200-byte header, a small payload, a SHA-256 TLV).
 public enum FactoryImage {
-    /// Builds a factory image.
+    /// Builds a factory image (tests also use it for images of any size).
     /// - Parameters:
     ///   - version: the version in its header.
     ///   - image: the image number (varies the payload so each image has its own hash).
+    ///   - payloadSize: the payload's size in bytes (at least its text line).
     /// - Returns: the image bytes.
-    public static func make(version: ImageVersion, image: Int = 0) -> [UInt8] {
+    public static func make(version: ImageVersion, image: Int = 0, payloadSize: Int = 1024) -> [UInt8] {
         let headerSize = 0x200
         var payload = Array("Simulated Zephyr application, image \(image), version \(version)\n".utf8)
-        while payload.count < 1024 { payload.append(UInt8(truncatingIfNeeded: payload.count &* 31 &+ image)) }
+        while payload.count < payloadSize { payload.append(UInt8(truncatingIfNeeded: payload.count &* 31 &+ image)) }
         var bytes: [UInt8] = []
         func le<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
         le(UInt32(0x96f3_b83d))
