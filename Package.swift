@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "SMPUDPTransport", targets: ["SMPUDPTransport"]),
         .library(name: "SMPSerialTransport", targets: ["SMPSerialTransport"]),
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
+        .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
     ],
     dependencies: [
@@ -75,11 +76,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Bluetooth LE: the GATT transport core over any link, the simulated radio link (hence
+        // SMPSimulator), and the CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`.
+        .target(
+            name: "SMPBLETransport",
+            dependencies: ["MCUmgr", "SMPCore", "MCUboot", "SMPSimulator"],
+            swiftSettings: swiftSettings
+        ),
         // The command tree is a library so tests can run it in-process.
         .target(
             name: "MCUmgrCommands",
             dependencies: [
                 "SMPCBOR", "SMPCore", "MCUboot", "MCUmgr", "SMPUDPTransport", "SMPSerialTransport", "SMPSimulator",
+                "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -134,6 +143,11 @@ let package = Package(
         .testTarget(
             name: "SMPSimulatorTests",
             dependencies: ["SMPSimulator", "MCUmgr", "SMPCore", "MCUboot", "SMPPOSIX", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SMPBLETransportTests",
+            dependencies: ["SMPBLETransport", "SMPSimulator", "MCUmgr", "SMPCore", "MCUboot", "MCUmgrCommands"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

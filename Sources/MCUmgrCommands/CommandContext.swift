@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MCUmgr
+import SMPBLETransport
 import SMPCore
 import SMPSerialTransport
 import SMPUDPTransport
@@ -47,11 +48,16 @@ enum CommandContext {
                 maximumFrameSize: mtu,
                 logger: StderrLogHandler.logger("mcumgr.transport.serial", verbosity: verbosity)
             )
-        case .ble:
-            throw SMPTransportError(
-                .unavailable,
-                "Bluetooth LE needs CoreBluetooth (macOS); use udp:// or serial:// here"
-            )
+        #if canImport(CoreBluetooth)
+            case .ble(let name):
+                return GATTTransport.coreBluetooth(name)
+        #else
+            case .ble:
+                throw SMPTransportError(
+                    .unavailable,
+                    "Bluetooth LE needs CoreBluetooth (macOS); use udp:// or serial:// here"
+                )
+        #endif
         case .simulator(let options):
             return try InProcessSimulator.transport(options: options, verbosity: verbosity)
         }
@@ -59,7 +65,12 @@ enum CommandContext {
 
     /// The client configuration the global options ask for.
     static func clientConfiguration(_ global: GlobalOptions) -> SMPClient.Configuration {
-        SMPClient.Configuration(timeout: .milliseconds(Int(global.timeout * 1000)), retries: global.retries)
+        let verbosity = global.verbose
+        return SMPClient.Configuration(
+            timeout: .milliseconds(Int(global.timeout * 1000)),
+            retries: global.retries,
+            makeLogger: { StderrLogHandler.logger($0, verbosity: verbosity) }
+        )
     }
 
     /// Connects, runs `body` with the client, and closes the connection whatever happens.

@@ -88,27 +88,19 @@ extension CBORReader {
     }
 
     /// Reads a text-string map key and says which of `keys` it is, without building a `String`.
-    /// - Parameter keys: the keys the caller knows (ASCII literals).
+    /// - Parameter keys: the keys the caller knows.
     /// - Returns: the index in `keys`, or `nil` for any other (valid UTF-8) key.
     /// - Throws: ``CBORError`` `.unexpectedType` for a non-text key, `.invalidUTF8`, `.truncated`…
-    public mutating func readKey(_ keys: [StaticString]) throws(CBORError) -> Int? {
+    public mutating func readKey(_ keys: CBORKeySet) throws(CBORError) -> Int? {
         let start = offset
         guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
         guard initial >> 5 == 3 else { throw CBORError(.unexpectedType, at: start) }
         if initial == 0x7f {
-            let text = try readText()
-            return keys.firstIndex { $0.description == text }
+            return keys.index(of: Array(try readText().utf8)[...])
         }
         let length = try readArgument(major: 3)
         let bytes = try readRawBytes(length, start: start)
-        let found: Int? = bytes.withUnsafeBufferPointer { buffer in
-            for (index, key) in keys.enumerated() where key.utf8CodeUnitCount == buffer.count {
-                guard let base = buffer.baseAddress else { return index }  // both empty
-                if memcmp(base, key.utf8Start, buffer.count) == 0 { return index }
-            }
-            return nil
-        }
-        if let found { return found }
+        if let found = keys.index(of: bytes) { return found }
         guard validUTF8String(bytes) != nil else { throw CBORError(.invalidUTF8, at: start) }
         return nil
     }
@@ -171,4 +163,41 @@ public protocol CBORDirectDecodable: Decodable {
     /// - Parameter reader: positioned at the value's first byte.
     /// - Throws: ``CBORError``, or `DecodingError` for a missing required key.
     init(cbor reader: inout CBORReader) throws
+}
+
+/// A fixed set of map keys, prepared once so that matching a key read from the wire is a few
+/// integer comparisons: keys of up to 8 bytes are packed into a `UInt64` with their length.
+public struct CBORKeySet: Sendable {
+    private let packed: [(length: Int, value: UInt64)]
+    private let long: [[UInt8]?]
+
+    /// Prepares a set.
+    /// - Parameter keys: the keys, in the order their indices are reported.
+    public init(_ keys: [String]) {
+        packed = keys.map { key in
+            let bytes = Array(key.utf8)
+            return (bytes.count, bytes.count <= 8 ? CBORKeySet.pack(bytes[...]) : 0)
+        }
+        long = keys.map { $0.utf8.count > 8 ? Array($0.utf8) : nil }
+    }
+
+    /// The index of `bytes` in the set, or `nil`.
+    func index(of bytes: ArraySlice<UInt8>) -> Int? {
+        let count = bytes.count
+        if count <= 8 {
+            let value = CBORKeySet.pack(bytes)
+            for (index, key) in packed.enumerated() where key.length == count && key.value == value { return index }
+            return nil
+        }
+        for (index, key) in long.enumerated() where key?.count == count && key?.elementsEqual(bytes) == true {
+            return index
+        }
+        return nil
+    }
+
+    private static func pack(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        var value: UInt64 = 0
+        for byte in bytes { value = value << 8 | UInt64(byte) }
+        return value
+    }
 }

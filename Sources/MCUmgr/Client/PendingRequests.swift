@@ -39,6 +39,9 @@ struct PendingRequests<Waiter> {
     /// Number of requests waiting for an answer.
     var count: Int { waiters.count }
 
+    /// Whether a request is still waiting for its answer.
+    func contains(_ request: Int) -> Bool { waiters[request] != nil }
+
     /// Registers a new logical request.
     /// - Parameter waiter: whatever resumes the caller (a continuation).
     /// - Returns: the request's identifier.

@@ -32,6 +32,10 @@ public actor SMPClient {
         public var readsParameters: Bool
         /// The first sequence number; `nil` picks a random one, as Nordic's clients do.
         public var firstSequence: UInt8?
+        /// Makes the loggers of the client's components: `mcumgr.transfer` for the transfer
+        /// engine and `mcumgr.group.NAME` for each group's frames and refusals (the client's own
+        /// logger is the one passed to it). Swap it to route them to your log handler.
+        public var makeLogger: @Sendable (String) -> Logger
 
         /// Creates a configuration.
         /// - Parameters:
@@ -42,6 +46,7 @@ public actor SMPClient {
         ///   - preferredVersion: protocol version tried first.
         ///   - readsParameters: read the device's buffer parameters after connecting.
         ///   - firstSequence: first sequence number, or `nil` for a random one.
+        ///   - makeLogger: makes the loggers of the transfer engine and of each group.
         public init(
             timeout: Duration = .seconds(3),
             retries: Int = 3,
@@ -49,7 +54,8 @@ public actor SMPClient {
             busyBackoff: Duration = .milliseconds(50),
             preferredVersion: SMPVersion = .v2,
             readsParameters: Bool = true,
-            firstSequence: UInt8? = nil
+            firstSequence: UInt8? = nil,
+            makeLogger: @escaping @Sendable (String) -> Logger = { Logger(label: $0) }
         ) {
             self.timeout = timeout
             self.retries = retries
@@ -58,6 +64,7 @@ public actor SMPClient {
             self.preferredVersion = preferredVersion
             self.readsParameters = readsParameters
             self.firstSequence = firstSequence
+            self.makeLogger = makeLogger
         }
     }
 
@@ -76,6 +83,9 @@ public actor SMPClient {
     /// The configuration in force.
     public let configuration: Configuration
     private let logger: Logger
+    /// The transfer engine's logger (`mcumgr.transfer`).
+    let transferLogger: Logger
+    private var groupLoggers: [SMPGroup: Logger] = [:]
     private var pending: PendingRequests<ResponsePromise>
     private var drivers: [Int: Task<Void, Never>] = [:]
     private var readerTask: Task<Void, Never>?
@@ -97,6 +107,7 @@ public actor SMPClient {
         self.connection = connection
         self.configuration = configuration
         self.logger = logger ?? Logger(label: "mcumgr.client")
+        self.transferLogger = configuration.makeLogger("mcumgr.transfer")
         self.version = configuration.preferredVersion
         self.pending = PendingRequests(firstSequence: configuration.firstSequence ?? UInt8.random(in: 0...255))
     }
@@ -204,12 +215,14 @@ public actor SMPClient {
     {
         let timeout = timeout ?? configuration.timeout
         let retries = max(0, retries ?? configuration.retries)
+        let sentVersion = version
         let (id, promise) = try await start(request, timeout: timeout, retries: retries)
         return SMPPendingResponse(
             client: self,
             id: id,
             promise: promise,
             request: request,
+            sentVersion: sentVersion,
             timeout: timeout,
             retries: retries
         )
@@ -232,16 +245,25 @@ public actor SMPClient {
         }
         let promise = ResponsePromise()
         let id = pending.add(promise)
+        // Each attempt's timeout starts when its send returns: a link that holds a write back
+        // (a full BLE controller buffer) slows a request, it does not fail it.
         guard await sendAttempt(id, number: 0, probe: probe, expectation: expectation) else { return (id, promise) }
-        drivers[id] = Task {
-            await self.drive(id, probe: probe, expectation: expectation, timeout: timeout, retries: retries)
+        if pending.contains(id) {
+            drivers[id] = Task {
+                await self.drive(id, probe: probe, expectation: expectation, timeout: timeout, retries: retries)
+            }
         }
         return (id, promise)
     }
 
     /// Sends one attempt; `false` when the request is already over (answered or failed).
+    @discardableResult
     private func sendAttempt(_ id: Int, number: Int, probe: SMPFrame, expectation: Expectation) async -> Bool {
-        guard let sequence = pending.attempt(id, expecting: expectation) else { return false }
+        guard pending.contains(id) else { return false }
+        guard let sequence = pending.attempt(id, expecting: expectation) else {
+            fail(id, SMPTransportError(.sendFailed, "all 256 sequence numbers are in flight"))
+            return false
+        }
         var header = probe.header
         header.sequence = sequence
         header.version = version
@@ -261,7 +283,7 @@ public actor SMPClient {
                 ]
             )
         }
-        logger.trace("send", metadata: ["frame": "\(describe(bytes))"])
+        groupLogger(header.group).trace("send", metadata: ["frame": "\(describe(bytes))"])
         do {
             try await connection.send(bytes)
         } catch {
@@ -279,6 +301,7 @@ public actor SMPClient {
             } catch {
                 return  // the request finished or was cancelled
             }
+            guard pending.contains(id) else { return }
             if attempt > retries { break }
             guard await sendAttempt(id, number: attempt, probe: probe, expectation: expectation) else { return }
         }
@@ -298,8 +321,17 @@ public actor SMPClient {
         pending.remove(id)?.resolve(.failure(error))
     }
 
+    /// The logger of one group (`mcumgr.group.image`, …), made on first use.
+    func groupLogger(_ group: SMPGroup) -> Logger {
+        if let existing = groupLoggers[group] { return existing }
+        let made = configuration.makeLogger("mcumgr.group.\(group.name.replacingOccurrences(of: " ", with: "-"))")
+        groupLoggers[group] = made
+        return made
+    }
+
     /// Called by a handle when the device answered `EBUSY` or `rc 13`; returns whether to resend.
     func shouldResend(after error: SMPDeviceError, sentVersion: SMPVersion, busyAttempts: Int) -> Bool {
+        groupLogger(error.requestGroup).debug("device refused", metadata: ["error": "\(error)"])
         if error.returnCode == .busy && busyAttempts < configuration.busyRetries {
             logger.debug(
                 "device busy; retrying",
@@ -318,14 +350,14 @@ public actor SMPClient {
     // MARK: - Receiving
 
     private func receive(_ bytes: [UInt8]) {
-        logger.trace("receive", metadata: ["frame": "\(describe(bytes))"])
         let frame: SMPFrame
         do {
             frame = try SMPFrame(parsing: bytes)
         } catch {
-            logger.debug("dropping malformed frame", metadata: ["error": "\(error)"])
+            logger.debug("dropping malformed frame", metadata: ["error": "\(error)", "bytes": "\(bytes.count)"])
             return
         }
+        groupLogger(frame.header.group).trace("receive", metadata: ["frame": "\(describe(bytes))"])
         switch pending.match(frame.header) {
         case .answered(let id, let waiter):
             drivers.removeValue(forKey: id)?.cancel()

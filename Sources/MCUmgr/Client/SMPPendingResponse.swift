@@ -10,6 +10,9 @@ public struct SMPPendingResponse<R: SMPRequest>: Sendable {
     let id: Int
     let promise: ResponsePromise
     let request: R
+    /// The protocol version the request was first sent with (a v1 answer may switch the
+    /// client's version before this handle reads the answer).
+    let sentVersion: SMPVersion
     let timeout: Duration
     let retries: Int
 
@@ -21,7 +24,7 @@ public struct SMPPendingResponse<R: SMPRequest>: Sendable {
         var current = self
         var busyAttempts = 0
         while true {
-            let sentVersion = await client.version
+            let sentVersion = current.sentVersion
             let frame = try await current.frame()
             do {
                 return try frame.decodeResponse(to: R.self)

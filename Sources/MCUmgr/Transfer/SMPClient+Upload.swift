@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SMPCore
 
 extension SMPClient {
@@ -50,6 +51,9 @@ extension SMPClient {
 
     private struct ChunkAnswer: Sendable {
         var start: Int
+        /// Which sending of the chunk at `start` this answers; answers of a sending that was
+        /// since replaced or abandoned are stale and ignored.
+        var generation: Int
         var result: Result<Int, any Error>
     }
 
@@ -125,15 +129,25 @@ extension SMPClient {
                 }
                 continue session
             }
+            if resumed > firstSize {
+                transferLogger.debug("the device resumes an interrupted upload", metadata: ["offset": "\(resumed)"])
+            }
             var state = UploadWindow(total: total, deviceOffset: resumed)
             report(progress(state.confirmed, sentBefore))
             if state.isFinished { return }
 
             let (answers, sink) = AsyncStream.makeStream(of: ChunkAnswer.self)
-            var tasks: [Int: Task<Void, Never>] = [:]
-            defer { for task in tasks.values { task.cancel() } }
+            var tasks: [Int: (generation: Int, task: Task<Void, Never>)] = [:]
+            var generation = 0
+            defer { for entry in tasks.values { entry.task.cancel() } }
 
             var incoming = answers.makeAsyncIterator()
+            // Answers since the confirmed offset last grew. A device that lost data it had
+            // confirmed (a power cut, a reboot that kept part of the session) keeps asking for an
+            // offset below ours; rather than resend forever, reopen the session, whose answer is
+            // the device's own offset.
+            var answersWithoutProgress = 0
+            var lastConfirmed = state.confirmed
             while true {
                 // Chunks are submitted one after another, so they leave in offset order; only
                 // the waiting for their answers runs concurrently.
@@ -145,19 +159,42 @@ extension SMPClient {
                         timeout: options.chunkTimeout
                     )
                     _ = state.send(size: size)
-                    tasks[start]?.cancel()
-                    tasks[start] = Task {
+                    generation += 1
+                    let current = generation
+                    tasks[start]?.task.cancel()
+                    let task = Task {
                         do {
-                            sink.yield(
-                                ChunkAnswer(
-                                    start: start,
-                                    result: .success(try await offset { try await pending.response() })
-                                )
-                            )
+                            let deviceOffset = try await offset { try await pending.response() }
+                            sink.yield(ChunkAnswer(start: start, generation: current, result: .success(deviceOffset)))
                         } catch {
-                            sink.yield(ChunkAnswer(start: start, result: .failure(error)))
+                            sink.yield(ChunkAnswer(start: start, generation: current, result: .failure(error)))
                         }
                     }
+                    tasks[start] = (current, task)
+                }
+                // Every chunk in flight must have a task that will report on it; one without is
+                // treated as lost rather than waited for forever.
+                for start in state.inFlight.keys where tasks[start] == nil {
+                    transferLogger.debug(
+                        "a chunk lost its answer task; sending it again",
+                        metadata: ["offset": "\(start)"]
+                    )
+                    _ = state.chunkFailed(start: start)
+                }
+                if answersWithoutProgress > 2 * window + 8 {
+                    transferLogger.debug(
+                        "the device stopped advancing; reopening the session",
+                        metadata: ["confirmed": "\(state.confirmed)"]
+                    )
+                    restarts += 1
+                    guard restarts <= options.maximumRestarts else {
+                        throw SMPTransportError(
+                            .disconnected,
+                            "the device stopped accepting data at offset \(state.confirmed)"
+                        )
+                    }
+                    sentBefore += state.bytesSent
+                    continue session
                 }
                 if state.inFlight.isEmpty && !state.hasMoreToSend && !state.isFinished {
                     // Everything sent was answered, yet the device wants more: send from its offset.
@@ -166,6 +203,8 @@ extension SMPClient {
                 }
                 guard let answer = await incoming.next() else { break }
                 try Task.checkCancellation()
+                guard tasks[answer.start]?.generation == answer.generation else { continue }
+                answersWithoutProgress += 1
                 switch answer.result {
                 case .success(let deviceOffset):
                     switch state.acknowledge(start: answer.start, deviceOffset: deviceOffset) {
@@ -173,6 +212,7 @@ extension SMPClient {
                         report(progress(total, sentBefore + state.bytesSent))
                         return
                     case .restart:
+                        transferLogger.debug("the device lost the upload session; opening it again")
                         restarts += 1
                         guard restarts <= options.maximumRestarts else {
                             throw SMPTransportError(
@@ -183,13 +223,23 @@ extension SMPClient {
                         sentBefore += state.bytesSent
                         continue session
                     case .proceed(let abandon):
-                        for start in abandon { tasks.removeValue(forKey: start)?.cancel() }
+                        if !abandon.isEmpty {
+                            transferLogger.debug(
+                                "resynchronising with the device",
+                                metadata: ["device_offset": "\(deviceOffset)", "abandoned": "\(abandon.count)"]
+                            )
+                        }
+                        for start in abandon { tasks.removeValue(forKey: start)?.task.cancel() }
                         report(progress(state.confirmed, sentBefore + state.bytesSent))
                     }
                 case .failure(let error):
                     if state.chunkFailed(start: answer.start) && !(error is CancellationError) { throw error }
                 }
                 tasks[answer.start] = nil
+                if state.confirmed > lastConfirmed {
+                    lastConfirmed = state.confirmed
+                    answersWithoutProgress = 0
+                }
             }
             try Task.checkCancellation()
             throw SMPTransportError(.disconnected, "the upload stopped before the device confirmed every byte")

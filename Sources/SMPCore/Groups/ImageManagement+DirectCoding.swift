@@ -67,7 +67,7 @@ extension ImageManagement.Upload: CBORDirectEncodable, CBORDirectDecodable {
         self.init(offset: offset, data: data, length: length, sha256: sha256, image: image, upgrade: upgrade)
     }
 
-    private static let keys: [StaticString] = ["len", "off", "sha", "data", "image", "upgrade"]
+    private static let keys = CBORKeySet(["len", "off", "sha", "data", "image", "upgrade"])
 
     private static func missing(_ key: CodingKeys) -> DecodingError {
         .keyNotFound(key, .init(codingPath: [], debugDescription: "no value for key \"\(key.stringValue)\""))
@@ -79,7 +79,7 @@ extension CBORReader {
     /// each key in `keys` (`nil` for others) and the key's offset to `body`, which must consume
     /// the value.
     /// - Throws: ``CBORError`` for malformed input or a non-text key; whatever `body` throws.
-    mutating func readMap(_ keys: [StaticString], _ body: (inout CBORReader, Int?, Int) throws -> Void) throws {
+    mutating func readMap(_ keys: CBORKeySet, _ body: (inout CBORReader, Int?, Int) throws -> Void) throws {
         if let count = try readMapHeader() {
             for _ in 0..<count {
                 let keyOffset = offset

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import SMPBLETransport
+
+/// `mcumgr bench …`: modelled transfer throughput.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Modelled transfer throughput over simulated links.",
+        subcommands: [BLE.self]
+    )
+
+    /// `mcumgr bench ble --profile NAME [--window N] [--size BYTES]`.
+    struct BLE: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ble",
+            abstract: "Upload an image over a simulated Bluetooth LE link and report the modelled throughput.",
+            discussion: """
+                Runs the real client and GATT transport over a modelled radio (PHY, data length, \
+                ATT MTU, connection interval, packets per event) to a simulated device, on a \
+                virtual clock: the rates are the model's, not this machine's. Without --window it \
+                runs every window from 1 to the device's buffer count and reports window 1 and \
+                the best. Profiles: legacy, fast, reassembly, coded.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: "The link profile: legacy, fast, reassembly or coded.")
+        var profile: String = "reassembly"
+
+        @Option(help: "Requests in flight (default: every window from 1 to the device's buffer count).")
+        var window: Int?
+
+        @Option(help: "Image size in bytes.")
+        var size: Int = 131_072
+
+        func validate() throws {
+            guard BLELinkProfile.named(profile) != nil else {
+                let names = BLELinkProfile.all.map(\.name).joined(separator: ", ")
+                throw ValidationError("unknown profile '\(profile)'; use one of \(names)")
+            }
+            if let window, window < 1 { throw ValidationError("--window must be at least 1") }
+            guard size >= 1024 else { throw ValidationError("--size must be at least 1024 bytes") }
+        }
+
+        func run() async throws {
+            guard let link = BLELinkProfile.named(profile) else { return }
+            var results: [BLEBenchmark.Result] = []
+            if let window {
+                results.append(try await BLEBenchmark.run(profile: link, window: window, size: size))
+            } else {
+                for window in 1...link.deviceBufferCount {
+                    results.append(try await BLEBenchmark.run(profile: link, window: window, size: size))
+                }
+            }
+            let best = results.max { $0.bytesPerSecond < $1.bytesPerSecond }
+            if global.json {
+                CommandSupport.emit(
+                    .object([
+                        ("profile", .string(link.name)),
+                        ("phy", .string(link.phy.rawValue)),
+                        ("attMTU", .int(Int64(link.attMTU))),
+                        ("dataLength", .int(Int64(link.dataLength))),
+                        ("connectionIntervalMs", .double(link.connectionIntervalMilliseconds)),
+                        ("packetsPerEvent", .int(Int64(link.centralSlotsPerEvent))),
+                        ("reassembly", .bool(link.deviceReassembly)),
+                        ("bufSize", .int(Int64(link.deviceBufferSize))),
+                        ("bufCount", .int(Int64(link.deviceBufferCount))),
+                        ("capacityBytesPerSecond", .double(link.theoreticalWriteCapacity.rounded())),
+                        ("linkLayerBytesPerSecond", .double(link.linkLayerCapacity.rounded())),
+                        (
+                            "results",
+                            .array(
+                                results.map { result in
+                                    .object([
+                                        ("window", .int(Int64(result.window))),
+                                        ("bytes", .int(Int64(result.bytes))),
+                                        ("frameSize", .int(Int64(result.frameSize))),
+                                        ("seconds", .double(result.seconds)),
+                                        ("bytesPerSecond", .double(result.bytesPerSecond.rounded())),
+                                        ("fractionOfCapacity", .double(result.fractionOfCapacity)),
+                                    ])
+                                }
+                            )
+                        ),
+                        ("bestWindow", best.map { .int(Int64($0.window)) } ?? .null),
+                    ])
+                )
+                return
+            }
+            Console.out(link.description)
+            Console.out(
+                "link capacity: \(Self.rate(link.theoreticalWriteCapacity)) of ATT writes (\(link.centralSlotsPerEvent) packets per event), \(Self.rate(link.linkLayerCapacity)) of LL payload"
+            )
+            for result in results {
+                let marker = results.count > 1 && result.window == best?.window ? " (best)" : ""
+                let percent = Int((result.fractionOfCapacity * 100).rounded())
+                Console.out(
+                    "window \(result.window)\(marker): \(Self.rate(result.bytesPerSecond)), \(percent)% of capacity; \(result.bytes) bytes in \(String(format: "%.2f", result.seconds)) s modelled, \(result.frameSize)-byte frames"
+                )
+            }
+        }
+
+        static func rate(_ bytesPerSecond: Double) -> String {
+            String(format: "%.1f kB/s", bytesPerSecond / 1000)
+        }
+    }
+}

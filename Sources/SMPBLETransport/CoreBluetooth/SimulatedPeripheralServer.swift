@@ -1,0 +1,203 @@
+#if canImport(CoreBluetooth)
+    @preconcurrency import CoreBluetooth
+    import Foundation
+    import MCUmgr
+    import SMPCore
+    import SMPSimulator
+
+    /// Serves a ``SimulatedDevice`` as a real Bluetooth LE peripheral through `CBPeripheralManager`
+    /// (macOS), so phone apps (nRF Connect Device Manager) and other hosts can update it: the SMP
+    /// service and characteristic, Device Information and Battery, advertised under `name`.
+    ///
+    /// Writes are reassembled by header length (as `MCUMGR_TRANSPORT_BT_REASSEMBLY` does), handled
+    /// one at a time in arrival order, and answered by notifications of at most the central's
+    /// `maximumUpdateValueLength`; a full notification queue waits for
+    /// `peripheralManagerIsReady(toUpdateSubscribers:)`.
+    ///
+    /// `@unchecked Sendable`: all mutable state is used only on `queue`, where the manager calls back.
+    public final class SimulatedPeripheralServer: NSObject, CBPeripheralManagerDelegate, @unchecked Sendable {
+        /// The device served.
+        public let device: SimulatedDevice
+        /// The advertised local name.
+        public let name: String
+        private let queue = DispatchQueue(label: "mcumgr.ble.peripheral")
+        private var manager: CBPeripheralManager?
+        private var started: CheckedContinuation<Void, any Error>?
+        private let smp = CBMutableCharacteristic(
+            type: CBUUID(string: SMPGATT.characteristicUUID),
+            properties: [.writeWithoutResponse, .notify],
+            value: nil,
+            permissions: [.writeable]
+        )
+        private var decoders: [UUID: SMPStreamDecoder] = [:]
+        private var centrals: [UUID: CBCentral] = [:]
+        private var outgoing: [(value: Data, central: CBCentral)] = []
+        private let requests: AsyncStream<(frame: [UInt8], central: UUID)>.Continuation
+        private let worker: Task<Void, Never>
+
+        /// Creates a server; nothing is advertised until ``start()``.
+        /// - Parameters:
+        ///   - device: the device.
+        ///   - name: the advertised name.
+        public init(device: SimulatedDevice, name: String = "Zephyr") {
+            self.device = device
+            self.name = name
+            let (stream, continuation) = AsyncStream.makeStream(of: (frame: [UInt8], central: UUID).self)
+            requests = continuation
+            // One request at a time, in arrival order, as Zephyr's SMP work queue.
+            let box = WeakServer()
+            worker = Task {
+                for await request in stream {
+                    let delivery = await device.exchange(request.frame)
+                    box.server?.answer(delivery.responses.map(\.frame), to: request.central)
+                }
+            }
+            super.init()
+            box.server = self
+        }
+
+        deinit {
+            worker.cancel()
+            requests.finish()
+        }
+
+        /// Powers on, publishes the services and advertises the SMP service and the name.
+        /// - Throws: ``SMPTransportError`` `.unavailable` when Bluetooth is off or not allowed.
+        public func start() async throws {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                queue.async {
+                    self.started = continuation
+                    self.manager = CBPeripheralManager(delegate: self, queue: self.queue)  // → didUpdateState
+                }
+            }
+        }
+
+        /// Stops advertising and removes the services.
+        public func stop() {
+            queue.sync {
+                manager?.stopAdvertising()
+                manager?.removeAllServices()
+            }
+        }
+
+        // MARK: - CBPeripheralManagerDelegate (on `queue`)
+
+        public func peripheralManagerDidUpdateState(_ peripheral: CBPeripheralManager) {
+            switch peripheral.state {
+            case .poweredOn:
+                publish(peripheral)
+            case .unauthorized, .unsupported, .poweredOff:
+                started?.resume(throwing: SMPTransportError(.unavailable, "Bluetooth is not available for advertising"))
+                started = nil
+            default:
+                break
+            }
+        }
+
+        public func peripheralManager(_ peripheral: CBPeripheralManager, didAdd service: CBService, error: (any Error)?)
+        {
+            if let error {
+                started?.resume(throwing: SMPTransportError(.unavailable, "could not add a service", cause: error))
+                started = nil
+            }
+        }
+
+        public func peripheralManagerDidStartAdvertising(_ peripheral: CBPeripheralManager, error: (any Error)?) {
+            if let error {
+                started?.resume(throwing: SMPTransportError(.unavailable, "could not advertise", cause: error))
+            } else {
+                started?.resume()
+            }
+            started = nil
+        }
+
+        public func peripheralManager(_ peripheral: CBPeripheralManager, didReceiveWrite requests: [CBATTRequest]) {
+            for request in requests where request.characteristic.uuid == smp.uuid {
+                guard let value = request.value else { continue }
+                centrals[request.central.identifier] = request.central
+                var decoder = decoders[request.central.identifier] ?? SMPStreamDecoder()
+                for case .frame(let frame) in decoder.feed(Array(value)) {
+                    self.requests.yield((frame, request.central.identifier))
+                }
+                decoders[request.central.identifier] = decoder
+            }
+        }
+
+        public func peripheralManager(
+            _ peripheral: CBPeripheralManager,
+            central: CBCentral,
+            didUnsubscribeFrom characteristic: CBCharacteristic
+        ) {
+            decoders[central.identifier] = nil
+            centrals[central.identifier] = nil
+        }
+
+        public func peripheralManagerIsReady(toUpdateSubscribers peripheral: CBPeripheralManager) {
+            drain()
+        }
+
+        // MARK: - Private
+
+        private func publish(_ manager: CBPeripheralManager) {
+            let service = CBMutableService(type: CBUUID(string: SMPGATT.serviceUUID), primary: true)
+            service.characteristics = [smp]
+            let information = CBMutableService(
+                type: CBUUID(string: SMPGATT.deviceInformationServiceUUID),
+                primary: true
+            )
+            information.characteristics = [
+                ("2A29", "Zephyr"), ("2A24", "swift-mcumgr simulator"), ("2A26", device.configuration.factoryVersion),
+            ].map { uuid, text in
+                CBMutableCharacteristic(
+                    type: CBUUID(string: uuid),
+                    properties: [.read],
+                    value: Data(text.utf8),
+                    permissions: [.readable]
+                )
+            }
+            let battery = CBMutableService(type: CBUUID(string: SMPGATT.batteryServiceUUID), primary: true)
+            battery.characteristics = [
+                CBMutableCharacteristic(
+                    type: CBUUID(string: "2A19"),
+                    properties: [.read],
+                    value: Data([100]),
+                    permissions: [.readable]
+                )
+            ]
+            for published in [service, information, battery] { manager.add(published) }
+            manager.startAdvertising([
+                CBAdvertisementDataLocalNameKey: name,
+                CBAdvertisementDataServiceUUIDsKey: [CBUUID(string: SMPGATT.serviceUUID)],
+            ])
+        }
+
+        /// Called by the worker with the device's answers.
+        fileprivate func answer(_ frames: [[UInt8]], to identifier: UUID) {
+            queue.async {
+                guard let central = self.centrals[identifier] else { return }  // it went away
+                let size = max(20, central.maximumUpdateValueLength)
+                for frame in frames {
+                    for fragment in BLEFragmentation.fragments(of: frame, maximumWriteLength: size) {
+                        self.outgoing.append((Data(fragment), central))
+                    }
+                }
+                self.drain()
+            }
+        }
+
+        /// Sends queued notifications until the manager's queue is full (on `queue`).
+        private func drain() {
+            guard let manager else { return }
+            while let next = outgoing.first {
+                guard manager.updateValue(next.value, for: smp, onSubscribedCentrals: [next.central]) else { return }
+                outgoing.removeFirst()
+            }
+        }
+    }
+
+    /// Lets the worker task reach the server without keeping it alive.
+    private final class WeakServer: @unchecked Sendable {
+        // Written once in the server's init, before the worker reads it.
+        weak var server: SimulatedPeripheralServer?
+    }
+#endif

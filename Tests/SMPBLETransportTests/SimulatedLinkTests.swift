@@ -1,0 +1,265 @@
+import Foundation
+import MCUboot
+import MCUmgr
+import SMPCore
+import SMPSimulator
+import Testing
+
+@testable import SMPBLETransport
+
+enum BLEHarness {
+    static let client = SMPClient.Configuration(
+        timeout: .milliseconds(300),
+        retries: 4,
+        busyBackoff: .milliseconds(2),
+        firstSequence: 0
+    )
+
+    static func profile(mtu: Int, reassembly: Bool = true, buffer: Int = 1024) -> BLELinkProfile {
+        BLELinkProfile(
+            name: "test",
+            phy: .le2M,
+            attMTU: mtu,
+            dataLength: 251,
+            connectionIntervalMilliseconds: 15,
+            deviceReassembly: reassembly,
+            deviceBufferSize: buffer,
+            deviceBufferCount: 4
+        )
+    }
+
+    static func peripheral(_ profile: BLELinkProfile) -> SimulatedBLEPeripheral {
+        SimulatedBLEPeripheral(profile: profile, settle: .zero)
+    }
+
+    static func image(size: Int, version: (UInt8, UInt8) = (2, 0)) throws -> (data: Data, hash: Data) {
+        let data = try BLEBenchmark.syntheticImage(size: size, version: version)
+        let hash = try #require(try MCUbootImage(bytes: Array(data)).hash)
+        return (data, Data(hash))
+    }
+
+    /// Whether the secondary slot holds the image with this hash.
+    static func slotOneHolds(_ hash: Data, on device: SimulatedDevice) async -> Bool {
+        await device.imageStates.contains { $0.slot == 1 && $0.hash == hash }
+    }
+}
+
+@Suite struct SimulatedLinkTests {
+    /// The real core over the simulated radio at every ATT MTU from 23 to 517: a request and a
+    /// response of several notifications each, reassembled on both sides.
+    @Test func echoAtEveryMTU() async throws {
+        let text = String(repeating: "0123456789", count: 60)
+        for mtu in 23...517 {
+            let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: mtu))
+            let client = try await SMPClient.connect(
+                GATTTransport.simulated(peripheral),
+                configuration: BLEHarness.client
+            )
+            #expect(await client.maximumFrameSize == 1024, "MTU \(mtu)")
+            let answer = try await client.send(OSManagement.Echo(text: text))
+            #expect(answer.text == text, "MTU \(mtu)")
+            #expect(await peripheral.notificationCount >= 1 + (600 + 20) / (mtu - 3), "MTU \(mtu)")
+            await client.close()
+        }
+    }
+
+    /// Without device reassembly every frame is one write: at every ATT MTU the client sizes its
+    /// requests to the write length and the echo of the longest text that fits comes back.
+    @Test func echoWithoutReassemblyAtEveryMTU() async throws {
+        for mtu in 23...517 {
+            let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: mtu, reassembly: false, buffer: 1024))
+            let client = try await SMPClient.connect(
+                GATTTransport.simulated(peripheral),
+                configuration: BLEHarness.client
+            )
+            #expect(await client.maximumFrameSize == mtu - 3, "MTU \(mtu)")
+            // 8-byte header, {"d": text}: 3 bytes, the text's 1-, 2- or 3-byte head, the text.
+            func frameSize(_ count: Int) -> Int { 8 + 3 + (count < 24 ? 1 : count < 256 ? 2 : 3) + count }
+            var count = 0
+            while frameSize(count + 1) <= mtu - 3 { count += 1 }
+            let text = String(repeating: "s", count: count)
+            let answer = try await client.send(OSManagement.Echo(text: text))
+            #expect(answer.text == text, "MTU \(mtu)")
+            await #expect(throws: SMPTransportError(.frameTooLarge), "MTU \(mtu)") {
+                try await client.send(OSManagement.Echo(text: text + "s"))
+            }
+            await client.close()
+        }
+    }
+
+    /// A frame larger than the modelled controller buffer (legacy: 8 packets, 384-byte frames of
+    /// 20 writes) is refused write by write and waited out; the upload completes.
+    @Test func controllerBufferFlowControl() async throws {
+        let peripheral = BLEHarness.peripheral(.legacy)
+        let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: BLEHarness.client)
+        let image = try BLEHarness.image(size: 6000)
+        try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 2))
+        #expect(await peripheral.bufferFullCount > 0)
+        #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))
+        await client.close()
+    }
+
+    /// Pipelined uploads at every window, with reassembly and without (frames of one write).
+    @Test(arguments: [true, false], [1, 2, 3, 4])
+    func pipelinedUpload(reassembly: Bool, window: Int) async throws {
+        let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, reassembly: reassembly, buffer: 2475))
+        let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: BLEHarness.client)
+        #expect(await client.maximumFrameSize == (reassembly ? 2475 : 244))
+        let image = try BLEHarness.image(size: 24_000)
+        let progress = try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: window))
+        #expect(progress.bytesConfirmed == image.data.count)
+        #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))
+        #expect(await peripheral.modelledTime > 0)
+        await client.close()
+    }
+
+    /// Duplicated and reordered responses (interleaved sequence numbers) while pipelining.
+    @Test func duplicateAndInterleavedResponses() async throws {
+        let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 185, buffer: 1024))
+        await peripheral.device.setFaults(Faults([.duplicateResponses(every: 2), .reorderResponses(every: 3)]))
+        let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: BLEHarness.client)
+        let image = try BLEHarness.image(size: 20_000)
+        try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 4))
+        #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))
+        await client.close()
+    }
+
+    /// A 500 ms write stall (no room in the controller, no ready callback) slows the transfer
+    /// and fails nothing, although it is longer than the client's 300 ms request timeout.
+    @Test func writeStallIsBackPressure() async throws {
+        let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, buffer: 2475))
+        let client = try await SMPClient.connect(
+            GATTTransport.simulated(peripheral),
+            configuration: .init(timeout: .milliseconds(300), retries: 0, firstSequence: 0)
+        )
+        await peripheral.inject(.writeStall(afterWrites: 12, duration: .milliseconds(500)))
+        let image = try BLEHarness.image(size: 12_000)
+        try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 1))
+        #expect(await peripheral.stallsServed == 1)
+        #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))
+        await client.close()
+    }
+
+    /// The link drops mid-transfer: the upload fails with `.disconnected`; a new connection
+    /// resumes from the device's offset and completes.
+    @Test func disconnectMidTransferThenReconnect() async throws {
+        let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, buffer: 2475))
+        let transport = GATTTransport.simulated(peripheral)
+        let image = try BLEHarness.image(size: 30_000)
+        let first = try await SMPClient.connect(transport, configuration: BLEHarness.client)
+        await peripheral.inject(.disconnect(afterWrites: 40))
+        await #expect(throws: SMPTransportError(.disconnected)) {
+            try await first.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 3))
+        }
+        let offset = await peripheral.device.uploadSession?.offset ?? 0
+        #expect(offset > 0)
+        let second = try await SMPClient.connect(transport, configuration: BLEHarness.client)
+        try await second.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 3))
+        #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))
+        #expect(await peripheral.connectionCount == 2)
+        await second.close()
+    }
+
+    /// A whole test-and-confirm upgrade over the link: upload, test, reset (the device drops the
+    /// link), reconnect, confirm, verify — on the slow legacy profile and the reassembly one.
+    @Test(arguments: [BLELinkProfile.legacy, .reassembly])
+    func testAndConfirmUpgrade(profile: BLELinkProfile) async throws {
+        let peripheral = BLEHarness.peripheral(profile)
+        let image = try BLEHarness.image(size: 10_000)
+        let package = FirmwarePackage.Image(try MCUbootImage(bytes: Array(image.data)), imageIndex: 0, slot: 1)
+        let upgrade = FirmwareUpgrade(
+            transport: GATTTransport.simulated(peripheral),
+            configuration: .init(
+                mode: .testAndConfirm,
+                window: 4,
+                firstChunkTimeout: .seconds(2),
+                probeTimeout: .milliseconds(300),
+                reconnectTimeout: .seconds(10),
+                reconnectInterval: .milliseconds(10)
+            ),
+            clientConfiguration: BLEHarness.client
+        )
+        var completed = false
+        for try await event in upgrade.run(images: [package]) {
+            if case .completed = event { completed = true }
+        }
+        #expect(completed)
+        let states = await peripheral.device.imageStates
+        #expect(states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed }, "\(states)")
+        #expect(await peripheral.connectionCount >= 2)
+    }
+
+    /// The upgrade survives the link dropping in the middle of the upload.
+    @Test func upgradeSurvivesADisconnectMidUpload() async throws {
+        let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, buffer: 2475))
+        await peripheral.inject(.disconnect(afterWrites: 30))
+        let image = try BLEHarness.image(size: 30_000)
+        let package = FirmwarePackage.Image(try MCUbootImage(bytes: Array(image.data)), imageIndex: 0, slot: 1)
+        let upgrade = FirmwareUpgrade(
+            transport: GATTTransport.simulated(peripheral),
+            configuration: .init(
+                mode: .testAndConfirm,
+                window: 3,
+                firstChunkTimeout: .seconds(2),
+                probeTimeout: .milliseconds(300),
+                reconnectTimeout: .seconds(10),
+                reconnectInterval: .milliseconds(10),
+                retries: 6
+            ),
+            clientConfiguration: BLEHarness.client
+        )
+        for try await _ in upgrade.run(images: [package]) {}
+        let states = await peripheral.device.imageStates
+        #expect(states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed }, "\(states)")
+    }
+
+    /// The GATT database a development kit shows.
+    @Test func gattDatabase() {
+        let peripheral = SimulatedBLEPeripheral(profile: .reassembly)
+        let services = peripheral.services.map(\.uuid)
+        #expect(services == [SMPGATT.serviceUUID, "180A", "180F"])
+        let smp = peripheral.services[0].characteristics
+        #expect(smp.map(\.uuid) == [SMPGATT.characteristicUUID])
+        #expect(smp[0].properties == ["writeWithoutResponse", "notify"])
+    }
+}
+
+@Suite struct BLELinkProfileTests {
+    /// Air time of a full 2M packet (251 bytes) and an empty one, and the 1M equivalent.
+    @Test func airTimes() {
+        #expect(BLELinkProfile.PHY.le2M.airTime(payload: 251) == 1048)
+        #expect(BLELinkProfile.PHY.le2M.airTime(payload: 0) == 44)
+        #expect(BLELinkProfile.PHY.le1M.airTime(payload: 27) == 296)
+        #expect(BLELinkProfile.PHY.coded.airTime(payload: 0) == 720)
+    }
+
+    /// Writes of MTU − 3 bytes take ⌈(n + 7) / DLE⌉ packets.
+    @Test func packetsPerWrite() {
+        #expect(BLELinkProfile.reassembly.packets(forValueOf: 495) == 2)
+        #expect(BLELinkProfile.fast.packets(forValueOf: 244) == 1)
+        #expect(BLELinkProfile.legacy.packets(forValueOf: 20) == 1)
+        #expect(BLELinkProfile.legacy.packets(forValueOf: 21) == 2)
+    }
+
+    /// Named profiles resolve; slots per event never exceed what fits in the interval.
+    @Test func namedProfiles() {
+        for profile in BLELinkProfile.all {
+            #expect(BLELinkProfile.named(profile.name) == profile)
+            #expect(
+                Double(profile.centralSlotsPerEvent) * profile.exchangeMicroseconds <= profile
+                    .connectionIntervalMilliseconds * 1000 || profile.centralSlotsPerEvent == 1
+            )
+        }
+        #expect(BLELinkProfile.named("nope") == nil)
+    }
+
+    /// The modelled transfer never beats the link's theoretical capacity, and pipelining with
+    /// reassembly does not lose to one request at a time.
+    @Test func benchmarkStaysWithinCapacity() async throws {
+        let (one, best) = try await BLEBenchmark.windowOneAndBest(profile: .reassembly, size: 40_000)
+        #expect(one.bytes >= 40_000 - 64)
+        #expect(best.bytesPerSecond <= BLELinkProfile.reassembly.theoreticalWriteCapacity)
+        #expect(one.bytesPerSecond <= best.bytesPerSecond)
+        #expect(best.frameSize == 2475)
+    }
+}
