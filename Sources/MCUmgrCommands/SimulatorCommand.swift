@@ -3,6 +3,10 @@ import Foundation
 import MCUboot
 import SMPSimulator
 
+#if canImport(CoreBluetooth)
+    import SMPBLETransport
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -33,6 +37,10 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @Flag(help: "Serve a pseudo-terminal (its path is printed).")
     var pty = false
+
+    /// Advertise the simulated device over Bluetooth LE (macOS, CoreBluetooth).
+    @Flag(help: "Advertise the device over Bluetooth LE as a peripheral named Zephyr (macOS only).")
+    var ble = false
 
     @Option(help: "Framing on the pseudo-terminal: console or raw.")
     var framing: String = "console"
@@ -71,6 +79,9 @@ struct SimulatorCommand: AsyncParsableCommand {
     var realisticTiming = false
 
     func validate() throws {
+        #if !canImport(CoreBluetooth)
+            if ble { throw ValidationError("--ble needs CoreBluetooth (macOS); serve --udp or --pty here") }
+        #endif
         guard ["console", "raw"].contains(framing) else { throw ValidationError("--framing must be console or raw") }
         guard baud == 0 || baud >= 300 else { throw ValidationError("--baud must be 0 or at least 300") }
         for endpoint in udp { _ = try Self.parseEndpoint(endpoint) }
@@ -193,7 +204,22 @@ struct SimulatorCommand: AsyncParsableCommand {
     func run() async throws {
         let running = try start()
         announce(running)
+        #if canImport(CoreBluetooth)
+            // The peripheral adapter is thin and Apple-only; see docs/BLE.md for what is verified.
+            var peripheral: SimulatedPeripheralServer?
+            if ble {
+                let server = SimulatedPeripheralServer(device: running.device, name: "Zephyr")
+                try await server.start()
+                peripheral = server
+                Console.out(
+                    global.json ? JSONValue.object([("endpoint", .string("ble://Zephyr"))]).rendered() : "ble://Zephyr"
+                )
+            }
+        #endif
         await Self.waitForTerminationSignal()
+        #if canImport(CoreBluetooth)
+            peripheral?.stop()
+        #endif
         await running.stop()
     }
 

@@ -58,13 +58,15 @@ extension CBORReader {
             guard case .byteString(let data) = try readValue() else { throw CBORError(.unexpectedType, at: start) }
             return data
         }
-        let length = try readArgument(major: 2)
+        let length: UInt64
+        if let fast = readDefiniteArgument(major: 2) { length = fast } else { length = try readArgument(major: 2) }
         return dataCopy(try readRawBytes(length, start: start))
     }
 
     /// Reads a non-negative integer.
     /// - Throws: ``CBORError`` `.unexpectedType` for anything else (negative integers included).
     public mutating func readUnsigned() throws(CBORError) -> UInt64 {
+        if let value = readDefiniteArgument(major: 0) { return value }
         let start = offset
         guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
         guard initial >> 5 == 0 else { throw CBORError(.unexpectedType, at: start) }
@@ -92,6 +94,11 @@ extension CBORReader {
     /// - Returns: the index in `keys`, or `nil` for any other (valid UTF-8) key.
     /// - Throws: ``CBORError`` `.unexpectedType` for a non-text key, `.invalidUTF8`, `.truncated`…
     public mutating func readKey(_ keys: CBORKeySet) throws(CBORError) -> Int? {
+        // Fast path: a short key that is one of ours (ASCII, so valid UTF-8 by construction).
+        if let short = peekPackedShortText(), let found = keys.index(length: short.length, packed: short.value) {
+            skipBytes(1 + short.length)
+            return found
+        }
         let start = offset
         guard let initial = peekInitialByte() else { throw CBORError(.truncated, at: start) }
         guard initial >> 5 == 3 else { throw CBORError(.unexpectedType, at: start) }
@@ -179,6 +186,12 @@ public struct CBORKeySet: Sendable {
             return (bytes.count, bytes.count <= 8 ? CBORKeySet.pack(bytes[...]) : 0)
         }
         long = keys.map { $0.utf8.count > 8 ? Array($0.utf8) : nil }
+    }
+
+    /// The index of a key of at most 8 bytes given packed, or `nil`.
+    func index(length: Int, packed value: UInt64) -> Int? {
+        for (index, key) in packed.enumerated() where key.length == length && key.value == value { return index }
+        return nil
     }
 
     /// The index of `bytes` in the set, or `nil`.

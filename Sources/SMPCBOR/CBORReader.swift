@@ -73,6 +73,52 @@ public struct CBORReader: Sendable {
     mutating func skipBytes(_ count: Int) { reader.moveReaderIndex(forwardBy: count) }
     mutating func readRawBytesIfAvailable(_ count: Int) -> ArraySlice<UInt8>? { reader.readBytes(count: count) }
 
+    /// The next item's argument if it is in major type `major` with a definite argument, read
+    /// big-endian straight from the buffer; consumes the head. `nil` (consuming nothing) otherwise.
+    mutating func readDefiniteArgument(major: UInt8) -> UInt64? {
+        guard let initial = reader.peekByte(), initial >> 5 == major else { return nil }
+        let info = initial & 0x1f
+        switch info {
+        case 0..<24:
+            reader.moveReaderIndex(forwardBy: 1)
+            return UInt64(info)
+        case 24:
+            return reader.getInteger(at: reader.readerIndex + 1, endianness: .big, as: UInt8.self).map {
+                consumeHead(1, UInt64($0))
+            }
+        case 25:
+            return reader.getInteger(at: reader.readerIndex + 1, endianness: .big, as: UInt16.self).map {
+                consumeHead(2, UInt64($0))
+            }
+        case 26:
+            return reader.getInteger(at: reader.readerIndex + 1, endianness: .big, as: UInt32.self).map {
+                consumeHead(4, UInt64($0))
+            }
+        case 27:
+            return reader.getInteger(at: reader.readerIndex + 1, endianness: .big, as: UInt64.self).map {
+                consumeHead(8, $0)
+            }
+        default: return nil
+        }
+    }
+
+    private mutating func consumeHead(_ size: Int, _ value: UInt64) -> UInt64 {
+        reader.moveReaderIndex(forwardBy: 1 + size)
+        return value
+    }
+
+    /// A short definite text string (at most 8 bytes) at the reader position, packed big-endian
+    /// into an integer with its length, without consuming it; `nil` for anything else.
+    func peekPackedShortText() -> (length: Int, value: UInt64)? {
+        guard let initial = reader.peekByte(), initial >> 5 == 3 else { return nil }
+        let length = Int(initial & 0x1f)
+        guard length <= 8, reader.readableBytes > length else { return nil }
+        let start = reader.readerIndex + 1
+        var value: UInt64 = 0
+        for index in start..<start + length { value = value << 8 | UInt64(reader.bytes[index]) }
+        return (length, value)
+    }
+
     /// Whether every byte has been consumed.
     public var isAtEnd: Bool { reader.readableBytes == 0 }
 

@@ -34,6 +34,15 @@ struct SimulatorCommandTests {
         #expect(throws: (any Error).self) { try SimulatorCommand.parse(arguments) }
     }
 
+    #if !canImport(CoreBluetooth)
+        @Test("--ble is refused where CoreBluetooth does not exist, naming what to use instead")
+        func bleNeedsCoreBluetooth() async {
+            let result = await MCUmgrCommand.run(arguments: ["simulator", "--ble"])
+            #expect(result.status == 64)
+            #expect(result.stderr == "error: --ble needs CoreBluetooth (macOS); serve --udp or --pty here\n")
+        }
+    #endif
+
     @Test("serves UDP on the given address and prints one line per endpoint")
     func servesUDP() async throws {
         let command = try SimulatorCommand.parse(["--udp", "127.0.0.1:0", "--images", "2", "--mode", "overwrite"])

@@ -135,12 +135,13 @@ final class CountingConnection: SMPConnection {
     var maximumFrameSize: Int { inner.maximumFrameSize }
     var frames: AsyncThrowingStream<[UInt8], any Error> { inner.frames }
     func send(_ frame: [UInt8]) async throws {
+        // Counted once the link took it: a send refused by a closed link never reached the device.
+        try await inner.send(frame)
         if let parsed = try? SMPFrame(parsing: frame), parsed.header.group == .image, parsed.header.command == 1,
             let upload = try? parsed.decodeRequest(as: ImageManagement.Upload.self)
         {
             counter.add(upload.data.count)
         }
-        try await inner.send(frame)
     }
     func close() async { await inner.close() }
 }
