@@ -49,7 +49,8 @@ enum CommandContext {
                 logger: StderrLogHandler.logger("mcumgr.transport.serial", verbosity: verbosity)
             )
         #if canImport(CoreBluetooth)
-            case .ble(let name):
+            case .ble(let name, let psm):
+                if let psm { return L2CAPTransport(name, psm: psm) }
                 return GATTTransport.coreBluetooth(name)
         #else
             case .ble:

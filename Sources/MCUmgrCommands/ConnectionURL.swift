@@ -5,7 +5,7 @@ import Foundation
 /// ```
 /// udp://HOST[:PORT]                         (default port 1337; IPv6 as udp://[::1]:1337)
 /// serial:///dev/ttyACM0?baud=115200[&framing=console|raw][&mtu=N]
-/// ble://NAME-OR-IDENTIFIER                  (Apple platforms)
+/// ble://NAME-OR-IDENTIFIER[?psm=N]          (Apple platforms; psm: an L2CAP channel)
 /// sim://[?images=N&mode=swap|overwrite|direct-xip|direct-xip-revert]
 /// ```
 public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
@@ -13,8 +13,9 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
     case udp(host: String, port: UInt16)
     /// A serial port.
     case serial(path: String, baudRate: Int, raw: Bool, maximumFrameSize: Int?)
-    /// A Bluetooth LE peripheral by name or identifier.
-    case ble(name: String)
+    /// A Bluetooth LE peripheral by name or identifier; with a PSM, over an L2CAP channel
+    /// instead of the GATT characteristic.
+    case ble(name: String, psm: UInt16?)
     /// The in-process simulated device, with its query options (`images`, `mode`, …).
     case simulator(options: [String: String])
 
@@ -70,7 +71,17 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
             guard !rest.isEmpty else {
                 throw ConnectionURLError("'\(text)' needs a device name or identifier: ble://NAME")
             }
-            self = .ble(name: rest.removingPercentEncoding ?? rest)
+            let psm = try query["psm"].map { value throws(ConnectionURLError) in
+                guard let psm = UInt16(value), psm > 0 else {
+                    throw ConnectionURLError("psm '\(value)' must be a number from 1 to 65535")
+                }
+                return psm
+            }
+            let unknown = Set(query.keys).subtracting(["psm"])
+            guard unknown.isEmpty else {
+                throw ConnectionURLError("unknown ble option \(unknown.sorted().joined(separator: ", "))")
+            }
+            self = .ble(name: rest.removingPercentEncoding ?? rest, psm: psm)
         case "sim":
             guard rest.isEmpty || rest == "/" || rest == "device" else {
                 throw ConnectionURLError("sim:// takes options as a query, e.g. sim://?images=2&mode=swap")
@@ -125,7 +136,7 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         case .udp(let host, let port): host.contains(":") ? "udp://[\(host)]:\(port)" : "udp://\(host):\(port)"
         case .serial(let path, let baud, let raw, let mtu):
             "serial://\(path)?baud=\(baud)" + (raw ? "&framing=raw" : "") + (mtu.map { "&mtu=\($0)" } ?? "")
-        case .ble(let name): "ble://\(name)"
+        case .ble(let name, let psm): "ble://\(name)" + (psm.map { "?psm=\($0)" } ?? "")
         case .simulator(let options):
             options.isEmpty
                 ? "sim://"

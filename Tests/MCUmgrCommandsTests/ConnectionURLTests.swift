@@ -22,7 +22,8 @@ struct ConnectionURLTests {
                 "serial:///dev/pts/3?framing=console&mtu=1024",
                 .serial(path: "/dev/pts/3", baudRate: 115_200, raw: false, maximumFrameSize: 1024)
             ),
-            ("ble://Zephyr%20DFU", .ble(name: "Zephyr DFU")),
+            ("ble://Zephyr%20DFU", .ble(name: "Zephyr DFU", psm: nil)),
+            ("ble://kit?psm=128", .ble(name: "kit", psm: 128)),
             ("sim://", .simulator(options: [:])),
             ("sim://?images=2&mode=direct-xip", .simulator(options: ["images": "2", "mode": "direct-xip"])),
         ] as [(String, ConnectionURL)]
@@ -45,6 +46,9 @@ struct ConnectionURLTests {
         ("serial:///dev/tty?parity=even", "unknown serial option"),
         ("serial:///dev/tty?mtu=2", "mtu '2'"),
         ("ble://", "needs a device name"),
+        ("ble://kit?psm=0", "psm '0'"),
+        ("ble://kit?psm=x", "psm 'x'"),
+        ("ble://kit?mtu=5", "unknown ble option"),
         ("sim://other", "takes options as a query"),
     ])
     func rejectsWithASpecificMessage(_ text: String, _ fragment: String) {
