@@ -70,34 +70,13 @@ public enum BLEBenchmark {
         return (results[0], best)
     }
 
-    /// A valid MCUboot image (header, payload, SHA-256 TLV) of about `size` bytes.
+    /// A valid MCUboot image (header, payload, SHA-256 TLV) of about `size` bytes, built like the
+    /// simulator's factory image.
     public static func syntheticImage(size: Int, version: (UInt8, UInt8) = (2, 0)) throws -> Data {
-        let headerSize = 0x200
-        var payload = Array("swift-mcumgr BLE benchmark image\n".utf8)
-        while payload.count < max(64, size - headerSize - 40) {
-            payload.append(UInt8(truncatingIfNeeded: payload.count &* 131 &+ 7))
-        }
-        var bytes: [UInt8] = []
-        func le<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-        le(UInt32(0x96f3_b83d))
-        le(UInt32(0))
-        le(UInt16(headerSize))
-        le(UInt16(0))
-        le(UInt32(payload.count))
-        le(UInt32(0))
-        bytes.append(version.0)
-        bytes.append(version.1)
-        le(UInt16(0))
-        le(UInt32(0))
-        le(UInt32(0))
-        bytes += Array(repeating: 0, count: headerSize - bytes.count)
-        bytes += payload
-        let digest = ImageHashAlgorithm.sha256.hash(bytes)
-        le(UInt16(0x6907))
-        le(UInt16(4 + 4 + digest.count))
-        le(UInt16(0x10))
-        le(UInt16(digest.count))
-        bytes += digest
+        let bytes = FactoryImage.make(
+            version: ImageVersion(major: version.0, minor: version.1, revision: 0),
+            payloadSize: max(64, size - 0x200 - 40)
+        )
         _ = try MCUbootImage(bytes: bytes)
         return Data(bytes)
     }
