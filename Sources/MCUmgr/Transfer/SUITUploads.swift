@@ -2,15 +2,22 @@ import Foundation
 import SMPCBOR
 import SMPCore
 
-/// The SUIT group's upload handlers answer a chunk at an unexpected offset with v1 `rc` 1
-/// (EUNKNOWN) together with the `off` they expect: continue from there.
-private func suitExpectedOffset(after error: SMPDeviceError) -> Int? {
-    guard error.requestGroup == .suit, error.returnCode == .unknown,
-        let offset = error.payload?["off"]?.uint64Value
-    else {
-        return nil
+/// A SUIT upload kind: the answers carry `off`, and the SUIT group's handlers answer a chunk at
+/// an unexpected offset with v1 `rc` 1 (EUNKNOWN) together with the `off` they expect, so the
+/// upload continues from there.
+public protocol SUITChunkedUpload: ChunkedUpload where Request.Response == SUITManagement.UploadResponse {}
+
+extension SUITChunkedUpload {
+    public func nextOffset(from response: SUITManagement.UploadResponse) -> Int { Int(clamping: response.offset) }
+
+    public func expectedOffset(after error: SMPDeviceError) -> Int? {
+        guard error.requestGroup == .suit, error.returnCode == .unknown,
+            let offset = error.payload?["off"]?.uint64Value
+        else {
+            return nil
+        }
+        return Int(clamping: offset)
     }
-    return Int(clamping: offset)
 }
 
 /// A SUIT envelope upload (SUIT group, command 2).
@@ -18,7 +25,7 @@ private func suitExpectedOffset(after error: SMPDeviceError) -> Int? {
 /// The device processes the envelope once its last byte arrives, unless ``deferInstall`` is
 /// set; then it waits for ``SUITManagement/EnvelopeUpload/processDeferredEnvelope`` (sent after
 /// the cache images were uploaded with ``SUITCacheUpload``).
-public struct SUITEnvelopeUpload: ChunkedUpload {
+public struct SUITEnvelopeUpload: SUITChunkedUpload {
     /// The envelope's bytes.
     public let data: Data
     /// Do not process the envelope after its last chunk (`defer_install`).
@@ -43,14 +50,11 @@ public struct SUITEnvelopeUpload: ChunkedUpload {
         )
     }
 
-    public func nextOffset(from response: SUITManagement.UploadResponse) -> Int { Int(clamping: response.offset) }
-
-    public func expectedOffset(after error: SMPDeviceError) -> Int? { suitExpectedOffset(after: error) }
 }
 
 /// An image the device asked for while processing an envelope (SUIT group, command 4), streamed
 /// in the session the missing-image state (command 3) named.
-public struct SUITResourceUpload: ChunkedUpload {
+public struct SUITResourceUpload: SUITChunkedUpload {
     /// The resource's bytes.
     public let data: Data
     /// The `stream_session_id` from ``SUITManagement/MissingImageState``.
@@ -74,14 +78,11 @@ public struct SUITResourceUpload: ChunkedUpload {
         )
     }
 
-    public func nextOffset(from response: SUITManagement.UploadResponse) -> Int { Int(clamping: response.offset) }
-
-    public func expectedOffset(after error: SMPDeviceError) -> Int? { suitExpectedOffset(after: error) }
 }
 
 /// A SUIT cache image (or raw image) written to a cache pool or partition (SUIT group,
 /// command 5). `target_id` goes with every chunk, as Nordic's clients send it.
-public struct SUITCacheUpload: ChunkedUpload {
+public struct SUITCacheUpload: SUITChunkedUpload {
     /// The cache image's bytes.
     public let data: Data
     /// The cache pool or image id (`target_id`); for packages, the image's ``imageIndex``.
@@ -105,7 +106,4 @@ public struct SUITCacheUpload: ChunkedUpload {
         )
     }
 
-    public func nextOffset(from response: SUITManagement.UploadResponse) -> Int { Int(clamping: response.offset) }
-
-    public func expectedOffset(after error: SMPDeviceError) -> Int? { suitExpectedOffset(after: error) }
 }
