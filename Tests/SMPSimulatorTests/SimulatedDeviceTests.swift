@@ -233,7 +233,7 @@ struct SimulatedDeviceTests {
             ImageManagement.Upload(offset: 512, data: Data(image[512..<1024])),
             sequence: 50
         )
-        #expect(try await client.raw(lost.bytes) == nil)
+        #expect(try await client.raw(lost.bytes, timeout: .milliseconds(300)) == nil)
         // After the reboot the device has no session: a chunk mid-way gets off 0.
         let after = try await client.send(ImageManagement.Upload(offset: 512, data: Data(image[512..<1024])))
         #expect(after.offset == 0)

@@ -27,13 +27,17 @@ struct TestClient {
     }
 
     /// Sends raw bytes and returns the next frame, or `nil` when the device stays silent.
-    mutating func raw(_ bytes: [UInt8]) async throws -> SMPFrame? {
+    ///
+    /// The default wait is long because an answer is expected: a loaded CI machine can delay a
+    /// task by hundreds of milliseconds, and a found answer returns at once. Tests that expect
+    /// silence pass a short `timeout`.
+    mutating func raw(_ bytes: [UInt8], timeout: Duration = .seconds(10)) async throws -> SMPFrame? {
         try await connection.send(bytes)
-        return try await nextFrame()
+        return try await nextFrame(timeout: timeout)
     }
 
     /// The next frame received within `timeout`, or `nil`.
-    func nextFrame(timeout: Duration = .milliseconds(300)) async throws -> SMPFrame? {
+    func nextFrame(timeout: Duration = .seconds(10)) async throws -> SMPFrame? {
         guard let bytes = await collector.next(timeout: timeout) else { return nil }
         return try SMPFrame(parsing: bytes)
     }
