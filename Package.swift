@@ -80,7 +80,9 @@ let package = Package(
         // SMPSimulator), and the CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`.
         .target(
             name: "SMPBLETransport",
-            dependencies: ["MCUmgr", "SMPCore", "MCUboot", "SMPSimulator"],
+            dependencies: [
+                "MCUmgr", "SMPCore", "MCUboot", "SMPSimulator", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The command tree is a library so tests can run it in-process.

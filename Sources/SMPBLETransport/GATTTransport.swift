@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MCUmgr
 import SMPCore
 
@@ -27,14 +28,26 @@ public struct GATTTransport: SMPTransport {
         /// The frame size assumed, with reassembly, until the device reports `buf_size`: Zephyr's
         /// default `CONFIG_MCUMGR_TRANSPORT_NETBUF_SIZE` (384), or the write length if larger.
         public var assumedDeviceBufferSize: Int
+        /// How long a half-received response may wait for its next notification before it is
+        /// dropped. Zephyr gives up on the rest of a response when a notification cannot be
+        /// queued, so without this limit the stale head would swallow the next response (the
+        /// retry's answer) and the stream would stay out of step. Keep it shorter than the
+        /// client's request timeout, so a retry's answer always finds an empty buffer.
+        public var reassemblyIdleTimeout: Duration
 
         /// Creates a configuration.
         /// - Parameters:
         ///   - deviceReassembles: the device reassembles messages larger than one write.
         ///   - assumedDeviceBufferSize: the frame size until the device reports its buffer.
-        public init(deviceReassembles: Bool = true, assumedDeviceBufferSize: Int = 384) {
+        ///   - reassemblyIdleTimeout: how long a partial response waits for its next fragment.
+        public init(
+            deviceReassembles: Bool = true,
+            assumedDeviceBufferSize: Int = 384,
+            reassemblyIdleTimeout: Duration = .seconds(1)
+        ) {
             self.deviceReassembles = deviceReassembles
             self.assumedDeviceBufferSize = assumedDeviceBufferSize
+            self.reassemblyIdleTimeout = reassemblyIdleTimeout
         }
     }
 
@@ -42,19 +55,23 @@ public struct GATTTransport: SMPTransport {
     /// The configuration.
     public let configuration: Configuration
     private let makeLink: @Sendable () async throws -> any GATTLink
+    private let logger: Logger
 
     /// Creates a transport.
     /// - Parameters:
     ///   - endpointDescription: for logs and errors, e.g. `ble://Zephyr`.
     ///   - configuration: reassembly.
+    ///   - logger: logger for the transport (label `mcumgr.transport.ble` by default).
     ///   - connect: opens a new link (connect, discover, subscribe); called by every ``connect()``.
     public init(
         endpointDescription: String,
         configuration: Configuration = .init(),
+        logger: Logger? = nil,
         connect: @escaping @Sendable () async throws -> any GATTLink
     ) {
         self.endpointDescription = endpointDescription
         self.configuration = configuration
+        self.logger = logger ?? Logger(label: "mcumgr.transport.ble")
         self.makeLink = connect
     }
 
@@ -73,7 +90,7 @@ public struct GATTTransport: SMPTransport {
                 cause: error
             )
         }
-        return GATTConnection(link: link, configuration: configuration)
+        return GATTConnection(link: link, configuration: configuration, logger: logger)
     }
 }
 
@@ -87,7 +104,7 @@ public final class GATTConnection: SMPConnection, Sendable {
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     private let closed = ClosedFlag()
 
-    init(link: any GATTLink, configuration: GATTTransport.Configuration) {
+    init(link: any GATTLink, configuration: GATTTransport.Configuration, logger: Logger) {
         self.link = link
         self.configuration = configuration
         writer = FrameWriter(link: link)
@@ -95,11 +112,25 @@ public final class GATTConnection: SMPConnection, Sendable {
         self.frames = frames
         self.continuation = continuation
         let events = link.events
+        let idleLimit = configuration.reassemblyIdleTimeout
         Task {
             var decoder = SMPStreamDecoder()
+            let clock = ContinuousClock()
+            var lastNotification = clock.now
             for await event in events {
                 switch event {
                 case .notification(let bytes):
+                    // Checked on arrival, not by a timer: a stale head only matters once the
+                    // next notification would be appended to it.
+                    let now = clock.now
+                    if decoder.bufferedByteCount > 0, now - lastNotification > idleLimit {
+                        logger.debug(
+                            "dropped a partial response after a silence",
+                            metadata: ["bytes": "\(decoder.bufferedByteCount)", "idle": "\(now - lastNotification)"]
+                        )
+                        decoder.reset()
+                    }
+                    lastNotification = now
                     for case .frame(let frame) in decoder.feed(bytes) { continuation.yield(frame) }
                 case .disconnected(let cause):
                     continuation.finish(

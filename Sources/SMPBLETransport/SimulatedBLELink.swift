@@ -25,6 +25,10 @@ public actor SimulatedBLEPeripheral {
         case writeStall(afterWrites: Int, duration: Duration)
         /// The link drops at the n-th write (counting from the injection); that write is lost.
         case disconnect(afterWrites: Int)
+        /// The n-th response of more than one notification (counting from the injection) stops
+        /// after its first notification, as Zephyr gives up on the rest of a response when a
+        /// notification cannot be queued.
+        case truncateResponse(afterResponses: Int)
     }
 
     /// One service of the GATT database.
@@ -68,6 +72,7 @@ public actor SimulatedBLEPeripheral {
     private var releasing = false
     private var faults: [LinkFault] = []
     private var writes = 0
+    private var multiNotificationResponses = 0
     private var stall: Duration?
 
     /// Connections made so far.
@@ -165,7 +170,10 @@ public actor SimulatedBLEPeripheral {
 
     /// Adds a link fault.
     public func inject(_ fault: LinkFault) {
-        if faults.isEmpty { writes = 0 }
+        if faults.isEmpty {
+            writes = 0
+            multiNotificationResponses = 0
+        }
         faults.append(fault)
     }
 
@@ -266,8 +274,16 @@ public actor SimulatedBLEPeripheral {
         for scheduled in delivery.responses {
             let delay =
                 Double(scheduled.delay.components.seconds) + Double(scheduled.delay.components.attoseconds) / 1e18
-            let values = BLEFragmentation.fragments(of: scheduled.frame, maximumWriteLength: profile.maximumWriteLength)
+            var values = BLEFragmentation.fragments(of: scheduled.frame, maximumWriteLength: profile.maximumWriteLength)
                 .map(Array.init)
+            if values.count > 1 {
+                multiNotificationResponses += 1
+                let fault = LinkFault.truncateResponse(afterResponses: multiNotificationResponses)
+                if let index = faults.firstIndex(of: fault) {
+                    faults.remove(at: index)
+                    values = Array(values.prefix(1))
+                }
+            }
             var end = done + delay
             for value in values { end = model.notify(length: value.count, at: done + delay) }
             last = max(last, end)
@@ -344,12 +360,20 @@ public final class SimulatedBLELink: GATTLink {
 
 extension GATTTransport {
     /// A transport to a simulated peripheral; each ``connect()`` opens a new link to it.
-    /// - Parameter peripheral: the peripheral.
+    /// - Parameters:
+    ///   - peripheral: the peripheral.
+    ///   - reassemblyIdleTimeout: how long a partial response waits for its next notification.
     /// - Returns: the transport.
-    public static func simulated(_ peripheral: SimulatedBLEPeripheral) -> GATTTransport {
+    public static func simulated(
+        _ peripheral: SimulatedBLEPeripheral,
+        reassemblyIdleTimeout: Duration = .seconds(1)
+    ) -> GATTTransport {
         GATTTransport(
             endpointDescription: "ble-sim://\(peripheral.name)",
-            configuration: .init(deviceReassembles: peripheral.profile.deviceReassembly),
+            configuration: .init(
+                deviceReassembles: peripheral.profile.deviceReassembly,
+                reassemblyIdleTimeout: reassemblyIdleTimeout
+            ),
             connect: { await peripheral.connect() }
         )
     }

@@ -187,6 +187,47 @@ func echoResponse(_ text: String, sequence: UInt8) throws -> [UInt8] {
         #expect(try await iterator.next() == response)
     }
 
+    /// A response whose tail never came (Zephyr drops the rest of a response when a
+    /// notification cannot be queued) is dropped after a silence, so the next response is read
+    /// from its own header instead of being swallowed by the stale head.
+    @Test func aPartialResponseIsDroppedAfterASilence() async throws {
+        let link = ScriptedLink(maximumWriteLength: 244)
+        let connection = try await GATTTransport(
+            endpointDescription: "test",
+            configuration: .init(reassemblyIdleTimeout: .milliseconds(20))
+        ) { link }.connect()
+        let whole = try Self.frame(size: 40, sequence: 1)
+        let truncated = try Self.frame(size: 300, sequence: 2)
+        let next = try Self.frame(size: 50, sequence: 3)
+        var iterator = connection.frames.makeAsyncIterator()
+        // The whole frame shares a notification with the head, so receiving it proves the head
+        // is buffered before the silence starts.
+        link.notify(whole + truncated.prefix(30))
+        #expect(try await iterator.next() == whole)
+        try await Task.sleep(for: .milliseconds(100))
+        link.notify(next)
+        link.drop()
+        #expect(try await iterator.next() == next)
+    }
+
+    /// Within the idle limit the next notification continues the response it belongs to.
+    @Test func aPartialResponseWaitsWithinTheLimit() async throws {
+        let link = ScriptedLink(maximumWriteLength: 244)
+        let connection = try await GATTTransport(
+            endpointDescription: "test",
+            configuration: .init(reassemblyIdleTimeout: .seconds(30))
+        ) { link }.connect()
+        let whole = try Self.frame(size: 40, sequence: 1)
+        let split = try Self.frame(size: 300, sequence: 2)
+        var iterator = connection.frames.makeAsyncIterator()
+        link.notify(whole + split.prefix(30))
+        #expect(try await iterator.next() == whole)
+        try await Task.sleep(for: .milliseconds(100))
+        link.notify(Array(split.dropFirst(30)))
+        link.drop()
+        #expect(try await iterator.next() == split)
+    }
+
     /// A dropped link ends the frames with `.disconnected`; sends after close fail.
     @Test func disconnectionEndsTheFrames() async throws {
         let link = ScriptedLink(maximumWriteLength: 244)

@@ -113,6 +113,24 @@ enum BLEHarness {
         await client.close()
     }
 
+    /// A response that loses its tail times out; the retry's answer is read from its own header
+    /// (the stale head was dropped after the silence) and later requests are unaffected.
+    @Test func aTruncatedResponseIsRetriedAndTheStreamRecovers() async throws {
+        let peripheral = BLEHarness.peripheral(.legacy)
+        await peripheral.inject(.truncateResponse(afterResponses: 1))
+        let client = try await SMPClient.connect(
+            GATTTransport.simulated(peripheral, reassemblyIdleTimeout: .milliseconds(100)),
+            configuration: BLEHarness.client
+        )
+        let text = String(repeating: "long enough for several notifications ", count: 3)
+        #expect(try await client.send(OSManagement.Echo(text: text)).text == text)
+        #expect(try await client.send(OSManagement.Echo(text: "after")).text == "after")
+        let image = try BLEHarness.image(size: 3000)
+        try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 2))
+        #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))
+        await client.close()
+    }
+
     /// Duplicated and reordered responses (interleaved sequence numbers) while pipelining.
     @Test func duplicateAndInterleavedResponses() async throws {
         let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 185, buffer: 1024))
