@@ -70,10 +70,22 @@
         private var characteristic: CBCharacteristic?
         private var link: CoreBluetoothLink?
         private var channel: CBL2CAPChannel?
-        /// The step in progress (power on, scan, connect, discover, subscribe) and its number, so a
-        /// late timeout cannot end a later step.
+        /// The step in progress and its number, so a late timeout cannot end a later step.
         private var step: CheckedContinuation<Void, any Error>?
+        /// What the step in progress waits for: only that delegate call ends it.
+        private var stepKind: Step?
         private var stepNumber = 0
+        /// Disconnections this central asked for (``cancel(_:)``) whose `didDisconnectPeripheral`
+        /// has not come yet: that late callback must not fail a new connection attempt.
+        private var pendingCancels = 0
+
+        /// The steps of connecting, each ended by its own delegate call.
+        private enum Step {
+            case powerOn, scan, connect, discover, subscribe, openChannel
+
+            /// Steps that need the peripheral connected, so a disconnection fails them.
+            var needsConnection: Bool { self != .powerOn && self != .scan }
+        }
 
         init(configuration: CoreBluetoothConfiguration) {
             self.configuration = configuration
@@ -86,17 +98,25 @@
 
         func connect(to target: String) async throws -> any GATTLink {
             try await connectPeripheral(to: target)
-            try await run(timeout: configuration.stepTimeout, "no SMP characteristic on '\(target)'") { central in
+            try await run(.discover, timeout: configuration.stepTimeout, "no SMP characteristic on '\(target)'") {
+                central in
+                central.characteristic = nil
                 central.peripheral?.discoverServices([central.serviceUUID])  // → didDiscoverServices → …Characteristics
             }
-            try await run(timeout: configuration.stepTimeout, "could not subscribe to '\(target)'") { central in
+            // The link is handed out only once notifications are on: a response to the first
+            // request must not arrive before the subscription.
+            try await run(.subscribe, timeout: configuration.stepTimeout, "could not subscribe to '\(target)'") {
+                central in
                 guard let peripheral = central.peripheral, let characteristic = central.characteristic else { return }
                 peripheral.setNotifyValue(true, for: characteristic)  // → didUpdateNotificationState
             }
             return try queue.sync {
-                guard let peripheral, let characteristic else {
+                guard let peripheral, let characteristic, peripheral.state == .connected else {
                     throw SMPTransportError(.connectionFailed, "the peripheral went away while connecting")
                 }
+                // A link still open on this central shares the peripheral: end it, or its later
+                // disconnect() would cancel the connection the new link uses.
+                link?.end(SMPTransportError(.disconnected, "replaced by a new connection"))
                 let opened = CoreBluetoothLink(central: self, peripheral: peripheral, characteristic: characteristic)
                 link = opened
                 return opened
@@ -105,11 +125,14 @@
 
         /// Opens an L2CAP channel by PSM on the connected peripheral (after ``connectPeripheral(to:)``).
         func openChannel(psm: UInt16) async throws -> CBL2CAPChannel {
-            try await run(timeout: configuration.stepTimeout, "could not open L2CAP channel \(psm)") { central in
+            try await run(.openChannel, timeout: configuration.stepTimeout, "could not open L2CAP channel \(psm)") {
+                central in
                 central.channel = nil
                 central.peripheral?.openL2CAPChannel(CBL2CAPPSM(psm))  // → didOpen
             }
             return try queue.sync {
+                // Handed over: the connection keeps the channel (and so its streams) alive.
+                defer { channel = nil }
                 guard let channel else {
                     throw SMPTransportError(.connectionFailed, "the L2CAP channel closed at once")
                 }
@@ -119,7 +142,7 @@
 
         /// Powers on, finds and connects the peripheral; remembers its identifier for reconnecting.
         func connectPeripheral(to target: String) async throws {
-            try await run(timeout: configuration.stepTimeout, "Bluetooth is not powered on") { central in
+            try await run(.powerOn, timeout: configuration.stepTimeout, "Bluetooth is not powered on") { central in
                 central.target = target
                 if central.knownIdentifier == nil { central.knownIdentifier = UUID(uuidString: target) }
                 if let manager = central.manager {
@@ -128,10 +151,10 @@
                     central.manager = CBCentralManager(delegate: central, queue: central.queue)  // → didUpdateState
                 }
             }
-            try await run(timeout: configuration.scanTimeout, "no peripheral '\(target)' found") { central in
+            try await run(.scan, timeout: configuration.scanTimeout, "no peripheral '\(target)' found") { central in
                 central.findPeripheral()
             }
-            try await run(timeout: configuration.stepTimeout, "could not connect to '\(target)'") { central in
+            try await run(.connect, timeout: configuration.stepTimeout, "could not connect to '\(target)'") { central in
                 guard let manager = central.manager, let peripheral = central.peripheral else { return }
                 peripheral.delegate = central
                 // Also when the system already holds a connection: this app needs its own.
@@ -140,17 +163,26 @@
             queue.sync { knownIdentifier = peripheral?.identifier ?? knownIdentifier }
         }
 
-        /// Runs one step on the queue and waits until a delegate call (or the timeout) ends it.
+        /// Runs one step on the queue and waits until its delegate call (or the timeout) ends it.
         private func run(
+            _ kind: Step,
             timeout: Duration,
             _ timeoutMessage: String,
             _ start: @escaping @Sendable (CoreBluetoothCentral) -> Void
         ) async throws {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 queue.async {
+                    guard self.step == nil else {
+                        // One connection attempt at a time per central; never drop a waiter.
+                        continuation.resume(
+                            throwing: SMPTransportError(.connectionFailed, "another connection attempt is in progress")
+                        )
+                        return
+                    }
                     self.stepNumber += 1
                     let number = self.stepNumber
                     self.step = continuation
+                    self.stepKind = kind
                     let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
                     self.queue.asyncAfter(deadline: .now() + seconds) {
                         guard self.stepNumber == number else { return }
@@ -166,12 +198,20 @@
             }
         }
 
-        /// Ends the step in progress (on `queue`).
+        /// Ends the step in progress (on `queue`), resuming its waiter exactly once.
         private func finishStep(_ error: (any Error)?) {
             guard let step else { return }
             self.step = nil
+            stepKind = nil
             stepNumber += 1
             if let error { step.resume(throwing: error) } else { step.resume() }
+        }
+
+        /// Ends the step in progress only if it is waiting for `kind` (on `queue`): a late or
+        /// unrelated delegate call must not end another step.
+        private func finishStep(_ kind: Step, _ error: (any Error)?) {
+            guard stepKind == kind else { return }
+            finishStep(error)
         }
 
         private func findPeripheral() {
@@ -203,18 +243,35 @@
         // MARK: - CBCentralManagerDelegate
 
         func centralManagerDidUpdateState(_ central: CBCentralManager) {
+            let problem: SMPTransportError?
             switch central.state {
             case .poweredOn:
-                finishStep(nil)
+                finishStep(.powerOn, nil)
+                return
             case .unauthorized:
-                finishStep(SMPTransportError(.unavailable, "Bluetooth permission denied; allow it in System Settings"))
+                problem = SMPTransportError(.unavailable, "Bluetooth permission denied; allow it in System Settings")
             case .unsupported:
-                finishStep(SMPTransportError(.unavailable, "this machine has no Bluetooth LE"))
+                problem = SMPTransportError(.unavailable, "this machine has no Bluetooth LE")
             case .poweredOff:
-                finishStep(SMPTransportError(.unavailable, "Bluetooth is off"))
-                link?.end(SMPTransportError(.disconnected, "Bluetooth was switched off"))
+                problem = SMPTransportError(.unavailable, "Bluetooth is off")
             default:
-                break  // unknown, resetting: wait for the next update
+                problem = nil  // unknown, resetting: the power-on step waits for the next update
+            }
+            // Below powered-on, CoreBluetooth has dropped every connection without calling
+            // didDisconnectPeripheral, and (below powered-off) invalidated its CBPeripheral
+            // objects: end the link, forget the objects, keep the identifier to retrieve it again.
+            if let link {
+                link.end(SMPTransportError(.disconnected, "Bluetooth became unavailable (\(central.state.rawValue))"))
+                self.link = nil
+            }
+            peripheral = nil
+            characteristic = nil
+            channel = nil
+            pendingCancels = 0
+            if stepKind == .powerOn {
+                if let problem { finishStep(problem) }
+            } else {
+                finishStep(problem ?? SMPTransportError(.disconnected, "Bluetooth was reset"))
             }
         }
 
@@ -224,21 +281,21 @@
             advertisementData: [String: Any],
             rssi: NSNumber
         ) {
-            guard step != nil else { return }
+            guard stepKind == .scan else { return }
             let name = advertisementData[CBAdvertisementDataLocalNameKey] as? String
             guard matches(peripheral, advertisedName: name) else { return }
             central.stopScan()
             self.peripheral = peripheral
-            finishStep(nil)
+            finishStep(.scan, nil)
         }
 
         func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
-            finishStep(nil)
+            finishStep(.connect, nil)
         }
 
         func centralManager(_ central: CBCentralManager, didFailToConnect peripheral: CBPeripheral, error: (any Error)?)
         {
-            finishStep(SMPTransportError(.connectionFailed, "could not connect to '\(target)'", cause: error))
+            finishStep(.connect, SMPTransportError(.connectionFailed, "could not connect to '\(target)'", cause: error))
         }
 
         func centralManager(
@@ -246,15 +303,24 @@
             didDisconnectPeripheral peripheral: CBPeripheral,
             error: (any Error)?
         ) {
+            // The answer to our own cancel (error nil): the link it belonged to was ended when
+            // the cancel was made, and a new connect() may have begun since; it ends nothing.
+            if error == nil, pendingCancels > 0 {
+                pendingCancels -= 1
+                return
+            }
             characteristic = nil
-            finishStep(SMPTransportError(.disconnected, "'\(target)' disconnected", cause: error))
             link?.end(error.map { SMPTransportError(.disconnected, "'\(target)' disconnected", cause: $0) })
             link = nil
+            if stepKind?.needsConnection == true {
+                finishStep(SMPTransportError(.disconnected, "'\(target)' disconnected", cause: error))
+            }
         }
 
         // MARK: - CBPeripheralDelegate
 
         func peripheral(_ peripheral: CBPeripheral, didDiscoverServices error: (any Error)?) {
+            guard stepKind == .discover else { return }
             guard let service = peripheral.services?.first(where: { $0.uuid == serviceUUID }) else {
                 finishStep(SMPTransportError(.connectionFailed, "'\(target)' has no SMP service", cause: error))
                 return
@@ -267,6 +333,7 @@
             didDiscoverCharacteristicsFor service: CBService,
             error: (any Error)?
         ) {
+            guard stepKind == .discover else { return }
             guard let found = service.characteristics?.first(where: { $0.uuid == characteristicUUID }),
                 found.properties.contains(.notify), found.properties.contains(.writeWithoutResponse)
             else {
@@ -280,7 +347,7 @@
                 return
             }
             characteristic = found
-            finishStep(nil)
+            finishStep(.discover, nil)
         }
 
         func peripheral(
@@ -288,10 +355,14 @@
             didUpdateNotificationStateFor characteristic: CBCharacteristic,
             error: (any Error)?
         ) {
+            guard characteristic.uuid == characteristicUUID else { return }
             if let error {
-                finishStep(SMPTransportError(.connectionFailed, "could not subscribe (pairing needed?)", cause: error))
+                finishStep(
+                    .subscribe,
+                    SMPTransportError(.connectionFailed, "could not subscribe (pairing needed?)", cause: error)
+                )
             } else if characteristic.isNotifying {
-                finishStep(nil)
+                finishStep(.subscribe, nil)
             }
         }
 
@@ -300,12 +371,16 @@
             didUpdateValueFor characteristic: CBCharacteristic,
             error: (any Error)?
         ) {
-            guard characteristic.uuid == characteristicUUID, let value = characteristic.value else { return }
+            // With an error, `value` is stale or absent: nothing to deliver.
+            guard error == nil, characteristic.uuid == characteristicUUID, let value = characteristic.value else {
+                return
+            }
             link?.deliver(Array(value))
         }
 
         func peripheral(_ peripheral: CBPeripheral, didOpen channel: CBL2CAPChannel?, error: (any Error)?) {
-            if let channel {
+            guard stepKind == .openChannel else { return }  // late: nobody waits for this channel
+            if let channel, error == nil {
                 self.channel = channel
                 finishStep(nil)
             } else {
@@ -317,9 +392,18 @@
             link?.resumeWriters()
         }
 
-        /// Cancels the connection (on `queue`).
+        /// Cancels the connection (on `queue`); its `didDisconnectPeripheral` then ends nothing new.
         func cancel(_ peripheral: CBPeripheral) {
-            manager?.cancelPeripheralConnection(peripheral)
+            guard let manager, manager.state == .poweredOn else { return }  // already gone
+            pendingCancels += 1
+            manager.cancelPeripheralConnection(peripheral)
+        }
+
+        /// Cancels the connection to the current peripheral, if any (L2CAP close).
+        func cancelCurrentPeripheral() {
+            queue.async {
+                if let peripheral = self.peripheral, peripheral.state != .disconnected { self.cancel(peripheral) }
+            }
         }
     }
 
@@ -381,10 +465,14 @@
             }
         }
 
+        /// Cancels the connection and ends the link at once (`events` yields `.disconnected(nil)`
+        /// and finishes), without waiting for `didDisconnectPeripheral`, which does not come when
+        /// Bluetooth is off meanwhile.
         func disconnect() async {
             central.queue.sync {
                 guard isOpen else { return }
-                central.cancel(peripheral)  // didDisconnect ends the link
+                central.cancel(peripheral)
+                end(nil)
             }
         }
 

@@ -40,7 +40,7 @@
         public func connect() async throws -> any SMPConnection {
             try await central.connectPeripheral(to: target)
             let channel = try await central.openChannel(psm: psm)
-            return L2CAPConnection(channel: channel, maximumFrameSize: assumedDeviceBufferSize)
+            return L2CAPConnection(channel: channel, central: central, maximumFrameSize: assumedDeviceBufferSize)
         }
     }
 
@@ -54,15 +54,18 @@
         var frameSizeFollowsDevice: Bool { true }
         private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
         private let channel: CBL2CAPChannel
+        private let central: CoreBluetoothCentral
         private let queue = DispatchQueue(label: "mcumgr.ble.l2cap")
         private var stream = L2CAPStream()
         private var isOpen = true
 
-        init(channel: CBL2CAPChannel, maximumFrameSize: Int) {
+        init(channel: CBL2CAPChannel, central: CoreBluetoothCentral, maximumFrameSize: Int) {
             self.channel = channel
+            self.central = central
             self.maximumFrameSize = maximumFrameSize
             (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
             super.init()
+            // No run loop runs on our threads: the streams deliver their events on `queue`.
             queue.sync {
                 for stream in [channel.inputStream as Stream, channel.outputStream as Stream] {
                     stream.delegate = self
@@ -83,6 +86,7 @@
             }
         }
 
+        /// Closes the streams and the Bluetooth connection under them.
         func close() async {
             queue.sync { shut(nil) }
         }
@@ -92,6 +96,7 @@
         func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
             switch eventCode {
             case .hasBytesAvailable:
+                guard isOpen else { return }  // an event queued before close()
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while channel.inputStream.hasBytesAvailable {
                     let count = channel.inputStream.read(&buffer, maxLength: buffer.count)
@@ -108,7 +113,8 @@
         }
 
         private func flush() {
-            let output = channel.outputStream
+            // `outputStream` is `OutputStream!`: a plain `let` would infer `OutputStream?`.
+            guard let output = channel.outputStream else { return }
             while isOpen && !stream.isDrained && output.hasSpaceAvailable {
                 let pending = Array(stream.pendingBytes)
                 let written = output.write(pending, maxLength: pending.count)
@@ -120,9 +126,18 @@
         private func shut(_ error: SMPTransportError?) {
             guard isOpen else { return }
             isOpen = false
+            // Detach before closing: a stream's delegate is not retained (assign on Darwin), and
+            // no event may reach this object once it is closed.
+            for stream in [channel.inputStream as Stream, channel.outputStream as Stream] {
+                stream.delegate = nil
+            }
+            CFReadStreamSetDispatchQueue(channel.inputStream as CFReadStream, nil)
+            CFWriteStreamSetDispatchQueue(channel.outputStream as CFWriteStream, nil)
             channel.inputStream.close()
             channel.outputStream.close()
             stream.reset()
+            // Closing the streams closes the channel; the LE connection stays up until cancelled.
+            central.cancelCurrentPeripheral()
             if let error { continuation.finish(throwing: error) } else { continuation.finish() }
         }
     }

@@ -66,6 +66,10 @@
         public func start() async throws {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 queue.async {
+                    guard self.manager == nil, self.started == nil else {
+                        continuation.resume(throwing: SMPTransportError(.unavailable, "the server was already started"))
+                        return
+                    }
                     self.started = continuation
                     self.manager = CBPeripheralManager(delegate: self, queue: self.queue)  // → didUpdateState
                 }
@@ -77,6 +81,7 @@
             queue.sync {
                 manager?.stopAdvertising()
                 manager?.removeAllServices()
+                forgetCentrals()
             }
         }
 
@@ -85,12 +90,13 @@
         public func peripheralManagerDidUpdateState(_ peripheral: CBPeripheralManager) {
             switch peripheral.state {
             case .poweredOn:
-                publish(peripheral)
+                publish(peripheral)  // also after Bluetooth comes back: services and advertising are gone
             case .unauthorized, .unsupported, .poweredOff:
+                forgetCentrals()
                 started?.resume(throwing: SMPTransportError(.unavailable, "Bluetooth is not available for advertising"))
                 started = nil
             default:
-                break
+                forgetCentrals()  // resetting: connections are gone
             }
         }
 
@@ -111,8 +117,18 @@
             started = nil
         }
 
+        /// Answers exactly once per call, with the first request, as CoreBluetooth requires; if
+        /// any request cannot be honoured none is (only whole writes to the SMP characteristic).
         public func peripheralManager(_ peripheral: CBPeripheralManager, didReceiveWrite requests: [CBATTRequest]) {
-            for request in requests where request.characteristic.uuid == smp.uuid {
+            guard let first = requests.first else { return }
+            if let refused = requests.first(where: { $0.characteristic.uuid != smp.uuid || $0.offset != 0 }) {
+                peripheral.respond(
+                    to: first,
+                    withResult: refused.characteristic.uuid != smp.uuid ? .writeNotPermitted : .invalidOffset
+                )
+                return
+            }
+            for request in requests {
                 guard let value = request.value else { continue }
                 centrals[request.central.identifier] = request.central
                 var decoder = decoders[request.central.identifier] ?? SMPStreamDecoder()
@@ -121,6 +137,13 @@
                 }
                 decoders[request.central.identifier] = decoder
             }
+            peripheral.respond(to: first, withResult: .success)
+        }
+
+        /// Only dynamic values reach this (the information characteristics are cached and answered
+        /// by CoreBluetooth); the SMP characteristic is not readable. Answered exactly once.
+        public func peripheralManager(_ peripheral: CBPeripheralManager, didReceiveRead request: CBATTRequest) {
+            peripheral.respond(to: request, withResult: .readNotPermitted)
         }
 
         public func peripheralManager(
@@ -130,6 +153,9 @@
         ) {
             decoders[central.identifier] = nil
             centrals[central.identifier] = nil
+            // Its queued notifications would never go out and would hold up everyone else's.
+            outgoing.removeAll { $0.central.identifier == central.identifier }
+            drain()
         }
 
         public func peripheralManagerIsReady(toUpdateSubscribers peripheral: CBPeripheralManager) {
@@ -139,6 +165,9 @@
         // MARK: - Private
 
         private func publish(_ manager: CBPeripheralManager) {
+            // After Bluetooth is switched off and on, services added before may linger: adding
+            // them again would publish duplicates.
+            manager.removeAllServices()
             let service = CBMutableService(type: CBUUID(string: SMPGATT.serviceUUID), primary: true)
             service.characteristics = [smp]
             let information = CBMutableService(
@@ -169,6 +198,13 @@
                 CBAdvertisementDataLocalNameKey: name,
                 CBAdvertisementDataServiceUUIDsKey: [CBUUID(string: SMPGATT.serviceUUID)],
             ])
+        }
+
+        /// Forgets connected centrals and their partial requests and queued answers (on `queue`).
+        private func forgetCentrals() {
+            decoders.removeAll()
+            centrals.removeAll()
+            outgoing.removeAll()
         }
 
         /// Called by the worker with the device's answers.
