@@ -103,6 +103,28 @@ struct UploadUnderFaultsTests {
         }
         #expect(Data((await Self.secondarySlot(device)).prefix(Self.size)) == Self.file)
     }
+
+    /// The device hashes the finished upload (`CONFIG_IMG_ENABLE_IMAGE_CHECK`) and answers
+    /// `match: false` when it differs from the SHA-256 sent with the first chunk: every offset
+    /// was confirmed, yet the upload fails. Here the declared hash is wrong, which the device
+    /// cannot tell from data corrupted on the way. Without the check the device has no verdict.
+    @Test(arguments: [1, 4])
+    func aFailedDeviceHashCheckFailsTheUpload(window: Int) async throws {
+        let wrong = ImageUpload(data: Self.file, sha256: Data(repeating: 0xa5, count: 32))
+        let device = await Self.device(faults: [])
+        let client = try await Self.client(device)
+        await #expect(throws: SMPTransportError(.integrityCheckFailed)) {
+            try await client.uploadAndWait(wrong, options: .init(window: window))
+        }
+        // The right hash passes the same check.
+        try await client.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+
+        var configuration = SimulatedDevice.Configuration(slotSize: 0x20_0000)
+        configuration.imageCheck = false
+        let unchecked = try await Self.client(SimulatedDevice(configuration: configuration))
+        let progress = try await unchecked.uploadAndWait(wrong, options: .init(window: window))
+        #expect(progress.bytesConfirmed == Self.size)
+    }
 }
 
 /// Counts the `data` bytes of every image-upload request that crosses the link.

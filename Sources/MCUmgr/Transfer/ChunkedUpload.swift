@@ -31,11 +31,19 @@ public protocol ChunkedUpload: Sendable {
     /// (the FS group answers FILE_OFFSET_NOT_VALID with `len`); `nil` if the error is fatal.
     /// - Parameter error: the refusal.
     func expectedOffset(after error: SMPDeviceError) -> Int?
+
+    /// Checks the answer that completes the upload (the device's offset reached the end).
+    /// - Parameter response: the final answer.
+    /// - Throws: when the device reports that what it received is not what was sent.
+    func checkCompletion(_ response: Request.Response) throws
 }
 
 extension ChunkedUpload {
     /// By default every refusal is fatal.
     public func expectedOffset(after error: SMPDeviceError) -> Int? { nil }
+
+    /// By default the final answer carries no verdict.
+    public func checkCompletion(_ response: Request.Response) throws {}
 }
 
 /// An MCUboot image upload (image group, command 1).
@@ -84,6 +92,18 @@ public struct ImageUpload: ChunkedUpload {
     }
 
     public func nextOffset(from response: ImageManagement.Upload.Response) -> Int { Int(clamping: response.offset) }
+
+    /// With `CONFIG_IMG_ENABLE_IMAGE_CHECK` the device hashes the whole upload and answers
+    /// `match`; `false` means the slot does not hold the file, whatever the offsets said.
+    /// - Throws: ``SMPTransportError`` `.integrityCheckFailed` when `match` is `false`.
+    public func checkCompletion(_ response: ImageManagement.Upload.Response) throws {
+        guard response.match == false else { return }
+        throw SMPTransportError(
+            .integrityCheckFailed,
+            "the device hashed the \(data.count)-byte upload and it does not match the SHA-256 sent with it: "
+                + "the data was corrupted on the way or in flash; upload again"
+        )
+    }
 }
 
 /// A file upload to the device's file system (FS group, command 0).

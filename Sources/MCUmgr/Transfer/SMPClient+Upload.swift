@@ -97,10 +97,14 @@ extension SMPClient {
             return size
         }
 
-        /// The device's next offset from an answer, or from a refusal that names it (FS).
+        /// The device's next offset from an answer, or from a refusal that names it (FS). The
+        /// answer that completes the upload is checked for the device's verdict on the data.
         @Sendable func offset(from answer: @Sendable () async throws -> U.Request.Response) async throws -> Int {
             do {
-                return upload.nextOffset(from: try await answer())
+                let response = try await answer()
+                let next = upload.nextOffset(from: response)
+                if next >= total { try upload.checkCompletion(response) }
+                return next
             } catch let error as SMPDeviceError {
                 if let expected = upload.expectedOffset(after: error) { return expected }
                 throw error

@@ -1,4 +1,5 @@
-/// A failure below SMP: the link could not be opened, dropped, or did not answer in time.
+/// A failure below SMP: the link could not be opened, dropped, or did not answer in time, or the
+/// bytes of a transfer arrived different from what was sent.
 ///
 /// Equality compares ``code`` only.
 public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -6,6 +7,7 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
             case connectionFailed, disconnected, timeout, frameTooLarge, sendFailed, unavailable, invalidAddress
+            case integrityCheckFailed
         }
         private let kind: Kind
 
@@ -23,6 +25,9 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
         public static let unavailable = Code(kind: .unavailable)
         /// The address could not be understood (a malformed URL, port or baud rate).
         public static let invalidAddress = Code(kind: .invalidAddress)
+        /// The device checked what it received against the hash sent with the transfer and it
+        /// differs: the data was corrupted on the way or in flash.
+        public static let integrityCheckFailed = Code(kind: .integrityCheckFailed)
 
         public var description: String {
             switch kind {
@@ -33,6 +38,7 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
             case .sendFailed: "send failed"
             case .unavailable: "unavailable"
             case .invalidAddress: "invalid address"
+            case .integrityCheckFailed: "integrity check failed"
             }
         }
     }
