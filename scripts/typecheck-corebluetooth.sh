@@ -91,11 +91,10 @@ if grep -qE '^[^ ].*: error:' "$log"; then rm -f "$work/modules/SMPBLETransport.
 #    correct name. Update EXPECTED when an adapter starts or stops implementing one.
 EXPECTED=$(
     cat <<'EOF'
-CoreBluetoothLink.swift CBCentralManagerDelegate centralManager(_:willRestoreState:)
-CoreBluetoothLink.swift CBPeripheralDelegate peripheral(_:didModifyServices:)
-CoreBluetoothLink.swift CBPeripheralDelegate peripheral(_:didWriteValueFor:error:)
-CoreBluetoothLink.swift CBPeripheralDelegate peripheralDidUpdateName
-SimulatedPeripheralServer.swift CBPeripheralManagerDelegate peripheralManager(_:central:didSubscribeTo:)
+CoreBluetoothCentral.swift CBCentralManagerDelegate centralManager(_:willRestoreState:)
+CoreBluetoothCentral.swift CBPeripheralDelegate peripheral(_:didModifyServices:)
+CoreBluetoothCentral.swift CBPeripheralDelegate peripheral(_:didWriteValueFor:error:)
+CoreBluetoothCentral.swift CBPeripheralDelegate peripheralDidUpdateName
 SimulatedPeripheralServer.swift CBPeripheralManagerDelegate peripheralManager(_:didOpen:error:)
 SimulatedPeripheralServer.swift CBPeripheralManagerDelegate peripheralManager(_:didPublishL2CAPChannel:error:)
 SimulatedPeripheralServer.swift CBPeripheralManagerDelegate peripheralManager(_:didUnpublishL2CAPChannel:error:)

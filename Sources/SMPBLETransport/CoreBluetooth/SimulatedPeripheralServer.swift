@@ -146,6 +146,21 @@
             peripheral.respond(to: request, withResult: .readNotPermitted)
         }
 
+        /// A (re)subscribing central starts clean: one that reconnects under the same identifier
+        /// without an unsubscribe first (a dropped link) must not inherit its old partial request
+        /// or the rest of an old answer, which would arrive mid-frame.
+        public func peripheralManager(
+            _ peripheral: CBPeripheralManager,
+            central: CBCentral,
+            didSubscribeTo characteristic: CBCharacteristic
+        ) {
+            guard characteristic.uuid == smp.uuid else { return }
+            decoders[central.identifier] = nil
+            centrals[central.identifier] = central
+            outgoing.removeAll { $0.central.identifier == central.identifier }
+            drain()
+        }
+
         public func peripheralManager(
             _ peripheral: CBPeripheralManager,
             central: CBCentral,
