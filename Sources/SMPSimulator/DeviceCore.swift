@@ -23,6 +23,7 @@ struct DeviceCore {
     var lastBootMode: UInt8?
     var random: SeededRandom
     var uploadPowerLossOffset: Int?
+    var flashCorruptionOffset: Int?
 
     /// Side effects of handling one request, carried out by the actor.
     struct Effects {
@@ -32,6 +33,8 @@ struct DeviceCore {
         var reset = false
         /// Power was lost while handling the request.
         var powerLoss = false
+        /// An injected flash corruption was written (the fault is used up).
+        var flashCorrupted = false
     }
 
     /// An open file transfer (Zephyr keeps one file open between chunks).

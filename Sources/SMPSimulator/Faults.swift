@@ -27,6 +27,10 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// Lose power at a moment: the request in flight is not answered, RAM state is lost and the
     /// device boots again (an interrupted swap is resumed, as MCUboot does).
     case powerLoss(PowerLossMoment)
+    /// Store one bit of the image upload chunk that covers this offset flipped (a flash write
+    /// that went wrong), once. The upload's offsets all succeed; only the final hash check
+    /// (`match`) and the bootloader's validation can tell.
+    case corruptFlash(atOffset: Int)
 
     public var description: String {
         switch self {
@@ -41,6 +45,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .disconnect(let n): "disconnect after \(n) requests"
         case .disconnectOnReset: "disconnect on reset"
         case .powerLoss(let moment): "power loss \(moment)"
+        case .corruptFlash(let offset): "corrupt flash at offset \(offset)"
         }
     }
 }
@@ -165,6 +170,17 @@ struct FaultInjector: Sendable {
         guard let index = faults.faults.firstIndex(of: .powerLoss(.duringSwap)) else { return false }
         faults.faults.remove(at: index)
         return true
+    }
+
+    /// The upload offset whose flash write is corrupted, if that fault is set.
+    var flashCorruptionOffset: Int? {
+        for case .corruptFlash(let offset) in faults.faults { return offset }
+        return nil
+    }
+
+    /// Consumes the flash-corruption fault once it fired.
+    mutating func consumeFlashCorruption() {
+        faults.faults.removeAll { if case .corruptFlash = $0 { true } else { false } }
     }
 
     /// Consumes the upload power-loss fault once it fired.

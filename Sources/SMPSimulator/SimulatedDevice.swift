@@ -117,6 +117,7 @@ public actor SimulatedDevice {
             break
         }
         core.uploadPowerLossOffset = injector.powerLossUploadOffset
+        core.flashCorruptionOffset = injector.flashCorruptionOffset
         let bootloaderBefore = core.bootloader.slots
         let settingsBefore = core.settings.saved
         let (responses, effects) = core.process(frame)
@@ -125,6 +126,10 @@ public actor SimulatedDevice {
             logger.debug("fault: power lost during upload")
             reboot()
             return ([], false)
+        }
+        if effects.flashCorrupted {
+            injector.consumeFlashCorruption()
+            logger.debug("fault: a flash write stored a flipped bit")
         }
         if effects.flashTime > .zero { try? await Task.sleep(for: effects.flashTime) }
         if effects.reset {

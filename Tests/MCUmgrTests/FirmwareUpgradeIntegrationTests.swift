@@ -206,6 +206,8 @@ enum UpgradeHarness {
         FaultCase(name: "power loss at the test", faults: [.powerLoss(.atRequest(40))]),
         FaultCase(name: "power loss during swap", faults: [.powerLoss(.duringSwap)]),
         FaultCase(name: "busy", faults: [.busy(count: 6)]),
+        // The device's hash check fails the first upload; the engine uploads again.
+        FaultCase(name: "corrupted flash write", faults: [.corruptFlash(atOffset: 3000)]),
         FaultCase(name: "disconnect on reset", faults: [.disconnectOnReset]),
     ]
 

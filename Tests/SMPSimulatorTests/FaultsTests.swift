@@ -86,6 +86,7 @@ struct FaultsTests {
             .duplicateResponses(every: 3), .delayResponses(by: .seconds(1), every: 1), .reorderResponses(every: 2),
             .busy(count: 1), .corruptResponses(every: 1), .disconnect(afterRequests: 1), .disconnectOnReset,
             .powerLoss(.atRequest(1)), .powerLoss(.duringUpload(atOffset: 10)), .powerLoss(.duringSwap),
+            .corruptFlash(atOffset: 10),
         ]
         #expect(Set(all.map(\.description)).count == all.count)
     }

@@ -97,7 +97,14 @@ enum ImageHandler {
             device.uploadPowerLossOffset = nil
             throw .powerLoss
         }
-        device.bootloader.write(image: written.image, slot: written.slot, offset: written.offset, bytes: chunk.data)
+        var stored = chunk.data
+        if let bad = device.flashCorruptionOffset, (written.offset..<written.offset + stored.count).contains(bad) {
+            device.flashCorruptionOffset = nil
+            effects.flashCorrupted = true
+            let index = stored.startIndex + (bad - written.offset)
+            stored[index] ^= 0x10
+        }
+        device.bootloader.write(image: written.image, slot: written.slot, offset: written.offset, bytes: stored)
         effects.flashTime += flashDuration(bytes: chunk.data.count, rate: device.configuration.writeBytesPerSecond)
         device.upload?.offset = written.offset + chunk.data.count
         var response = CBORMap()

@@ -99,6 +99,19 @@ struct ImageHandlerTests {
         #expect(try await client.send(upload).match == false)
     }
 
+    @Test("a corrupted flash write: every offset is confirmed, match is false, one bit differs; once")
+    func corruptedFlashWrite() async throws {
+        var client = try await TestClient()
+        await client.device.inject(.corruptFlash(atOffset: 1000))
+        let image = TestImages.image("2.0.0")
+        #expect(try await client.upload(image) == false)
+        let stored = await client.device.bootloader.slots[0][1].data.prefix(image.count)
+        let differing = zip(stored, image).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
+        #expect(differing == [1000])
+        // The fault is used up: the same upload again is stored intact.
+        #expect(try await client.upload(image) == true)
+    }
+
     struct UploadError: Sendable, CustomStringConvertible {
         var name: String
         var request: CBOR
