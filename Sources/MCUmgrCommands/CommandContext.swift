@@ -32,7 +32,11 @@ enum CommandContext {
     }
 
     /// A transport for a URL.
-    static func transport(for url: ConnectionURL, verbosity: Int) throws -> any SMPTransport {
+    /// - Parameters:
+    ///   - url: the connection.
+    ///   - verbosity: `-v` count, for the transport's logger.
+    ///   - requestTimeout: the client's request timeout (`--timeout`), in seconds.
+    static func transport(for url: ConnectionURL, verbosity: Int, requestTimeout: Double) throws -> any SMPTransport {
         switch url {
         case .udp(let host, let port):
             return UDPTransport(
@@ -51,7 +55,9 @@ enum CommandContext {
         #if canImport(CoreBluetooth)
             case .ble(let name, let psm):
                 if let psm { return L2CAPTransport(name, psm: psm) }
-                return GATTTransport.coreBluetooth(name)
+                // A truncated response's head must be dropped before a retry's answer arrives.
+                let idle = Duration.milliseconds(Int(min(1, requestTimeout / 2) * 1000))
+                return GATTTransport.coreBluetooth(name, transport: .init(reassemblyIdleTimeout: idle))
         #else
             case .ble:
                 throw SMPTransportError(
@@ -77,7 +83,7 @@ enum CommandContext {
     /// Connects, runs `body` with the client, and closes the connection whatever happens.
     static func withClient<T>(_ global: GlobalOptions, _ body: (SMPClient) async throws -> T) async throws -> T {
         let url = try connectionURL(global)
-        let transport = try transport(for: url, verbosity: global.verbose)
+        let transport = try transport(for: url, verbosity: global.verbose, requestTimeout: global.timeout)
         let logger = StderrLogHandler.logger("mcumgr.client", verbosity: global.verbose)
         logger.debug("connecting", metadata: ["endpoint": "\(transport.endpointDescription)"])
         let client = try await SMPClient.connect(transport, configuration: clientConfiguration(global), logger: logger)

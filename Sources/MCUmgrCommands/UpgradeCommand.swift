@@ -92,7 +92,11 @@ struct UpgradeCommand: AsyncParsableCommand {
     func run() async throws {
         let package = try loadPackage(file)
         let url = try CommandContext.connectionURL(global)
-        let transport = try CommandContext.transport(for: url, verbosity: global.verbose)
+        let transport = try CommandContext.transport(
+            for: url,
+            verbosity: global.verbose,
+            requestTimeout: global.timeout
+        )
         let upgrade = FirmwareUpgrade(
             transport: transport,
             configuration: upgradeConfiguration,
