@@ -42,6 +42,18 @@ enum CommandSupport {
         return UInt64(lowered)
     }
 
+    /// The help of every `--window` option.
+    static let windowHelp = ArgumentHelp(
+        "Requests in flight at once (default: the device's buf_count − 1; shrinks on back-pressure either way).",
+        valueName: "n"
+    )
+
+    /// Checks a `--window` value.
+    /// - Throws: `ValidationError` outside 1…64.
+    static func checkWindow(_ window: Int?) throws {
+        if let window, !(1...64).contains(window) { throw ValidationError("--window must be from 1 to 64") }
+    }
+
     /// Prints one JSON document on stdout.
     static func emit(_ value: JSONValue) {
         Console.out(value.rendered())

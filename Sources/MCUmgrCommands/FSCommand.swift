@@ -34,10 +34,10 @@ struct FSCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The local file.") var local: String
         @Argument(help: "The path on the device, e.g. /lfs1/config.txt.") var remote: String
-        @Option(help: "Requests in flight at once (clamped to the device's buf_count).") var window = 4
+        @Option(help: CommandSupport.windowHelp) var window: Int?
 
         func validate() throws {
-            guard (1...64).contains(window) else { throw ValidationError("--window must be from 1 to 64") }
+            try CommandSupport.checkWindow(window)
         }
 
         func run() async throws {
@@ -48,8 +48,8 @@ struct FSCommand: AsyncParsableCommand {
             try await FSCommand.finishing(&view) { view in
                 try await CommandContext.withClient(global) { client in
                     let upload = FileUpload(data: data, name: remote)
-                    for try await progress in client.upload(upload, options: TransferOptions(window: window)) {
-                        view.update(progress)
+                    for try await event in client.upload(upload, options: TransferOptions(window: window)) {
+                        view.update(event)
                     }
                 }
             }
@@ -74,10 +74,10 @@ struct FSCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The path on the device.") var remote: String
         @Argument(help: "The local file to write.") var local: String
-        @Option(help: "Requests in flight at once (clamped to the device's buf_count).") var window = 4
+        @Option(help: CommandSupport.windowHelp) var window: Int?
 
         func validate() throws {
-            guard (1...64).contains(window) else { throw ValidationError("--window must be from 1 to 64") }
+            try CommandSupport.checkWindow(window)
         }
 
         func run() async throws {

@@ -124,12 +124,12 @@ enum ImageCommands {
         @Option(help: "The image number to upload to (0 = application; default: the package's, else 0).")
         var image: Int?
         @Flag(help: "Ask the device to refuse the image unless it is newer than the running one.") var upgrade = false
-        @Option(help: "Requests in flight at once (clamped to the device's buf_count).") var window = 4
+        @Option(help: CommandSupport.windowHelp) var window: Int?
         @Option(help: "Round chunks down to a multiple of this (the device's flash write alignment).")
         var alignment = 1
 
         func validate() throws {
-            guard (1...64).contains(window) else { throw ValidationError("--window must be from 1 to 64") }
+            try CommandSupport.checkWindow(window)
             guard (1...4096).contains(alignment) else { throw ValidationError("--alignment must be from 1 to 4096") }
             if let image, image < 0 || image > 255 { throw ValidationError("--image must be from 0 to 255") }
         }
@@ -183,7 +183,7 @@ enum ImageCommands {
             var view = TransferProgressView(label: "upload", json: global.json)
             do {
                 try await CommandContext.withClient(global) { client in
-                    for try await progress in client.upload(upload, options: options) { view.update(progress) }
+                    for try await event in client.upload(upload, options: options) { view.update(event) }
                 }
             } catch {
                 view.finish()

@@ -112,10 +112,10 @@ struct SUITCommand: AsyncParsableCommand {
         @Argument(help: "The SUIT envelope or SUIT zip.") var file: String
         @Flag(name: .customLong("defer"), help: "Store the envelope; do not process it yet.") var deferInstall = false
         @Option(help: "Seconds to keep polling for images the device asks for (0 = ask once).") var wait: Double = 5
-        @Option(help: "Requests in flight at once (clamped to the device's buf_count).") var window = 4
+        @Option(help: CommandSupport.windowHelp) var window: Int?
 
         func validate() throws {
-            guard (1...64).contains(window) else { throw ValidationError("--window must be from 1 to 64") }
+            try CommandSupport.checkWindow(window)
             guard (0...600).contains(wait) else { throw ValidationError("--wait must be from 0 to 600 seconds") }
         }
 
@@ -205,7 +205,7 @@ struct SUITCommand: AsyncParsableCommand {
         ) async throws {
             var view = TransferProgressView(label: label, json: json)
             do {
-                for try await progress in client.upload(upload, options: options) { view.update(progress) }
+                for try await event in client.upload(upload, options: options) { view.update(event) }
             } catch {
                 view.finish()
                 throw error

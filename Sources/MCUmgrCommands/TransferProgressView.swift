@@ -67,6 +67,28 @@ struct TransferProgressView {
         }
     }
 
+    /// Shows what an upload reports: progress is drawn; a resumed session is said once (the rest,
+    /// window changes and restarts, is in the `-v` log).
+    mutating func update(_ event: TransferEvent) {
+        switch event {
+        case .progress(let progress):
+            update(progress)
+        case .resumed(let offset):
+            resumedAt = offset
+            if style != .json { note("the device continues an interrupted upload at \(Self.bytes(offset))") }
+        case .windowChanged, .restarted:
+            break
+        }
+    }
+
+    /// Where the device resumed the transfer, if it did.
+    private(set) var resumedAt: Int?
+
+    private mutating func note(_ text: String) {
+        finish()
+        Console.err(label + "  " + text)
+    }
+
     /// Ends the bar's line (terminal style), so what follows starts on a new line.
     mutating func finish() {
         if style == .terminal && drewBar {

@@ -30,8 +30,8 @@ struct UpgradeCommand: AsyncParsableCommand {
     @Option(help: "test-and-confirm, confirm-only, test-only or upload-only.")
     var mode: FirmwareUpgrade.Mode = .confirmOnly
 
-    @Option(help: "Upload requests in flight at once (clamped to the device's buffer count).")
-    var window: Int = 4
+    @Option(help: CommandSupport.windowHelp)
+    var window: Int?
 
     @Option(help: "Round upload chunks down to a multiple of this many bytes (1, 2, 4, 8 or 16).")
     var alignment: Int = 1
@@ -55,7 +55,7 @@ struct UpgradeCommand: AsyncParsableCommand {
     var stepRetries: Int = 3
 
     mutating func validate() throws {
-        guard (1...64).contains(window) else { throw ValidationError("--window must be between 1 and 64") }
+        try CommandSupport.checkWindow(window)
         guard [1, 2, 4, 8, 16].contains(alignment) else {
             throw ValidationError("--alignment must be 1, 2, 4, 8 or 16")
         }

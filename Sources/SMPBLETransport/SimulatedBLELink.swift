@@ -68,6 +68,8 @@ public actor SimulatedBLEPeripheral {
     private var linkID = 0
     private var link: SimulatedBLELink?
     private var decoder = SMPStreamDecoder()
+    /// The pool buffer of the frame being reassembled; `.some(nil)` when it found none.
+    private var reassembling: SimulatedDevice.ReceiveBuffer??
     private var pending: [Pending] = []
     private var releasing = false
     private var faults: [LinkFault] = []
@@ -83,6 +85,8 @@ public actor SimulatedBLEPeripheral {
     public private(set) var stallsServed = 0
     /// Writes refused because the modelled controller buffer was full.
     public private(set) var bufferFullCount = 0
+    /// Frames the device lost because its buffer pool was empty when they started to arrive.
+    public private(set) var framesLostForBuffers = 0
 
     private struct Pending {
         var time: Double
@@ -186,7 +190,7 @@ public actor SimulatedBLEPeripheral {
         connectionCount += 1
         now = max(now, deviceFree) + 6 * profile.connectionIntervalMilliseconds / 1000
         model.reconnect(at: now)
-        decoder.reset()
+        resetReassembly()
         let opened = SimulatedBLELink(peripheral: self, id: linkID, maximumWriteLength: profile.maximumWriteLength)
         link = opened
         return opened
@@ -222,16 +226,28 @@ public actor SimulatedBLEPeripheral {
             bufferFullCount += 1
             return false
         }
-        let events: [SMPFramingEvent]
         if profile.deviceReassembly {
-            events = decoder.feed(value)
+            // Zephyr's reassembly takes a pool buffer with a frame's first fragment; without one
+            // the write fails (lost, for a write without response) and so does the frame.
+            for case .frame(let frame) in decoder.feed(value) {
+                let buffer: SimulatedDevice.ReceiveBuffer?
+                if let started = reassembling {
+                    buffer = started
+                    reassembling = nil
+                } else {
+                    buffer = await device.reserveBuffer()
+                }
+                await process(frame, buffer: buffer, arrival: arrival, link: id)
+            }
+            if decoder.bufferedByteCount > 0 && reassembling == nil {
+                reassembling = .some(await device.reserveBuffer())
+            }
         } else {
             // Without reassembly each write is one message; the rest of a partial one is lost.
             var single = SMPStreamDecoder(maximumFrameSize: profile.maximumWriteLength)
-            events = single.feed(value)
-        }
-        for case .frame(let frame) in events {
-            await process(frame, arrival: arrival, link: id)
+            for case .frame(let frame) in single.feed(value) {
+                await process(frame, buffer: await device.reserveBuffer(), arrival: arrival, link: id)
+            }
         }
         return true
     }
@@ -242,7 +258,7 @@ public actor SimulatedBLEPeripheral {
             try await Task.sleep(for: duration)
             stall = nil
             stallsServed += 1
-            now += Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            now += duration.seconds
             guard id == linkID, link != nil else { throw SMPTransportError(.disconnected, "the link is down") }
             return
         }
@@ -258,22 +274,38 @@ public actor SimulatedBLEPeripheral {
     private func drop(_ error: SMPTransportError) {
         link?.end(error)
         link = nil
+        resetReassembly()
+    }
+
+    private func resetReassembly() {
         decoder.reset()
+        if let held = reassembling ?? nil {
+            Task { [device] in await device.releaseBuffer(held) }
+        }
+        reassembling = nil
     }
 
     // MARK: - The device
 
-    private func process(_ frame: [UInt8], arrival: Double, link id: Int) async {
-        let bootsBefore = await device.bootCount
-        let delivery = await device.exchange(frame)
-        let reset = await device.bootCount != bootsBefore
+    private func process(_ frame: [UInt8], buffer: SimulatedDevice.ReceiveBuffer?, arrival: Double, link id: Int) async
+    {
+        guard let buffer else {
+            framesLostForBuffers += 1
+            return
+        }
+        await device.receive(frame, in: buffer) { delivery in
+            await self.deliver(delivery, arrival: arrival, link: id)
+        }
+    }
+
+    /// Schedules the device's answers as notifications, in modelled time.
+    private func deliver(_ delivery: LinkDelivery, arrival: Double, link id: Int) {
         let start = max(arrival, deviceFree)
         let done = start + profile.requestProcessingMilliseconds / 1000
         deviceFree = done
         var last = done
         for scheduled in delivery.responses {
-            let delay =
-                Double(scheduled.delay.components.seconds) + Double(scheduled.delay.components.attoseconds) / 1e18
+            let delay = scheduled.delay.seconds
             var values = BLEFragmentation.fragments(of: scheduled.frame, maximumWriteLength: profile.maximumWriteLength)
                 .map(Array.init)
             if values.count > 1 {
@@ -289,8 +321,10 @@ public actor SimulatedBLEPeripheral {
             last = max(last, end)
             enqueue(Pending(time: end, values: values, link: id, disconnect: false))
         }
-        if reset || delivery.disconnect {
-            enqueue(Pending(time: last, values: [], link: id, disconnect: true))
+        if delivery.deviceResets || delivery.disconnect {
+            // The link ends when the device reboots (after its reset delay), or at once.
+            let reboot = delivery.deviceResets && !delivery.responses.isEmpty ? device.configuration.resetDelay.seconds : 0
+            enqueue(Pending(time: last + reboot, values: [], link: id, disconnect: true))
         }
         if !releasing {
             releasing = true
@@ -377,4 +411,9 @@ extension GATTTransport {
             connect: { await peripheral.connect() }
         )
     }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -147,7 +147,8 @@ public final class UDPSocket: Sendable {
     /// - Parameters:
     ///   - host: the local address (`127.0.0.1`, `::1`, `0.0.0.0`, `::`, a name); empty for any.
     ///   - port: the local port; 0 lets the system choose (read it back from ``localAddress``).
-    /// - Throws: ``SystemCallError`` from name resolution, `socket` or `bind`.
+    /// - Throws: ``SystemCallError`` from name resolution, `socket` or `bind` (`EADDRINUSE` when
+    ///   another socket holds the port).
     public init(bindingTo host: String, port: UInt16) throws(SystemCallError) {
         let candidates = try SocketAddress.resolve(host: host, port: port, passive: true)
         var lastError = SystemCallError("bind", "\(host):\(port)", code: EADDRNOTAVAIL)
@@ -157,8 +158,9 @@ public final class UDPSocket: Sendable {
                 lastError = .errno("socket", candidate.description)
                 continue
             }
+            // No SO_REUSEADDR: on Linux it lets a second UDP socket bind the same port and steal
+            // datagrams; an address in use must be an error.
             var one: Int32 = 1
-            _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
             if candidate.isIPv6 {
                 _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
             }

@@ -23,6 +23,10 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
     case singleSlot = "single-slot"
     /// Firmware loader: a loader application writes the single application slot (mode 7).
     case firmwareLoader = "firmware-loader"
+    /// No bootloader under the application, as on the Zephyr server of `zephyr-observed.md`:
+    /// image management writes slots and trailers, but a reset never swaps (a pending image stays
+    /// pending) and bootloader info is not supported (`rc 8`).
+    case none
 
     /// The `mode` value of the OS bootloader-info `mode` query (MCUboot `enum mcuboot_mode`).
     public var mcubootModeValue: Int {
@@ -35,6 +39,7 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
         case .directXIPWithRevert: 5
         case .firmwareLoader: 7
         case .swapUsingOffset: 9
+        case .none: -1
         }
     }
 
@@ -63,6 +68,7 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
         case "directxip-revert", "direct-xip-with-revert": self = .directXIPWithRevert
         case "single", "single-app", "single-application": self = .singleSlot
         case "loader": self = .firmwareLoader
+        case "no-bootloader", "no": self = .none
         default: return nil
         }
     }
@@ -70,23 +76,63 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
     public var description: String { rawValue }
 }
 
+/// Which Zephyr release's answers the simulated device gives where releases differ.
+///
+/// The default is the release a real server was observed running (`zephyr-observed.md`); the
+/// newer behaviour, read in Zephyr's sources, is an option. docs/SIMULATOR.md lists each
+/// difference.
+public enum ZephyrRelease: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Zephyr 3.4 as observed: erasing a slot that does not exist answers FLASH_OPEN_FAILED (10),
+    /// erasing a blank slot UNKNOWN (1); a missing statistics group answers in group 63; the
+    /// statistics answers carry `rc: 0`.
+    case v3_4 = "3.4"
+    /// Zephyr's main branch (2026): INVALID_SLOT (14) for a missing slot, success for a blank one,
+    /// statistics errors in the statistics group, no `rc` in success answers.
+    case latest
+
+    public var description: String { rawValue }
+}
+
 extension SimulatedDevice {
     /// Everything that shapes a simulated device: its buffers, its bootloader, its flash and its
     /// link. Values are plain data, so a configuration can be built, compared and printed.
+    ///
+    /// The defaults are the strictest real device we know (`zephyr-observed.md`): four 2048-byte
+    /// buffers shared by requests and responses, a 1500-byte UDP receive buffer, 0.8 ms per
+    /// request, and a reset that answers, runs on for 250 ms and is back after about a second.
     public struct Configuration: Sendable {
         /// `CONFIG_MCUMGR_TRANSPORT_NETBUF_SIZE`: the largest SMP frame (header included) the device
         /// accepts; larger requests are dropped. Zephyr's default is 384, or 2048 with UDP.
         public var bufferSize: Int
-        /// `CONFIG_MCUMGR_TRANSPORT_NETBUF_COUNT`.
+        /// `CONFIG_MCUMGR_TRANSPORT_NETBUF_COUNT`: the buffers every request and every response
+        /// takes one of (see ``limitsBuffers``).
         public var bufferCount: Int
+        /// Model Zephyr's buffer pool: a request that arrives when all ``bufferCount`` buffers are
+        /// held is dropped unanswered, and one whose answer finds no free buffer is answered
+        /// `{"rc": 2}` (ENOMEM) instead of being processed. `false` gives an ideal device with as
+        /// many buffers as requests, for comparisons.
+        public var limitsBuffers: Bool
+        /// Time the SMP work queue spends on each request before it takes a buffer for the answer
+        /// (requests arriving meanwhile wait in their buffers). 0.8 ms is what the observed server
+        /// took per upload chunk.
+        public var requestProcessingTime: Duration
+        /// `CONFIG_MCUMGR_GRP_OS_RESET_MS`: after answering `os reset` the device keeps running
+        /// (and answering) this long before it reboots.
+        public var resetDelay: Duration
+        /// From the reboot until the SMP server answers again (requests meanwhile are lost).
+        public var bootTime: Duration
+        /// Which release's answers to give where Zephyr releases differ.
+        public var release: ZephyrRelease
         /// Number of images (slot pairs), 1…8.
         public var imageCount: Int
         /// The bootloader's upgrade strategy.
         public var bootloaderMode: BootloaderMode
         /// Size of each slot in bytes.
         public var slotSize: Int
-        /// MCUboot's `MCUBOOT_DOWNGRADE_PREVENTION` (overwrite-only): reported as `no-downgrade` and
-        /// enforced at boot.
+        /// MCUboot's `MCUBOOT_DOWNGRADE_PREVENTION`, enforced at boot in the swap and
+        /// overwrite-only modes (an older image in the secondary slot is erased, the primary
+        /// boots) and reported as `no-downgrade` by bootloader info. DirectXIP modes always boot
+        /// the highest version and report `no-downgrade` whatever this says, as Zephyr does.
         public var downgradePrevention: Bool
         /// The key MCUboot trusts; with a key, images must carry a valid signature from it.
         /// Without one only the magic and the TLV hash are checked.
@@ -97,6 +143,11 @@ extension SimulatedDevice {
         /// hash (a permanent swap) is allowed; when false it is refused with
         /// `IMAGE_CONFIRMATION_DENIED`.
         public var allowConfirmNonActive: Bool
+        /// `CONFIG_MCUMGR_GRP_FS_HASH_SHA256`: the file-system hash command offers `sha256` as
+        /// well as `crc32` (the observed server had `crc32` only).
+        public var fileHashSHA256: Bool
+        /// `CONFIG_MCUMGR_SMP_LEGACY_RC_BEHAVIOUR`: every success answer carries `"rc": 0`.
+        public var legacyReturnCodes: Bool
         /// Answer with indefinite-length maps and arrays, as Zephyr's zcbor does; `false` writes
         /// definite lengths.
         public var zcborIndefiniteMaps: Bool
@@ -108,8 +159,8 @@ extension SimulatedDevice {
         public var swapBytesPerSecond: Double?
         /// One-way link latency added to every response.
         public var linkLatency: Duration
-        /// The largest UDP datagram accepted (`CONFIG_MCUMGR_TRANSPORT_UDP_MTU`); larger ones are
-        /// dropped.
+        /// `CONFIG_MCUMGR_TRANSPORT_UDP_MTU`: the UDP receive buffer. A longer datagram is cut to
+        /// it, and SMP then answers `rc 9` (ECORRUPT) because its header announces more.
         public var maximumDatagramSize: Int
         /// A folder that keeps flash, settings and files across runs; `nil` keeps everything in
         /// memory (files then live in a temporary folder removed with the device).
@@ -123,10 +174,15 @@ extension SimulatedDevice {
         /// Seed for every random choice (faults, session ids), so runs replay.
         public var seed: UInt64
 
-        /// Creates a configuration.
+        /// Creates a configuration; every default is the observed Zephyr server's.
         public init(
             bufferSize: Int = 2048,
             bufferCount: Int = 4,
+            limitsBuffers: Bool = true,
+            requestProcessingTime: Duration = .microseconds(800),
+            resetDelay: Duration = .milliseconds(250),
+            bootTime: Duration = .milliseconds(750),
+            release: ZephyrRelease = .v3_4,
             imageCount: Int = 1,
             bootloaderMode: BootloaderMode = .swapUsingMove,
             slotSize: Int = 0x40000,
@@ -134,6 +190,8 @@ extension SimulatedDevice {
             signingKey: ImagePublicKey? = nil,
             imageCheck: Bool = true,
             allowConfirmNonActive: Bool = true,
+            fileHashSHA256: Bool = false,
+            legacyReturnCodes: Bool = false,
             zcborIndefiniteMaps: Bool = true,
             eraseBytesPerSecond: Double? = nil,
             writeBytesPerSecond: Double? = nil,
@@ -147,7 +205,12 @@ extension SimulatedDevice {
             seed: UInt64 = 0x5EED
         ) {
             self.bufferSize = bufferSize
-            self.bufferCount = bufferCount
+            self.bufferCount = max(1, bufferCount)
+            self.limitsBuffers = limitsBuffers
+            self.requestProcessingTime = max(.zero, requestProcessingTime)
+            self.resetDelay = max(.zero, resetDelay)
+            self.bootTime = max(.zero, bootTime)
+            self.release = release
             self.imageCount = max(1, min(8, imageCount))
             self.bootloaderMode = bootloaderMode
             self.slotSize = slotSize
@@ -155,6 +218,8 @@ extension SimulatedDevice {
             self.signingKey = signingKey
             self.imageCheck = imageCheck
             self.allowConfirmNonActive = allowConfirmNonActive
+            self.fileHashSHA256 = fileHashSHA256
+            self.legacyReturnCodes = legacyReturnCodes
             self.zcborIndefiniteMaps = zcborIndefiniteMaps
             self.eraseBytesPerSecond = eraseBytesPerSecond
             self.writeBytesPerSecond = writeBytesPerSecond
@@ -171,13 +236,13 @@ extension SimulatedDevice {
         /// A Zephyr device reached over UDP: 2048-byte buffers (`smp_svr` with UDP).
         public static var udp: Configuration { Configuration() }
 
-        /// A Zephyr device on a UART with the defaults (384-byte buffers, 4 of them), and flash
-        /// timing of a typical nRF52 (erase ~ 45 kB/s, write ~ 90 kB/s).
+        /// A Zephyr device on a UART with the defaults (384-byte buffers, 4 of them).
         public static var serial: Configuration {
             Configuration(bufferSize: 384, bufferCount: 4)
         }
 
-        /// The Zephyr defaults (384-byte buffers) with realistic flash timing.
+        /// The Zephyr defaults (384-byte buffers) with flash timing of a typical nRF52 (erase
+        /// ~45 kB/s, write ~90 kB/s) and a 5 ms link.
         public static var realisticTiming: Configuration {
             Configuration(
                 bufferSize: 384,
@@ -187,14 +252,22 @@ extension SimulatedDevice {
                 linkLatency: .milliseconds(5)
             )
         }
+
+        /// Whether bootloader info (OS command 8) exists: not without a bootloader.
+        var hasBootloaderInfo: Bool { bootloaderMode != .none }
+
+        /// Whether `no-downgrade` is reported: DirectXIP modes always (they boot the highest
+        /// version), the others when downgrade prevention is built in.
+        var reportsNoDowngrade: Bool { bootloaderMode.isDirectXIP || downgradePrevention }
     }
 }
 
 extension SimulatedDevice.Configuration {
     /// Reads a configuration from `key=value` options, as in `sim://?images=2&mode=overwrite`:
     /// `images`, `mode`, `buf_size`, `buf_count`, `slot_size` (decimal or `0x` hex), `state_dir`,
-    /// `latency_ms`, `no_downgrade`, `seed`, `version` (of the factory image). Unknown keys are
-    /// refused so typos do not pass silently.
+    /// `latency_ms`, `no_downgrade`, `seed`, `version` (of the factory image), `zephyr` (`3.4` or
+    /// `latest`), `processing_us`, `reset_ms`, `boot_ms`, `buffers` (`0` for an unlimited pool).
+    /// Unknown keys are refused so typos do not pass silently.
     /// - Parameters:
     ///   - options: the options.
     ///   - base: the configuration the options modify.
@@ -227,6 +300,18 @@ extension SimulatedDevice.Configuration {
             case "latency_ms": linkLatency = .milliseconds(try integer(key, value, range: 0...60_000))
             case "no_downgrade": downgradePrevention = value != "0" && value.lowercased() != "false"
             case "seed": seed = UInt64(try integer(key, value, range: 0...Int.max))
+            case "zephyr":
+                guard let release = ZephyrRelease(rawValue: value.lowercased()) else {
+                    throw ConfigurationError(
+                        "zephyr=\(value): expected one of \(ZephyrRelease.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
+                }
+                self.release = release
+            case "processing_us":
+                requestProcessingTime = .microseconds(try integer(key, value, range: 0...10_000_000))
+            case "reset_ms": resetDelay = .milliseconds(try integer(key, value, range: 0...600_000))
+            case "boot_ms": bootTime = .milliseconds(try integer(key, value, range: 0...600_000))
+            case "buffers": limitsBuffers = value != "0" && value.lowercased() != "false"
             case "version":
                 guard ImageVersion(value) != nil else {
                     throw ConfigurationError("version=\(value): expected e.g. 1.0.0")

@@ -69,22 +69,41 @@ struct DeviceCore {
 
     // MARK: - Frames
 
-    /// Handles the bytes of one received message (one UDP datagram, one serial packet).
-    /// - Returns: the response frames (none when Zephyr would drop the message) and effects.
-    mutating func process(_ bytes: [UInt8]) -> (responses: [[UInt8]], effects: Effects) {
-        var effects = Effects()
+    /// What handling one message produced.
+    struct ProcessResult {
+        /// The response frames, in order.
         var responses: [[UInt8]] = []
+        /// Side effects for the actor.
+        var effects = Effects()
+        /// Pool buffers the responses took (an `ENOMEM` answer reuses the request's buffer).
+        var buffersUsed = 0
+        /// A response found no free buffer: that request was answered `ENOMEM` unprocessed and
+        /// the rest of the message dropped.
+        var ranOutOfBuffers = false
+    }
+
+    /// Handles the bytes of one received message (one UDP datagram, one serial packet), as
+    /// Zephyr's `smp_process_request_packet` does.
+    /// - Parameters:
+    ///   - bytes: the message.
+    ///   - responseBuffers: pool buffers free for responses; each request's response takes one
+    ///     before its handler runs, and without one the request is answered `{"rc": 2}` (ENOMEM)
+    ///     in its own buffer and the rest of the message is dropped.
+    /// - Returns: the responses (none when Zephyr would drop the message) and effects.
+    mutating func process(_ bytes: [UInt8], responseBuffers: Int = .max) -> ProcessResult {
+        var result = ProcessResult()
         // A message larger than a net buffer never reaches SMP.
-        guard bytes.count <= configuration.bufferSize else { return ([], effects) }
+        guard bytes.count <= configuration.bufferSize else { return result }
         var rest = bytes[...]
         // Zephyr processes several requests packed into one message, each 4-byte aligned.
         while rest.count >= SMPHeader.size {
             guard let header = try? SMPHeader(parsing: rest) else { break }
             let total = SMPHeader.size + Int(header.length)
             guard let operation = header.operation.response else { break }  // responses and undefined ops are dropped
+            guard !bootloaderBlocksApplication else { break }
             guard total <= rest.count else {
-                // The header announces more than arrived: ECORRUPT.
-                responses.append(
+                // The header announces more than arrived (a datagram cut at the UDP MTU): ECORRUPT.
+                result.responses.append(
                     respond(
                         to: header,
                         operation: operation,
@@ -93,24 +112,37 @@ struct DeviceCore {
                 )
                 break
             }
+            guard result.buffersUsed < responseBuffers else {
+                result.ranOutOfBuffers = true
+                result.responses.append(
+                    respond(
+                        to: header,
+                        operation: operation,
+                        map: ResponseEncoding.failureMap(.management(.noMemory), legacy: true)
+                    )
+                )
+                break
+            }
+            result.buffersUsed += 1
             let frameBytes = Array(rest.prefix(total))
             rest = rest.dropFirst((total + 3) / 4 * 4)
-            guard !bootloaderBlocksApplication else { continue }
-            let outcome = handle(frameBytes, header: header, effects: &effects)
+            let outcome = handle(frameBytes, header: header, effects: &result.effects)
             switch outcome {
-            case .success(let map):
-                responses.append(
+            case .success(var map):
+                if configuration.legacyReturnCodes && map["rc"] == nil { map.put("rc", 0) }
+                result.responses.append(
                     sized(respond(to: header, operation: operation, map: map), header: header, operation: operation)
                 )
             case .failure(let failure):
                 let map = ResponseEncoding.failureMap(failure, legacy: header.version == .v1)
-                responses.append(respond(to: header, operation: operation, map: map))
+                result.responses.append(respond(to: header, operation: operation, map: map))
             case .silence:
-                return ([], effects)
+                result.responses = []
+                return result
             }
-            if effects.reset || effects.powerLoss { break }
+            if result.effects.reset || result.effects.powerLoss { break }
         }
-        return (responses, effects)
+        return result
     }
 
     /// A device whose bootloader found nothing to boot answers nothing.

@@ -116,6 +116,21 @@ public struct LinkDelivery: Sendable {
     public var responses: [Scheduled]
     /// Close the link after sending them.
     public var disconnect: Bool
+    /// The device reboots: ``SimulatedDevice/Configuration/resetDelay`` after these answers
+    /// (`os reset`), or it already did (power lost, no answers). Links that end with the device
+    /// (BLE, USB) drop then.
+    public var deviceResets: Bool
+
+    /// Creates a delivery.
+    /// - Parameters:
+    ///   - responses: the frames to send.
+    ///   - disconnect: close the link after sending them.
+    ///   - deviceResets: the device reboots.
+    public init(responses: [Scheduled], disconnect: Bool, deviceResets: Bool = false) {
+        self.responses = responses
+        self.disconnect = disconnect
+        self.deviceResets = deviceResets
+    }
 }
 
 /// The state of fault injection: counters and the generator. Pure; the device actor owns one.

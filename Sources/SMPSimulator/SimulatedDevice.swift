@@ -5,31 +5,81 @@ import SMPCore
 
 /// A simulated SMP device that behaves like a Zephyr application under MCUboot.
 ///
-/// Feed it whole SMP frames with ``handle(_:)`` (device semantics only) or ``exchange(_:)``
-/// (device plus link faults and latency, what the servers and ``LoopbackTransport`` use). It
-/// answers the way Zephyr's handlers do — key order, zcbor's indefinite maps, v1/v2 error shapes —
-/// and its flash follows MCUboot: upload to the secondary slot, test or confirm, reset applies the
-/// swap decision, an unconfirmed test image reverts at the following reset.
+/// Transports hand it whole SMP messages with ``receive(_:transmit:)`` — what a UDP datagram, a
+/// decoded serial packet or a reassembled BLE write is to Zephyr — and it answers through the
+/// `transmit` closure, with link faults and latency applied. It answers the way Zephyr's handlers
+/// do (key order, zcbor's indefinite maps, v1/v2 error shapes) and its flash follows MCUboot:
+/// upload to the secondary slot, test or confirm, reset applies the swap decision, an unconfirmed
+/// test image reverts at the following reset.
+///
+/// It is as strict as the real device, resource limits included:
+/// - one pool of ``Configuration/bufferCount`` buffers holds every request received and every
+///   answer built; a request arriving at an empty pool is lost, and one whose answer finds the
+///   pool empty is answered `{"rc": 2}` (ENOMEM) unprocessed;
+/// - one work queue handles requests in arrival order, ``Configuration/requestProcessingTime``
+///   each, so a burst waits in its buffers;
+/// - `os reset` is answered, the device runs on for ``Configuration/resetDelay``, reboots, and
+///   answers nothing until ``Configuration/bootTime`` later.
 ///
 /// ```swift
 /// let device = SimulatedDevice(configuration: .init(bootloaderMode: .swapUsingMove))
 /// let replies = await device.handle(echoFrame)      // [[UInt8]]: zero replies = dropped
 /// await device.inject(.dropResponses(every: 5))
 /// ```
-///
-/// Requests are handled one at a time in arrival order, as Zephyr's SMP work queue does, even
-/// when flash timing makes a handler wait.
 public actor SimulatedDevice {
+    /// Sends the answers to one message over the link; the device holds the answers' buffers
+    /// until it returns (a UART sends byte by byte; UDP hands the datagram to the stack).
+    public typealias Transmit = @Sendable (LinkDelivery) async -> Void
+
+    /// When the buffers of an answered request go back to the pool.
+    public enum BufferRelease: Sendable, Hashable {
+        /// When the answer is handed to the link: a UDP `sendto` copies it into the network
+        /// stack, so the client cannot answer back before the buffers are free.
+        case onHandOff
+        /// When the link has sent the answer: Zephyr's UART transport writes byte by byte while
+        /// the work queue waits.
+        case afterTransmit
+    }
+
+    /// A buffer of the device's pool taken for a message being received (a serial packet or BLE
+    /// write whose first part arrived). Lost with the device's RAM at a reboot.
+    public struct ReceiveBuffer: Sendable, Hashable {
+        fileprivate let boot: Int
+    }
+
     /// The configuration the device was created with.
     public nonisolated let configuration: Configuration
+
+    private enum Reply {
+        case link(Transmit)
+        case direct(CheckedContinuation<[[UInt8]], Never>)
+    }
+
+    private struct Queued {
+        var message: [UInt8]
+        /// The request's buffer; `nil` for ``handle(_:)``, which bypasses the pool.
+        var buffer: ReceiveBuffer?
+        var release: BufferRelease = .onHandOff
+        var reply: Reply
+    }
 
     private var core: DeviceCore
     private var injector = FaultInjector(.none)
     private let store: StateDirectory?
     private let temporaryRoot: URL?
+    private var pool: BufferPool
+    private var queue: [Queued] = []
+    private var working = false
+    /// Counts boots; work and buffers from an earlier boot are void.
+    private var boot = 0
     private var offlineUntil: ContinuousClock.Instant?
-    private var queueTail: Task<Void, Never>?
+    private var pendingReboot: Task<Void, Never>?
     private let logger = Logger(label: "mcumgr.simulator")
+
+    /// Requests lost because every buffer was held when they arrived.
+    public private(set) var requestsDroppedForBuffers = 0
+    /// Requests answered `ENOMEM` because no buffer was free for their answer.
+    public private(set) var requestsRefusedForBuffers = 0
 
     /// Creates a device with a valid, confirmed factory image in slot 0 of every image, or with
     /// the flash, settings and files saved in ``Configuration/stateDirectory``.
@@ -48,6 +98,7 @@ public actor SimulatedDevice {
             temporaryRoot = folder
         }
         self.store = store
+        pool = BufferPool(capacity: configuration.limitsBuffers ? configuration.bufferCount : nil)
         core = DeviceCore(
             configuration: configuration,
             filesRoot: filesRoot,
@@ -60,59 +111,166 @@ public actor SimulatedDevice {
     }
 
     deinit {
+        pendingReboot?.cancel()
         if let temporaryRoot { try? FileManager.default.removeItem(at: temporaryRoot) }
     }
 
-    // MARK: - Frames
+    // MARK: - Receiving
 
-    /// Handles one received message (a UDP datagram, a decoded serial packet) and returns the
-    /// response frames: zero when Zephyr would drop the message (bad framing, a response, a
-    /// frame larger than the buffer, power lost, device off).
+    /// Takes a buffer for a message whose first part arrived (a serial packet's first line, a
+    /// BLE write that starts a frame), as Zephyr's serial and Bluetooth transports do.
+    /// - Returns: the buffer, or `nil` when the pool is empty or the device is not running: the
+    ///   message is then lost.
+    public func reserveBuffer() -> ReceiveBuffer? {
+        guard isAnswering else { return nil }
+        guard pool.take() else {
+            requestsDroppedForBuffers += 1
+            logger.debug("no free buffer: request dropped", metadata: ["held": "\(pool.held)"])
+            return nil
+        }
+        return ReceiveBuffer(boot: boot)
+    }
+
+    /// Gives back a buffer whose message was abandoned (bad CRC, a partial frame timed out).
+    /// - Parameter buffer: the buffer.
+    public func releaseBuffer(_ buffer: ReceiveBuffer) {
+        if buffer.boot == boot { pool.give() }
+    }
+
+    /// Queues a received message in the buffer taken for it; `transmit` sends its answers.
+    /// - Parameters:
+    ///   - message: the message (one or more SMP frames, each 4-byte aligned).
+    ///   - buffer: the buffer from ``reserveBuffer()``; a buffer from before a reboot is void and
+    ///     the message is lost.
+    ///   - release: when the request's and its answers' buffers are free again.
+    ///   - transmit: sends the answers; called once, unless the device reboots first.
+    public func receive(
+        _ message: [UInt8],
+        in buffer: ReceiveBuffer,
+        release: BufferRelease = .onHandOff,
+        transmit: @escaping Transmit
+    ) {
+        guard buffer.boot == boot, isAnswering else { return }
+        enqueue(Queued(message: message, buffer: buffer, release: release, reply: .link(transmit)))
+    }
+
+    /// Takes a buffer for a whole message and queues it, as Zephyr's UDP transport does with a
+    /// datagram.
+    /// - Parameters:
+    ///   - message: the message.
+    ///   - transmit: sends the answers.
+    /// - Returns: `false` when the message was lost (no free buffer, the device not running).
+    @discardableResult
+    public func receive(_ message: [UInt8], transmit: @escaping Transmit) -> Bool {
+        guard let buffer = reserveBuffer() else { return false }
+        receive(message, in: buffer, transmit: transmit)
+        return true
+    }
+
+    /// Handles one message with the device's semantics only and returns its answers: zero when
+    /// Zephyr would drop it (bad framing, a response, a frame larger than the buffer, power lost,
+    /// device off). In arrival order with everything else, but without the buffer pool and
+    /// without link faults or latency — for tests of what a handler answers.
     ///
-    /// Device-level faults apply (``Fault/busy(count:)``, ``Fault/dropRequests(every:)``,
-    /// ``Fault/powerLoss(_:)``); link faults (drop, duplicate, delay, reorder, corrupt,
-    /// disconnect) apply only in ``exchange(_:)``.
+    /// Device faults apply (``Fault/busy(count:)``, ``Fault/dropRequests(every:)``,
+    /// ``Fault/powerLoss(_:)``).
     /// - Parameter frame: the message bytes.
     /// - Returns: the responses, in order.
     public func handle(_ frame: [UInt8]) async -> [[UInt8]] {
-        await serialized(frame).responses
-    }
-
-    /// Handles a message as the link delivers it: ``handle(_:)`` plus the link faults and
-    /// latency. Servers send each scheduled response after its delay and close the link when
-    /// asked.
-    /// - Parameter frame: the message bytes.
-    /// - Returns: what to send and when.
-    public func exchange(_ frame: [UInt8]) async -> LinkDelivery {
-        let result = await serialized(frame)
-        return injector.deliver(result.responses, latency: configuration.linkLatency, wasReset: result.reset)
-    }
-
-    private func serialized(_ frame: [UInt8]) async -> (responses: [[UInt8]], reset: Bool) {
-        let previous = queueTail
-        let work = Task { () -> (responses: [[UInt8]], reset: Bool) in
-            await previous?.value
-            return await self.process(frame)
+        await withCheckedContinuation { continuation in
+            enqueue(Queued(message: frame, buffer: nil, reply: .direct(continuation)))
         }
-        queueTail = Task { _ = await work.value }
-        return await work.value
     }
 
-    private func process(_ frame: [UInt8]) async -> (responses: [[UInt8]], reset: Bool) {
+    /// Whether the application's SMP server is up (not rebooting, something bootable ran).
+    private var isAnswering: Bool {
         if let offlineUntil {
-            if ContinuousClock.now < offlineUntil { return ([], false) }
+            if ContinuousClock.now < offlineUntil { return false }
             self.offlineUntil = nil
         }
+        return core.bootloader.isRunning
+    }
+
+    // MARK: - The SMP work queue
+
+    private func enqueue(_ item: Queued) {
+        queue.append(item)
+        guard !working else { return }
+        working = true
+        Task { await self.work() }
+    }
+
+    private func work() async {
+        while !queue.isEmpty {
+            let item = queue.removeFirst()
+            let generation = boot
+            // Requests that arrive meanwhile wait in their buffers: this is when a burst fills
+            // the pool.
+            let processing = configuration.requestProcessingTime
+            if processing > .zero { try? await Task.sleep(for: processing) }
+            guard generation == boot else {
+                finish(item, with: [])
+                continue
+            }
+            let outcome = process(item.message, pooled: item.buffer != nil)
+            if outcome.powerLost {
+                // No answer; a link that notices a rebooting device (BLE) is told.
+                if case .link(let transmit) = item.reply {
+                    await transmit(LinkDelivery(responses: [], disconnect: false, deviceResets: true))
+                }
+                finish(item, with: [])
+                continue
+            }
+            if outcome.flashTime > .zero { try? await Task.sleep(for: outcome.flashTime) }
+            guard generation == boot else {
+                finish(item, with: [])
+                continue
+            }
+            let buffers = outcome.responseBuffers + (item.buffer == nil ? 0 : 1)
+            if item.release == .onHandOff { pool.give(buffers) }
+            switch item.reply {
+            case .direct(let continuation):
+                continuation.resume(returning: outcome.responses)
+            case .link(let transmit):
+                var delivery = injector.deliver(
+                    outcome.responses,
+                    latency: configuration.linkLatency,
+                    wasReset: outcome.reset
+                )
+                delivery.deviceResets = outcome.reset || outcome.powerLost
+                await transmit(delivery)
+            }
+            if item.release == .afterTransmit && generation == boot { pool.give(buffers) }
+            if outcome.reset { scheduleReboot() }
+        }
+        working = false
+    }
+
+    /// Ends a queued item that will not be answered.
+    private func finish(_ item: Queued, with responses: [[UInt8]]) {
+        if case .direct(let continuation) = item.reply { continuation.resume(returning: responses) }
+    }
+
+    private struct Outcome {
+        var responses: [[UInt8]] = []
+        var responseBuffers = 0
+        var flashTime: Duration = .zero
+        var reset = false
+        var powerLost = false
+    }
+
+    private func process(_ frame: [UInt8], pooled: Bool) -> Outcome {
+        guard isAnswering else { return Outcome() }
         switch injector.admit() {
         case .drop:
             logger.debug("fault: request dropped")
-            return ([], false)
+            return Outcome()
         case .busy:
-            return (core.busyResponse(to: frame).map { [$0] } ?? [], false)
+            return Outcome(responses: core.busyResponse(to: frame).map { [$0] } ?? [])
         case .powerLoss:
             logger.debug("fault: power lost while handling a request")
             reboot()
-            return ([], false)
+            return Outcome(powerLost: true)
         case .process:
             break
         }
@@ -120,35 +278,69 @@ public actor SimulatedDevice {
         core.flashCorruptionOffset = injector.flashCorruptionOffset
         let bootloaderBefore = core.bootloader.slots
         let settingsBefore = core.settings.saved
-        let (responses, effects) = core.process(frame)
+        let result = core.process(frame, responseBuffers: pooled ? pool.free : Int.max)
+        if pooled {
+            pool.take(result.buffersUsed)
+            if result.ranOutOfBuffers {
+                requestsRefusedForBuffers += 1
+                logger.debug("no free buffer for the answer: ENOMEM", metadata: ["held": "\(pool.held)"])
+            }
+        }
+        let effects = result.effects
         if effects.powerLoss {
             injector.consumeUploadPowerLoss()
             logger.debug("fault: power lost during upload")
             reboot()
-            return ([], false)
+            return Outcome(powerLost: true)
         }
         if effects.flashCorrupted {
             injector.consumeFlashCorruption()
             logger.debug("fault: a flash write stored a flipped bit")
         }
-        if effects.flashTime > .zero { try? await Task.sleep(for: effects.flashTime) }
-        if effects.reset {
-            reboot()
-        } else if let store {
+        if let store, !effects.reset {
             if core.upload == nil && core.bootloader.slots != bootloaderBefore { store.saveFlash(core.bootloader) }
             if core.settings.saved != settingsBefore { store.saveSettings(core.settings.saved) }
         }
-        return (responses, effects.reset)
+        return Outcome(
+            responses: result.responses,
+            responseBuffers: pooled ? result.buffersUsed : 0,
+            flashTime: effects.flashTime,
+            reset: effects.reset
+        )
     }
 
     // MARK: - Power
 
-    /// Resets the device as `os reset` does: RAM state is lost and MCUboot runs its decision.
+    /// Resets the device now, as a power cycle or the reset button does: RAM state is lost,
+    /// MCUboot runs its decision, and the device answers again after ``Configuration/bootTime``.
     public func reset() {
         reboot()
     }
 
+    /// After answering `os reset`: run on for the reset delay, then reboot.
+    private func scheduleReboot() {
+        guard pendingReboot == nil else { return }
+        let generation = boot
+        let delay = configuration.resetDelay
+        pendingReboot = Task {
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            await self.reboot(ifStill: generation)
+        }
+    }
+
+    private func reboot(ifStill generation: Int) {
+        guard generation == boot else { return }
+        reboot()
+    }
+
     private func reboot() {
+        pendingReboot?.cancel()
+        pendingReboot = nil
+        boot += 1
+        pool.reset()
+        let lost = queue
+        queue.removeAll()
+        for item in lost { finish(item, with: []) }
         let interrupt = injector.takePowerLossDuringSwap()
         var moved = core.reboot(interruptingSwap: interrupt)
         if interrupt {
@@ -157,12 +349,24 @@ public actor SimulatedDevice {
             moved += core.reboot(interruptingSwap: false)
         }
         for line in core.bootloader.lastBootLog { logger.debug("boot: \(line)") }
+        var offline = configuration.bootTime
         if let rate = configuration.swapBytesPerSecond, rate > 0, moved > 0 {
-            offlineUntil = ContinuousClock.now + .milliseconds(Int64(Double(moved) / rate * 1000))
+            offline += .milliseconds(Int64(Double(moved) / rate * 1000))
         }
+        offlineUntil = offline > .zero ? ContinuousClock.now + offline : nil
         if let store {
             store.saveFlash(core.bootloader)
             store.saveSettings(core.settings.saved)
+        }
+    }
+
+    /// Waits until a reboot the device announced (an answered `os reset`) has happened and the
+    /// device answers again — what a person watching the device would wait for before the next
+    /// command.
+    public func waitUntilAnswering() async {
+        if let pendingReboot { await pendingReboot.value }
+        if let offlineUntil, ContinuousClock.now < offlineUntil {
+            try? await Task.sleep(until: offlineUntil, clock: .continuous)
         }
     }
 
@@ -210,4 +414,7 @@ public actor SimulatedDevice {
 
     /// The boot mode the last reset asked for (`boot_mode`), if any.
     public var lastBootMode: UInt8? { core.lastBootMode }
+
+    /// Buffers of the pool held now (requests waiting or in work, answers being sent).
+    public var buffersHeld: Int { pool.held }
 }

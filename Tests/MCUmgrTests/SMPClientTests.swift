@@ -137,7 +137,7 @@ struct SMPClientTests {
             [ScriptedConnection.reply(request, ["buf_size": 384, "buf_count": 4])]
         }
         let client = await client(connection)
-        await client.readParameters()
+        try await client.loadParameters()
         #expect(await client.maximumFrameSize == 384)
         #expect(await client.deviceParameters?.bufferCount == 4)
         let huge = OSManagement.Echo(text: String(repeating: "x", count: 400))

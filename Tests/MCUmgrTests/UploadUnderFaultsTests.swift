@@ -71,8 +71,10 @@ struct UploadUnderFaultsTests {
         await client.close()
     }
 
-    @Test(arguments: [1, 4])
-    func aDisconnectMidUploadResumesAndResendsAtMostOneWindow(_ window: Int) async throws {
+    /// The window is 1, or the device's (`buf_count − 1` = 3): a forced window beyond the
+    /// device's buffers re-sends for back-pressure too, which is not what this measures.
+    @Test(arguments: [1, nil])
+    func aDisconnectMidUploadResumesAndResendsAtMostOneWindow(_ window: Int?) async throws {
         let device = await Self.device(faults: [.disconnect(afterRequests: 200)])
         let counter = DataCounter()
         let first = try await Self.client(device, counter: counter)
@@ -85,8 +87,9 @@ struct UploadUnderFaultsTests {
         try await second.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
         // Every data byte that crossed the link, both attempts, minus the file: what was sent twice.
         let resent = counter.total - Self.size
-        print("window \(window): \(resent) data bytes sent twice around the disconnect (frames of \(frame) bytes)")
-        #expect(resent <= window * frame)
+        let inFlight = window ?? 3
+        print("window \(inFlight): \(resent) data bytes sent twice around the disconnect (frames of \(frame) bytes)")
+        #expect(resent <= inFlight * frame)
         #expect(Data((await Self.secondarySlot(device)).prefix(Self.size)) == Self.file)
         await second.close()
     }

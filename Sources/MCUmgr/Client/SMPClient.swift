@@ -13,8 +13,9 @@ import SMPCore
 /// - A device that answers `EBUSY` is asked again after a growing pause.
 /// - SMP v2 is used by default; when the device answers in v1, or refuses v2 with
 ///   `rc 13` (UNSUPPORTED_TOO_NEW), the client falls back to v1 for the rest of the connection.
-/// - ``connect(_:configuration:logger:)`` reads the device's MCUmgr parameters and sizes frames
-///   to `buf_size` (else the link limit).
+/// - The device's MCUmgr parameters (`buf_size`, `buf_count`) are read once per connection, when
+///   first needed (a transfer, or a request larger than the smallest buffer Zephyr configures),
+///   so a command to a silent device waits only for its own request.
 public actor SMPClient {
     /// Behaviour of the client.
     public struct Configuration: Sendable {
@@ -22,13 +23,14 @@ public actor SMPClient {
         public var timeout: Duration
         /// Further attempts after a timeout (0 = no retry).
         public var retries: Int
-        /// How many times an `EBUSY` answer is retried, with a pause of `busyBackoff × attempt`.
+        /// How many times an `EBUSY` or `ENOMEM` answer is retried, with a pause of
+        /// `busyBackoff × attempt`.
         public var busyRetries: Int
         /// The pause unit between `EBUSY` retries.
         public var busyBackoff: Duration
         /// The protocol version tried first.
         public var preferredVersion: SMPVersion
-        /// Read OS command 6 (MCUmgr parameters) after connecting to size frames.
+        /// Read OS command 6 (MCUmgr parameters) when first needed, to size frames and windows.
         public var readsParameters: Bool
         /// The first sequence number; `nil` picks a random one, as Nordic's clients do.
         public var firstSequence: UInt8?
@@ -44,7 +46,7 @@ public actor SMPClient {
         ///   - busyRetries: retries of `EBUSY` answers.
         ///   - busyBackoff: pause unit between busy retries.
         ///   - preferredVersion: protocol version tried first.
-        ///   - readsParameters: read the device's buffer parameters after connecting.
+        ///   - readsParameters: read the device's buffer parameters when first needed.
         ///   - firstSequence: first sequence number, or `nil` for a random one.
         ///   - makeLogger: makes the loggers of the transfer engine and of each group.
         public init(
@@ -95,6 +97,8 @@ public actor SMPClient {
     public private(set) var version: SMPVersion
     /// The device's buffer parameters, if it reported them.
     public private(set) var deviceParameters: DeviceParameters?
+    /// The one read of the parameters per connection (repeated only after a link failure).
+    private var parametersRead: Task<DeviceParameters?, any Error>?
 
     /// Creates a client over an open connection and starts reading its frames.
     ///
@@ -112,14 +116,13 @@ public actor SMPClient {
         self.pending = PendingRequests(firstSequence: configuration.firstSequence ?? UInt8.random(in: 0...255))
     }
 
-    /// Connects through a transport, starts the client, and reads the device's parameters.
+    /// Connects through a transport and starts the client. Nothing is sent yet.
     /// - Parameters:
     ///   - transport: how to reach the device.
     ///   - configuration: client behaviour.
     ///   - logger: logger for the client.
     /// - Returns: a ready client.
-    /// - Throws: ``SMPTransportError`` if the connection cannot be opened. A device that does not
-    ///   answer the parameters request is not an error: frames are then sized to the link.
+    /// - Throws: ``SMPTransportError`` if the connection cannot be opened.
     public static func connect(
         _ transport: any SMPTransport,
         configuration: Configuration = .init(),
@@ -128,7 +131,6 @@ public actor SMPClient {
         let connection = try await transport.connect()
         let client = SMPClient(connection: connection, configuration: configuration, logger: logger)
         await client.start()
-        if configuration.readsParameters { await client.readParameters() }
         return client
     }
 
@@ -146,25 +148,57 @@ public actor SMPClient {
         }
     }
 
-    /// Asks the device for its buffer parameters and remembers them (failures are logged).
-    public func readParameters() async {
+    /// The device's buffer parameters, read once per connection (OS command 6).
+    ///
+    /// A device that refuses the command (older Zephyr, MCUboot) or answers something malformed
+    /// is not an error: frames are then sized to the link and windows start small.
+    /// - Returns: the parameters, or `nil` when the device does not report them (or
+    ///   ``Configuration/readsParameters`` is off).
+    /// - Throws: ``SMPTransportError`` when the device does not answer at all (a silent device
+    ///   is unreachable, not small); `CancellationError`.
+    @discardableResult
+    public func loadParameters() async throws -> DeviceParameters? {
+        guard configuration.readsParameters else { return nil }
+        if let parametersRead { return try await parametersRead.value }
+        let read = Task { try await self.requestParameters() }
+        parametersRead = read
         do {
-            let response = try await send(OSManagement.MCUmgrParameters(), retries: 1)
-            deviceParameters = DeviceParameters(
-                bufferSize: Int(response.bufferSize),
-                bufferCount: Int(response.bufferCount)
+            return try await read.value
+        } catch {
+            parametersRead = nil
+            throw error
+        }
+    }
+
+    private func requestParameters() async throws -> DeviceParameters? {
+        do {
+            let response = try await send(OSManagement.MCUmgrParameters())
+            let parameters = DeviceParameters(
+                bufferSize: Int(clamping: response.bufferSize),
+                bufferCount: Int(clamping: response.bufferCount)
             )
+            deviceParameters = parameters
             logger.debug(
                 "device parameters",
                 metadata: ["buf_size": "\(response.bufferSize)", "buf_count": "\(response.bufferCount)"]
             )
+            return parameters
+        } catch let error as SMPTransportError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
-            logger.info(
-                "device did not report MCUmgr parameters; sizing frames to the link",
+            logger.debug(
+                "the device does not report MCUmgr parameters; sizing frames to the link",
                 metadata: ["error": "\(error)"]
             )
+            return nil
         }
     }
+
+    /// Frames up to this size fit every Zephyr buffer (384 bytes by default, the smallest
+    /// configured), so they are sent without reading the device's parameters first.
+    static let sizeFittingEveryDevice = 384
 
     /// The largest frame to send: the link's limit, clamped to the device's `buf_size` (less
     /// what the link's framing occupies in that buffer).
@@ -208,11 +242,16 @@ public actor SMPClient {
     ///   - request: the request.
     ///   - timeout: per-attempt timeout; `nil` uses the configuration's.
     ///   - retries: attempts after a timeout; `nil` uses the configuration's.
+    ///   - resendingRefusals: send again after `EBUSY` or `ENOMEM` answers (with a growing
+    ///     pause); `false` hands them to the caller.
     /// - Returns: the handle.
     /// - Throws: ``SMPTransportError`` `.frameTooLarge` or `.disconnected`, an encoding ``SMPError``.
-    public func submit<R: SMPRequest>(_ request: R, timeout: Duration? = nil, retries: Int? = nil) async throws
-        -> SMPPendingResponse<R>
-    {
+    public func submit<R: SMPRequest>(
+        _ request: R,
+        timeout: Duration? = nil,
+        retries: Int? = nil,
+        resendingRefusals: Bool = true
+    ) async throws -> SMPPendingResponse<R> {
         let timeout = timeout ?? configuration.timeout
         let retries = max(0, retries ?? configuration.retries)
         let sentVersion = version
@@ -224,7 +263,8 @@ public actor SMPClient {
             request: request,
             sentVersion: sentVersion,
             timeout: timeout,
-            retries: retries
+            retries: retries,
+            resendsRefusals: resendingRefusals
         )
     }
 
@@ -239,6 +279,10 @@ public actor SMPClient {
         let expectation = Expectation(group: R.group, command: R.command, operation: responseOperation)
         // Encode once to fail early (and size-check) before anything is registered.
         let probe = try SMPFrame.request(request, sequence: 0, version: version)
+        if probe.bytes.count > Self.sizeFittingEveryDevice && deviceParameters == nil {
+            // A large request needs the device's buffer size; a failure shows on the request.
+            _ = try? await loadParameters()
+        }
         let limit = maximumFrameSize
         guard probe.bytes.count <= limit else {
             throw SMPTransportError(.frameTooLarge, "\(R.self) needs \(probe.bytes.count) bytes; the limit is \(limit)")
@@ -329,13 +373,14 @@ public actor SMPClient {
         return made
     }
 
-    /// Called by a handle when the device answered `EBUSY` or `rc 13`; returns whether to resend.
+    /// Called by a handle when the device refused; returns whether to resend (`EBUSY` or
+    /// `ENOMEM` up to the busy retries, `rc 13` once as v1).
     func shouldResend(after error: SMPDeviceError, sentVersion: SMPVersion, busyAttempts: Int) -> Bool {
         groupLogger(error.requestGroup).debug("device refused", metadata: ["error": "\(error)"])
-        if error.returnCode == .busy && busyAttempts < configuration.busyRetries {
+        if error.isTransientRefusal && busyAttempts < configuration.busyRetries {
             logger.debug(
-                "device busy; retrying",
-                metadata: ["attempt": "\(busyAttempts + 1)", "group": "\(error.requestGroup)"]
+                "device busy or out of buffers; retrying",
+                metadata: ["attempt": "\(busyAttempts + 1)", "group": "\(error.requestGroup)", "rc": "\(error)"]
             )
             return true
         }

@@ -3,8 +3,10 @@ import SMPCore
 
 /// A request already on the link, whose answer is awaited with ``response()``.
 ///
-/// Returned by ``SMPClient/submit(_:timeout:retries:)``. Busy answers and a v2 refusal with
-/// `rc 13` are retried transparently, as ``SMPClient/send(_:timeout:retries:)`` does.
+/// Returned by ``SMPClient/submit(_:timeout:retries:resendingRefusals:)``. `EBUSY` and `ENOMEM`
+/// answers (the device did not process the request) and a v2 refusal with `rc 13` are retried
+/// transparently, as ``SMPClient/send(_:timeout:retries:)`` does — unless the submitter handles
+/// refusals itself (the transfer engine, which shrinks its window instead).
 public struct SMPPendingResponse<R: SMPRequest>: Sendable {
     let client: SMPClient
     let id: Int
@@ -15,6 +17,8 @@ public struct SMPPendingResponse<R: SMPRequest>: Sendable {
     let sentVersion: SMPVersion
     let timeout: Duration
     let retries: Int
+    /// Whether `EBUSY` and `ENOMEM` answers are sent again here.
+    let resendsRefusals: Bool
 
     /// Waits for the answer.
     /// - Returns: the device's response.
@@ -29,15 +33,25 @@ public struct SMPPendingResponse<R: SMPRequest>: Sendable {
             do {
                 return try frame.decodeResponse(to: R.self)
             } catch let error as SMPDeviceError {
-                guard await client.shouldResend(after: error, sentVersion: sentVersion, busyAttempts: busyAttempts)
+                guard
+                    await client.shouldResend(
+                        after: error,
+                        sentVersion: sentVersion,
+                        busyAttempts: resendsRefusals ? busyAttempts : Int.max
+                    )
                 else {
                     throw error
                 }
-                if error.returnCode == .busy {
+                if error.isTransientRefusal {
                     busyAttempts += 1
                     try await Task.sleep(for: client.configuration.busyBackoff * busyAttempts)
                 }
-                current = try await client.submit(request, timeout: timeout, retries: retries)
+                current = try await client.submit(
+                    request,
+                    timeout: timeout,
+                    retries: retries,
+                    resendingRefusals: resendsRefusals
+                )
             }
         }
     }
@@ -85,4 +99,10 @@ final class ResponsePromise: @unchecked Sendable {
             if let ready { continuation.resume(with: ready) }
         }
     }
+}
+
+extension SMPDeviceError {
+    /// `EBUSY` or `ENOMEM`: the device turned the request away without processing it (busy, or
+    /// no buffer free for the answer), so sending it again later is safe whatever it does.
+    public var isTransientRefusal: Bool { returnCode == .busy || returnCode == .noMemory }
 }

@@ -279,7 +279,7 @@ public final class FirmwareUpgrade: Sendable {
         mutating func readParameters() async -> FirmwareUpgradeStateMachine.Action {
             do {
                 let client = try await connectedClient()
-                if await client.deviceParameters == nil { await client.readParameters() }
+                _ = try await client.loadParameters()
                 return machine.handle(.parametersRead)
             } catch is CancellationError {
                 return machine.handle(.cancel)
@@ -406,25 +406,24 @@ public final class FirmwareUpgrade: Sendable {
 
         mutating func upload<U: ChunkedUpload>(_ upload: U, image: Int, client: SMPClient) async throws {
             let options = TransferOptions(
-                window: max(1, configuration.window),
+                window: configuration.window,
                 alignment: max(1, configuration.byteAlignment),
                 firstChunkTimeout: configuration.firstChunkTimeout,
                 maximumFrameSize: configuration.reassemblyBufferSize
             )
             let (before, total) = uploadTotals(for: image, size: upload.data.count)
-            var first = true
             var startOffset = 0
             var confirmed = 0
             defer { uploadedBytes += max(0, confirmed - startOffset) }
-            for try await progress in client.upload(upload, options: options) {
-                if first {
-                    first = false
-                    // The first report answers the session-opening chunk: a device that kept it
-                    // confirms exactly what was sent; one that resumes names its own offset.
-                    if progress.bytesConfirmed != progress.bytesSent && progress.bytesConfirmed > 0 {
-                        startOffset = progress.bytesConfirmed
-                        emit(.uploadResumed(image: image, offset: progress.bytesConfirmed))
-                    }
+            for try await event in client.upload(upload, options: options) {
+                let progress: TransferProgress
+                switch event {
+                case .progress(let value): progress = value
+                case .resumed(let offset):
+                    startOffset = offset
+                    emit(.uploadResumed(image: image, offset: offset))
+                    continue
+                case .windowChanged, .restarted: continue
                 }
                 confirmed = progress.bytesConfirmed
                 let done = before + progress.bytesConfirmed
@@ -462,7 +461,7 @@ public final class FirmwareUpgrade: Sendable {
                     emit(.warning("the device asked for \(uri); sending \(data.count) bytes"))
                     for try await _ in client.upload(
                         SUITResourceUpload(data: data, streamSessionID: session),
-                        options: TransferOptions(window: max(1, configuration.window))
+                        options: TransferOptions(window: configuration.window)
                     ) {}
                     continue
                 }
@@ -511,7 +510,7 @@ public final class FirmwareUpgrade: Sendable {
                     )
                     do {
                         _ = try await candidate.send(ImageManagement.StateRead(), retries: 0)
-                        if await candidate.deviceParameters == nil { await candidate.readParameters() }
+                        _ = try await candidate.loadParameters()
                         client = candidate
                         logger.debug("reconnected", metadata: ["attempts": "\(attempts)"])
                         return attempts

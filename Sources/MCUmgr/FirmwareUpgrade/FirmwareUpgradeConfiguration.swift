@@ -28,8 +28,9 @@ extension FirmwareUpgrade {
     public struct Configuration: Sendable, Hashable {
         /// What happens after the upload.
         public var mode: Mode
-        /// Upload requests in flight at once (clamped to the device's `buf_count`).
-        public var window: Int
+        /// Upload requests in flight at once, forced; `nil` derives it from the device
+        /// (`buf_count − 1`) and adapts it to back-pressure.
+        public var window: Int?
         /// Round upload chunks down to a multiple of this (the flash write alignment of old
         /// devices); 1 = none.
         public var byteAlignment: Int
@@ -76,7 +77,7 @@ extension FirmwareUpgrade {
         ///   - suitPollInterval: SUIT polling period.
         public init(
             mode: Mode = .confirmOnly,
-            window: Int = 4,
+            window: Int? = nil,
             byteAlignment: Int = 1,
             reassemblyBufferSize: Int? = nil,
             eraseAppSettings: Bool = false,

@@ -14,8 +14,8 @@ extension SMPClient {
     /// requests in flight, and reports progress followed by the contents.
     ///
     /// The request at offset 0 goes alone: its answer carries the file's length (`len`) and shows
-    /// how many bytes the device puts in one answer. Then up to `options.window` requests (clamped
-    /// to the device's `buf_count`) go out at predicted offsets. Each answer's `data` is placed at
+    /// how many bytes the device puts in one answer. Then up to `options.window` requests (by default
+    /// the device's `buf_count − 1`) go out at predicted offsets. Each answer's `data` is placed at
     /// the answer's own `off`; the device is the truth, so a short answer leaves a gap that is
     /// requested again, and a longer one than predicted widens the stride. The download ends when
     /// every byte of `len` has arrived; an empty file ends with the first answer. Cancelling the
@@ -73,6 +73,7 @@ extension SMPClient {
         let clock = ContinuousClock()
         let started = clock.now
         let timeout = options.chunkTimeout
+        _ = try await loadParameters()
         let first = try await send(FileManagement.Download(offset: 0, name: name), timeout: timeout)
         guard let announced = first.length else {
             throw SMPError(.invalidResponse, "the answer to a download at offset 0 of \(name) has no len")
@@ -101,7 +102,8 @@ extension SMPClient {
         report(progress())
         if state.isComplete { return state.data }
 
-        let window = max(1, min(options.window, deviceParameters?.bufferCount ?? options.window))
+        // Every answer holds one of the device's buffers while it is built, as requests do.
+        let window = transferWindow(forced: options.window).size
         let (answers, sink) = AsyncStream.makeStream(of: DownloadAnswer.self)
         var tasks: [Int: Task<Void, Never>] = [:]
         defer { for task in tasks.values { task.cancel() } }

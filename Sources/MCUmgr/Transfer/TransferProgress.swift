@@ -38,8 +38,10 @@ public struct TransferProgress: Sendable, Hashable {
 
 /// Options for a chunked transfer.
 public struct TransferOptions: Sendable, Hashable {
-    /// Requests in flight at once (pipelining); clamped to the device's `buf_count` when known.
-    public var window: Int
+    /// Requests in flight at once, forced; `nil` (the default) starts at the device's
+    /// `buf_count − 1`. An upload shrinks its window on back-pressure and grows it back, never
+    /// above this.
+    public var window: Int?
     /// Round chunk sizes down to a multiple of this (the device's flash write alignment), so the
     /// offsets the device returns can be predicted while pipelining. 1 = no alignment.
     public var alignment: Int
@@ -60,7 +62,7 @@ public struct TransferOptions: Sendable, Hashable {
 
     /// Creates options.
     /// - Parameters:
-    ///   - window: requests in flight at once.
+    ///   - window: requests in flight at once; `nil` derives it from the device.
     ///   - alignment: chunk size multiple.
     ///   - firstChunkTimeout: timeout of the first request (slot erase).
     ///   - chunkTimeout: timeout of later requests.
@@ -68,7 +70,7 @@ public struct TransferOptions: Sendable, Hashable {
     ///   - maximumRestarts: session restarts tolerated.
     ///   - openingChunkLimit: the most data in the session-opening chunk (at least 32).
     public init(
-        window: Int = 4,
+        window: Int? = nil,
         alignment: Int = 1,
         firstChunkTimeout: Duration = .seconds(40),
         chunkTimeout: Duration? = nil,
@@ -76,7 +78,7 @@ public struct TransferOptions: Sendable, Hashable {
         maximumRestarts: Int = 5,
         openingChunkLimit: Int? = 512
     ) {
-        self.window = window
+        self.window = window.map { max(1, $0) }
         self.alignment = alignment
         self.firstChunkTimeout = firstChunkTimeout
         self.chunkTimeout = chunkTimeout

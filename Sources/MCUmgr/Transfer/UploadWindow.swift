@@ -80,6 +80,23 @@ struct UploadWindow: Sendable {
         next = confirmed
     }
 
+    /// The device did not take the chunk at `start` (ENOMEM, EBUSY, no answer). Nothing after
+    /// it can be written — the device only accepts the offset it expects — so every chunk sent
+    /// from `start` on is abandoned and sending continues at `start`.
+    /// - Parameter start: the refused chunk's offset.
+    /// - Returns: the offsets of the abandoned chunks still in flight (the refused one included);
+    ///   empty when the device has confirmed past `start` since.
+    mutating func refused(start: Int) -> [Int] {
+        guard start >= confirmed else {
+            inFlight[start] = nil
+            return []
+        }
+        let abandoned = inFlight.keys.filter { $0 >= start }.sorted()
+        for chunkStart in abandoned { inFlight[chunkStart] = nil }
+        next = min(next, start)
+        return abandoned
+    }
+
     /// Whether a chunk that failed (timeout, cancellation) still matters.
     mutating func chunkFailed(start: Int) -> Bool {
         guard let end = inFlight.removeValue(forKey: start) else { return false }

@@ -44,12 +44,15 @@
             self.name = name
             let (stream, continuation) = AsyncStream.makeStream(of: (frame: [UInt8], central: UUID).self)
             requests = continuation
-            // One request at a time, in arrival order, as Zephyr's SMP work queue.
+            // Each frame takes a buffer of the device's pool (or is lost); the device's work queue
+            // answers one at a time, in arrival order, as Zephyr's does.
             let box = WeakServer()
             worker = Task {
                 for await request in stream {
-                    let delivery = await device.exchange(request.frame)
-                    box.server?.answer(delivery.responses.map(\.frame), to: request.central)
+                    let central = request.central
+                    await device.receive(request.frame) { delivery in
+                        box.server?.answer(delivery.responses.map(\.frame), to: central)
+                    }
                 }
             }
             super.init()

@@ -13,7 +13,7 @@ enum FileSystemHandler {
         case (0, false): return try upload(request, device: &device)
         case (1, true): return try status(request, device: device)
         case (2, true): return try hash(request, device: device)
-        case (3, true): return supportedHashes()
+        case (3, true): return supportedHashes(device)
         case (4, false):
             device.fileTransfer = nil
             return CBORMap()
@@ -147,7 +147,9 @@ enum FileSystemHandler {
         try checkName(hash.name)
         if hash.length == 0 { throw .management(.invalidValue) }
         let type = hash.type ?? .crc32
-        guard type == .crc32 || type == .sha256 else { throw fail(.checksumHashNotFound) }
+        guard type == .crc32 || (type == .sha256 && device.configuration.fileHashSHA256) else {
+            throw fail(.checksumHashNotFound)
+        }
         let (url, size) = try fileLength(hash.name, device: device)
         let offset = Int(clamping: hash.offset ?? 0)
         guard offset <= size else { throw fail(.fileOffsetLargerThanFile) }
@@ -166,16 +168,19 @@ enum FileSystemHandler {
         return map
     }
 
-    static func supportedHashes() -> CBORMap {
+    /// The hash types built in: `crc32`, and `sha256` with `CONFIG_MCUMGR_GRP_FS_HASH_SHA256`.
+    static func supportedHashes(_ device: DeviceCore) -> CBORMap {
         var crc = CBORMap()
         crc.put("format", 0)
         crc.put("size", 4)
-        var sha = CBORMap()
-        sha.put("format", 1)
-        sha.put("size", 32)
         var types = CBORMap()
         types.put("crc32", .map(crc))
-        types.put("sha256", .map(sha))
+        if device.configuration.fileHashSHA256 {
+            var sha = CBORMap()
+            sha.put("format", 1)
+            sha.put("size", 32)
+            types.put("sha256", .map(sha))
+        }
         var map = CBORMap()
         map.put("types", .map(types))
         return map

@@ -128,12 +128,16 @@ enum ImageHandler {
         effects: inout DeviceCore.Effects
     ) throws(HandlerFailure) -> CBORMap {
         let erase = try request.decode(ImageManagement.Erase.self)
-        let global = Int(erase.slot ?? 1)
+        let global = Int(clamping: erase.slot ?? 1)
         let perImage = device.bootloader.slotsPerImage
         let image = global / perImage
         let slot = global % perImage
-        guard image < device.bootloader.imageCount else { throw .group(.image, 14) }  // INVALID_SLOT
+        let release = device.configuration.release
+        // No such partition: 3.4 fails to open the flash area; newer releases name the slot.
+        guard image < device.bootloader.imageCount else { throw .group(.image, release == .v3_4 ? 10 : 14) }
         if device.bootloader.isInUse(image: image, slot: slot) { throw .group(.image, 9) }  // NO_FREE_SLOT
+        // 3.4 reports a failure when the slot is already blank (fixed in 3.6).
+        if release == .v3_4 && device.bootloader.slots[image][slot] == .erased { throw .group(.image, 1) }
         device.bootloader.erase(image: image, slot: slot)
         device.upload = nil
         effects.flashTime += flashDuration(

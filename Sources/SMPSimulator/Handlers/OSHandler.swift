@@ -170,7 +170,11 @@ enum OSHandler {
         return map
     }
 
+    /// Bootloader info: the name, or with `query: "mode"` the MCUboot mode and `no-downgrade`
+    /// (sent only when true). Without a bootloader the command does not exist (`rc 8`), as on
+    /// the observed server.
     static func bootloaderInfo(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
+        guard device.configuration.hasBootloaderInfo else { throw .management(.notSupported) }
         let query = try request.map().text("query")
         var map = CBORMap()
         switch query {
@@ -178,7 +182,7 @@ enum OSHandler {
             map.put("bootloader", "MCUboot")
         case "mode"?:
             map.put("mode", device.configuration.bootloaderMode.mcubootModeValue)
-            if device.configuration.downgradePrevention { map.put("no-downgrade", true) }
+            if device.configuration.reportsNoDowngrade { map.put("no-downgrade", true) }
         default:
             throw .group(.os, OSManagement.ReturnCode.queryYieldsNoAnswer.rawValue)
         }

@@ -8,21 +8,30 @@ enum StatisticsHandler {
         case (0, true):
             let name = try request.decode(StatisticsManagement.GroupData.self).name
             guard let fields = groups(device).first(where: { $0.name == name })?.fields else {
-                throw .group(.statistics, StatisticsManagement.ReturnCode.invalidGroup.rawValue)
+                // Zephyr up to 4.3 names the wrong group (63, Zephyr basic) in this error.
+                let group: SMPGroup = device.configuration.release == .v3_4 ? .zephyrBasic : .statistics
+                throw .group(group, StatisticsManagement.ReturnCode.invalidStatName.rawValue)
             }
             var values = CBORMap()
             for (field, value) in fields { values.put(field, value) }
             var map = CBORMap()
+            putLegacyReturnCode(&map, device)
             map.put("name", name)
             map.put("fields", .map(values))
             return map
         case (1, true):
             var map = CBORMap()
+            putLegacyReturnCode(&map, device)
             map.put("stat_list", .array(groups(device).map { .textString($0.name) }))
             return map
         default:
             throw .management(.notSupported)
         }
+    }
+
+    /// Zephyr 3.4's statistics handlers write `"rc": 0` into their success answers.
+    static func putLegacyReturnCode(_ map: inout CBORMap, _ device: DeviceCore) {
+        if device.configuration.release == .v3_4 { map.put("rc", 0) }
     }
 
     /// The statistics groups and their current values.

@@ -86,8 +86,11 @@ public enum ImageUploadAlgorithm {
     ) -> ImageUploadDecision {
         guard let offset = chunk.offset else { return .refuse(20) }  // INVALID_OFFSET
         if offset == 0 {
-            guard chunk.data.count >= ImageHeader.structureSize else { return .refuse(22) }  // INVALID_IMAGE_HEADER
+            // The order the observed Zephyr 3.4 server answered in (`zephyr-observed.md`): a
+            // missing `len` before a short header. Zephyr's sources read the other way round;
+            // only a chunk with both faults can tell.
             guard let length = chunk.length else { return .refuse(21) }  // INVALID_LENGTH
+            guard chunk.data.count >= ImageHeader.structureSize else { return .refuse(22) }  // INVALID_IMAGE_HEADER
             guard let header = try? ImageHeader(parsing: chunk.data.prefix(ImageHeader.structureSize)) else {
                 return .refuse(23)  // INVALID_IMAGE_HEADER_MAGIC
             }

@@ -69,7 +69,9 @@ public struct MCUbootModel: Sendable {
     public let slotSize: Int
     /// The key images must be signed with, if any.
     public let signingKey: ImagePublicKey?
-    /// `MCUBOOT_DOWNGRADE_PREVENTION` (overwrite-only).
+    /// `MCUBOOT_DOWNGRADE_PREVENTION`: in the swap and overwrite-only modes an image in the
+    /// secondary slot older than the primary's (major.minor.revision) is erased instead of
+    /// installed. DirectXIP modes boot the highest version anyway.
     public let downgradePrevention: Bool
     /// Flash: `slots[image][slot]`.
     public internal(set) var slots: [[FlashSlot]]
@@ -93,7 +95,8 @@ public struct MCUbootModel: Sendable {
     ///   - slotSize: size of each slot.
     ///   - factoryImages: the image to place in slot 0 of each image.
     ///   - signingKey: the key MCUboot trusts.
-    ///   - downgradePrevention: refuse older images in overwrite-only mode.
+    ///   - downgradePrevention: erase older images instead of installing them (swap and
+    ///     overwrite-only modes).
     public init(
         mode: BootloaderMode,
         imageCount: Int,
@@ -175,7 +178,8 @@ public struct MCUbootModel: Sendable {
         guard image >= 0, image < slots.count else { return .none }
         if let interrupted = interruptedSwap[image] { return interrupted }
         switch mode {
-        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset:
+        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .none:
+            // Without a bootloader Zephyr still reads the trailers this way; nothing acts on them.
             let primary = slots[image][0].trailer
             let secondary = slots[image][1].trailer
             if mode == .swapUsingOffset && secondary.magic && !secondary.imageOK && secondary.copyDone {
@@ -244,7 +248,7 @@ public struct MCUbootModel: Sendable {
     public func flags(image: Int, slot: Int) -> (pending: Bool, confirmed: Bool, active: Bool, permanent: Bool) {
         let active = isRunning && slot == activeSlots[image]
         switch mode {
-        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .overwriteOnly:
+        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .overwriteOnly, .none:
             let type = swapType(image: image)
             if slot == activeSlots[image] {
                 return (false, type != .revert, active, false)
@@ -408,6 +412,8 @@ public struct MCUbootModel: Sendable {
                 selectDirectXIP(image: image, log: &log)
             case .singleSlot, .firmwareLoader:
                 log.append("image \(image): single slot")
+            case .none:
+                log.append("image \(image): no bootloader; nothing swapped")
             }
             let active = activeSlots[image]
             if !isValid(slots[image][active].data) {
@@ -432,6 +438,11 @@ public struct MCUbootModel: Sendable {
                 slots[image][0].trailer.magic = true
                 slots[image][0].trailer.imageOK = true
                 log.append("image \(image): secondary image invalid, erased; boot primary")
+                return 0
+            }
+            if !resumed, let refused = refusedDowngrade(image: image) {
+                slots[image][1] = .erased
+                log.append("image \(image): \(refused); slot 1 erased due to downgrade prevention")
                 return 0
             }
             let incoming = slots[image][1].data
@@ -467,17 +478,25 @@ public struct MCUbootModel: Sendable {
             log.append("image \(image): secondary image invalid, erased; boot primary")
             return 0
         }
-        if downgradePrevention, let new = self.image(image, slot: 1)?.header.version,
-            let current = self.image(image, slot: 0)?.header.version, new < current
-        {
+        if let refused = refusedDowngrade(image: image) {
             slots[image][1] = .erased
-            log.append("image \(image): downgrade \(current) → \(new) refused, secondary erased")
+            log.append("image \(image): \(refused), secondary erased")
             return 0
         }
         slots[image][0] = FlashSlot(data: incoming, trailer: SlotTrailer(magic: true, imageOK: true, copyDone: true))
         slots[image][1] = .erased
         log.append("image \(image): overwrite")
         return incoming.count
+    }
+
+    /// With downgrade prevention, why the secondary image may not replace the primary: its
+    /// version (major.minor.revision, as MCUboot compares without the build number option) is
+    /// lower. An equal version is allowed.
+    private func refusedDowngrade(image: Int) -> String? {
+        guard downgradePrevention, let new = self.image(image, slot: 1)?.header.version,
+            let current = self.image(image, slot: 0)?.header.version, new.withoutBuild < current.withoutBuild
+        else { return nil }
+        return "downgrade \(current) → \(new) refused"
     }
 
     private mutating func selectDirectXIP(image: Int, log: inout [String]) {

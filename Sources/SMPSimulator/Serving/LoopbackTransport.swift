@@ -3,9 +3,9 @@ import MCUmgr
 
 /// An in-process transport to a ``SimulatedDevice``: no sockets, no threads of its own.
 ///
-/// Deterministic: a response without a delay (no link latency, no delay fault) is in
-/// ``SMPConnection/frames`` before ``SMPConnection/send(_:)`` returns. Responses with a delay
-/// are delivered by a task after it.
+/// A send hands the frame to the device as a datagram arrives at Zephyr: it takes a buffer of the
+/// device's pool (or is lost when none is free) and is answered later by the device's work queue,
+/// so pipelined requests meet the same limits as over UDP.
 public struct LoopbackTransport: SMPTransport {
     /// The device.
     public let device: SimulatedDevice
@@ -47,21 +47,24 @@ public final class LoopbackConnection: SMPConnection, Sendable {
                 "\(frame.count)-byte frame exceeds the simulated device's \(maximumFrameSize)-byte buffer"
             )
         }
-        let delivery = await device.exchange(frame)
-        for scheduled in delivery.responses {
-            if scheduled.delay <= .zero {
-                continuation.yield(scheduled.frame)
-            } else {
-                let continuation = self.continuation
-                Task {
-                    try? await Task.sleep(for: scheduled.delay)
+        let continuation = self.continuation
+        let state = self.state
+        await device.receive(frame) { delivery in
+            guard !state.isClosed else { return }
+            for scheduled in delivery.responses {
+                if scheduled.delay <= .zero {
                     continuation.yield(scheduled.frame)
+                } else {
+                    Task {
+                        try? await Task.sleep(for: scheduled.delay)
+                        continuation.yield(scheduled.frame)
+                    }
                 }
             }
-        }
-        if delivery.disconnect {
-            state.close()
-            continuation.finish(throwing: SMPTransportError(.disconnected, "the simulated device dropped the link"))
+            if delivery.disconnect {
+                state.close()
+                continuation.finish(throwing: SMPTransportError(.disconnected, "the simulated device dropped the link"))
+            }
         }
     }
 

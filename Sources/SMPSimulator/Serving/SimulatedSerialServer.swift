@@ -5,7 +5,9 @@ import SMPPOSIX
 
 /// Serves a ``SimulatedDevice`` on a pseudo-terminal, as a Zephyr UART transport: SMP over the
 /// console (base64 lines, `06 09`/`04 14` markers, CRC-16) or raw UART, paced like a real UART
-/// at the chosen baud rate (10 bits per byte, both directions).
+/// at the chosen baud rate (10 bits per byte, both directions). Full duplex: requests keep
+/// arriving while the device answers; each packet takes a buffer of the device's pool from its
+/// first line until the device has sent its answer.
 ///
 /// Clients open ``slavePath`` as a serial port, e.g. `smpmgr --port /dev/pts/3`.
 public final class SimulatedSerialServer: Sendable {
@@ -98,11 +100,30 @@ public final class SimulatedSerialServer: Sendable {
             Task { [self] in
                 var console = SerialFrameDecoder(maximumPacketSize: bufferSize)
                 var raw = SMPStreamDecoder(maximumFrameSize: max(bufferSize, SMPHeader.size))
+                // Zephyr's serial transport takes a pool buffer when a packet starts and keeps it
+                // until the work queue is done with it: a packet that starts when none is free is
+                // lost. `inProgress` is the packet being received: `.some(nil)` when it found none.
+                var inProgress: SimulatedDevice.ReceiveBuffer??
+                let transmit: SimulatedDevice.Transmit = { delivery in
+                    // The work queue waits while the UART sends the answer.
+                    for scheduled in delivery.responses {
+                        if scheduled.delay > .zero { try? await Task.sleep(for: scheduled.delay) }
+                        if framing == .console {
+                            guard let lines = try? SerialFraming.encode(scheduled.frame) else { continue }
+                            await self.write(lines)
+                        } else {
+                            await self.write(scheduled.frame)
+                        }
+                    }
+                }
                 for await event in stream {
                     let events: [SMPFramingEvent]
                     switch event {
                     case .idle:
-                        if framing == .raw { raw.reset() }
+                        guard framing == .raw, raw.bufferedByteCount > 0 else { continue }
+                        raw.reset()
+                        if let held = inProgress ?? nil { await device.releaseBuffer(held) }
+                        inProgress = nil
                         continue
                     case .bytes(let bytes):
                         // The bytes took this long to arrive over the simulated UART.
@@ -110,21 +131,36 @@ public final class SimulatedSerialServer: Sendable {
                         if time > .zero { try? await Task.sleep(for: time) }
                         events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
                     }
-                    for case .frame(let frame) in events {
-                        let delivery = await device.exchange(frame)
-                        for scheduled in delivery.responses {
-                            if scheduled.delay > .zero { try? await Task.sleep(for: scheduled.delay) }
-                            let wire: [UInt8]
-                            if framing == .console {
-                                guard let lines = try? SerialFraming.encode(scheduled.frame) else { continue }
-                                wire = lines
+                    for event in events {
+                        switch event {
+                        case .frame(let frame):
+                            let buffer: SimulatedDevice.ReceiveBuffer?
+                            if let started = inProgress {
+                                buffer = started
+                                inProgress = nil
                             } else {
-                                wire = scheduled.frame
+                                buffer = await device.reserveBuffer()
                             }
-                            await write(wire)
+                            if let buffer {
+                                await device.receive(frame, in: buffer, release: .afterTransmit, transmit: transmit)
+                            } else {
+                                logger.debug("dropped a packet: no free buffer, or the device is rebooting")
+                            }
+                        case .discarded(let error):
+                            logger.debug("dropped: \(error)")
+                            if let held = inProgress ?? nil { await device.releaseBuffer(held) }
+                            inProgress = nil
+                        case .console:
+                            continue
                         }
                     }
-                    for case .discarded(let error) in events { logger.debug("dropped: \(error)") }
+                    let receiving = framing == .console ? console.isReceivingPacket : raw.bufferedByteCount > 0
+                    if receiving && inProgress == nil {
+                        inProgress = .some(await device.reserveBuffer())
+                    } else if !receiving, let held = inProgress {
+                        if let held { await device.releaseBuffer(held) }
+                        inProgress = nil
+                    }
                 }
             }
         )

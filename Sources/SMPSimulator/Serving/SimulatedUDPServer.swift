@@ -6,7 +6,8 @@ import SMPPOSIX
 /// does (default port 1337, IPv4 or IPv6).
 ///
 /// A dedicated thread receives (polling in short slices), one task hands datagrams to the device
-/// in arrival order, and responses go back to each datagram's sender. ``stop()`` ends both.
+/// in arrival order — each takes a buffer of the device's pool or is dropped — and the device's
+/// work queue sends responses back to each datagram's sender. ``stop()`` ends both.
 ///
 /// ```swift
 /// let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
@@ -28,7 +29,8 @@ public final class SimulatedUDPServer: Sendable {
     ///   - device: the device to serve.
     ///   - host: the address to bind (`127.0.0.1`, `::1`, `0.0.0.0`…).
     ///   - port: the port; 0 lets the system choose (see ``localAddress``).
-    /// - Throws: ``SystemCallError`` if the address cannot be bound.
+    /// - Throws: ``SystemCallError`` if the address cannot be bound (`EADDRINUSE`: another server
+    ///   holds the port).
     public init(device: SimulatedDevice, host: String = "127.0.0.1", port: UInt16 = 1337) throws(SystemCallError) {
         self.device = device
         socket = try UDPSocket(bindingTo: host, port: port)
@@ -46,18 +48,19 @@ public final class SimulatedUDPServer: Sendable {
         guard worker.claim() else { return }
         let socket = self.socket
         let continuation = self.continuation
-        let maximum = device.configuration.maximumDatagramSize
+        // Zephyr receives into a buffer of `CONFIG_MCUMGR_TRANSPORT_UDP_MTU` bytes: a longer
+        // datagram is cut to it, and SMP answers ECORRUPT because the header announces more.
+        let receiveBuffer = device.configuration.maximumDatagramSize
         let logger = self.logger
         let thread = Thread {
             while !socket.isClosed {
                 do {
-                    guard let (bytes, sender) = try socket.receive(timeout: .milliseconds(100), maximumLength: 65_536)
+                    guard
+                        let (bytes, sender) = try socket.receive(
+                            timeout: .milliseconds(100),
+                            maximumLength: receiveBuffer
+                        )
                     else { continue }
-                    // Datagrams over the transport MTU never reach SMP.
-                    if bytes.count > maximum {
-                        logger.debug("dropped a \(bytes.count)-byte datagram (MTU \(maximum))")
-                        continue
-                    }
                     continuation.yield((bytes, sender))
                 } catch {
                     logger.debug("receive: \(error)")
@@ -71,18 +74,22 @@ public final class SimulatedUDPServer: Sendable {
         let stream = self.stream
         worker.set(
             Task {
+                // The receive side only takes a buffer and queues the datagram; the device's work
+                // queue answers later, so a burst of requests waits in the pool as on Zephyr.
                 for await (bytes, sender) in stream {
-                    let delivery = await device.exchange(bytes)
-                    for scheduled in delivery.responses {
-                        if scheduled.delay <= .zero {
-                            try? socket.send(scheduled.frame, to: sender)
-                        } else {
-                            Task {
-                                try? await Task.sleep(for: scheduled.delay)
+                    let admitted = await device.receive(bytes) { delivery in
+                        for scheduled in delivery.responses {
+                            if scheduled.delay <= .zero {
                                 try? socket.send(scheduled.frame, to: sender)
+                            } else {
+                                Task {
+                                    try? await Task.sleep(for: scheduled.delay)
+                                    try? socket.send(scheduled.frame, to: sender)
+                                }
                             }
                         }
                     }
+                    if !admitted { logger.debug("dropped a datagram: no free buffer, or the device is rebooting") }
                 }
             }
         )

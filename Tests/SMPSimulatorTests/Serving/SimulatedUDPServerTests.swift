@@ -111,7 +111,9 @@ struct SimulatedUDPServerTests {
         defer { images.remove() }
         let signed = try await images.make(version: "1.2.3")
         let key = try ImagePublicKey(keyFile: Data(contentsOf: images.key))
-        let device = SimulatedDevice(configuration: .init(signingKey: key))
+        // Zephyr's newer answers: smpmgr refuses 3.4's `rc: 0` in statistics answers (see
+        // `smpmgrRefusesTheReturnCodeZephyr34PutsInStatistics`).
+        let device = SimulatedDevice(configuration: .init(release: .latest, signingKey: key))
         let (server, host) = try Self.serverOnPort1337(device)
         server.start()
         defer { Task { await server.stop() } }
@@ -193,7 +195,9 @@ struct SimulatedUDPServerTests {
         #expect(result.status == 0, "\(result.summary)")
         #expect(result.stdout.contains("echo hello"))
         #expect(result.stdout.contains("DONE"))
-        // firmware_update tests the image and resets: the new image now runs, unconfirmed.
+        // firmware_update tests the image and resets: once the device is back, the new image runs,
+        // unconfirmed.
+        await device.waitUntilAnswering()
         let states = await device.imageStates
         let active = try #require(states.first { $0.isActive })
         #expect(active.version == "1.2.3.7")
@@ -206,7 +210,7 @@ struct SimulatedUDPServerTests {
 extension SimulatedUDPServerTests {
     @Test("mcumgr-toolkit's typed API reads every group's answers", .enabled(if: Peers.available("mcumgr_toolkit")))
     func mcumgrToolkitGroups() async throws {
-        let device = SimulatedDevice(configuration: .udp)
+        let device = SimulatedDevice(configuration: .init(fileHashSHA256: true))
         let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
         server.start()
         let script = """
@@ -275,11 +279,13 @@ extension SimulatedUDPServerTests {
         #expect(result.status == 0, "test: \(result.summary)")
         result = try await Self.smpmgr(host, ["os", "reset"])
         #expect(result.status == 0, "reset: \(result.summary)")
+        await device.waitUntilAnswering()
         result = try await Self.smpmgr(host, ["image", "state-read"])
         #expect(result.status == 0)
         #expect(await device.imageStates.first { $0.isActive }?.version == "2.0.0")
         result = try await Self.smpmgr(host, ["os", "reset"])
         #expect(result.status == 0, "second reset: \(result.summary)")
+        await device.waitUntilAnswering()
         let states = await device.imageStates
         #expect(states.first { $0.isActive }?.version == "1.0.0")
         #expect(states.first { $0.isActive }?.isConfirmed == true)
@@ -320,6 +326,8 @@ enum SMPMgrFlow {
 
         result = try await smpmgr(["os", "reset"], nil)
         #expect(result.status == 0, "reset: \(result.summary)")
+        // Zephyr answers the reset, runs on for 250 ms and reboots: wait as a person would.
+        await device.waitUntilAnswering()
         states = await device.imageStates
         let running = try #require(states.first { $0.isActive })
         #expect(running.version == "1.2.3")
@@ -347,5 +355,33 @@ enum SMPMgrFlow {
         result = try await smpmgr(["statistics", "smp_svr_stats"], nil)
         #expect(result.status == 0, "statistics group: \(result.summary)")
         #expect(result.stdout.contains("ticks"))
+    }
+}
+
+extension SimulatedUDPServerTests {
+    /// Zephyr 3.4's statistics handlers put `"rc": 0` into their success answers (observed on a
+    /// real server, `zephyr-observed.md`). `smp`'s response models forbid extra keys, so smpmgr
+    /// fails on a real 3.4 device the same way: a peer bug, shown here rather than hidden by the
+    /// simulator.
+    @Test(
+        "smpmgr refuses the rc: 0 Zephyr 3.4 puts in statistics answers",
+        .enabled(if: Peers.available("smpmgr"))
+    )
+    func smpmgrRefusesTheReturnCodeZephyr34PutsInStatistics() async throws {
+        let device = SimulatedDevice(configuration: .init(release: .v3_4))
+        let (server, host) = try Self.serverOnPort1337(device)
+        server.start()
+        let result = try await Self.smpmgr(host, ["statistics", "list"])
+        #expect(result.status != 0, "\(result.summary)")
+        #expect(result.stdout.contains("extra_forbidden") || result.stderr.contains("extra_forbidden"))
+        #expect(result.stdout.contains("rc") || result.stderr.contains("rc"))
+        await server.stop()
+        // The same answer without the legacy code (newer Zephyr) passes.
+        let newer = SimulatedDevice(configuration: .init(release: .latest))
+        let (second, newerHost) = try Self.serverOnPort1337(newer)
+        second.start()
+        let passing = try await Self.smpmgr(newerHost, ["statistics", "list"])
+        #expect(passing.status == 0, "\(passing.summary)")
+        await second.stop()
     }
 }
