@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUboot
 import SMPBytes
+import SMPPOSIX
 
 /// Small pieces the group commands share: tables, hex and number arguments, JSON output.
 enum CommandSupport {
@@ -76,23 +77,49 @@ enum CommandSupport {
 }
 
 /// Reads a whole local file, with an error that names it.
+/// - Throws: ``InputFileError`` when it is missing, a folder or unreadable.
 func readLocalFile(_ path: String) throws -> Data {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        throw InputFileError(.unreadable, "\(path) is a folder, not a file")
+    }
     do {
-        return try Data(contentsOf: URL(fileURLWithPath: path))
+        return try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
     } catch {
-        throw CommandFailure("cannot read \(path): \((error as NSError).localizedDescription)")
+        throw InputFileError(.unreadable, "cannot read \(path): \(FileErrorReason.describe(error))")
     }
 }
 
 /// Reads and parses a firmware package, with errors that name the file.
+/// - Throws: ``InputFileError``: unreadable (66), or not a package (65).
 func loadPackage(_ path: String) throws -> FirmwarePackage {
-    guard FileManager.default.isReadableFile(atPath: path) else {
-        throw CommandFailure("cannot read \(path): no such file, or not readable")
-    }
+    let data = try readLocalFile(path)
+    let name = (path as NSString).lastPathComponent
+    guard !data.isEmpty else { throw InputFileError(.badData, "\(name): empty file") }
     do {
-        return try FirmwarePackage(contentsOf: URL(fileURLWithPath: path))
+        return try FirmwarePackage(data: data, fileName: name)
     } catch {
-        throw CommandFailure("\((path as NSString).lastPathComponent): \(error)")
+        throw InputFileError(.badData, "\(name): \(error)")
+    }
+}
+
+/// A local file a command needs that is missing or unreadable (exit status 66), or that is not
+/// what it must be (65).
+struct InputFileError: Error, CustomStringConvertible {
+    /// Which.
+    enum Kind {
+        /// Missing, a folder, no permission: exit status 66.
+        case unreadable
+        /// Read, but not an image, a package or a key: exit status 65.
+        case badData
+    }
+
+    var kind: Kind
+    var description: String
+
+    init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
     }
 }
 

@@ -21,6 +21,11 @@ enum InProcessSimulator {
         guard let directory = configuration.stateDirectory?.standardizedFileURL.path else {
             return LoopbackTransport(device: SimulatedDevice(configuration: configuration))
         }
+        do {
+            try configuration.checkStateDirectory()
+        } catch {
+            throw ValidationError("sim://?state_dir: \(error)")
+        }
         let key = options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
         let device = running.device(for: directory + "?" + key) { SimulatedDevice(configuration: configuration) }
         return LoopbackTransport(device: device)

@@ -41,6 +41,12 @@ public struct MCUmgrCommand: AsyncParsableCommand {
         } catch let error as SMPError {
             Console.err("error: " + describe(error))
             return status(for: error)
+        } catch let error as FirmwareUpgradeError {
+            Console.err("error: " + describe(error))
+            return status(for: error)
+        } catch let error as InputFileError {
+            Console.err("error: " + describe(error))
+            return status(for: error)
         } catch {
             let code = exitCode(for: error)
             if code == .success {

@@ -78,6 +78,21 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Flag(name: .customLong("realistic-timing"), help: "Simulate flash erase/write and swap times of a typical MCU.")
     var realisticTiming = false
 
+    @Option(help: "Answer as this Zephyr release where releases differ: 3.4 (observed, default) or latest.")
+    var zephyr: String = "3.4"
+
+    @Option(name: .customLong("processing-us"), help: "Time the device spends on each request, in microseconds.")
+    var processingMicroseconds: Int = 800
+
+    @Option(name: .customLong("reset-ms"), help: "How long the device runs on after answering a reset, in ms.")
+    var resetMilliseconds: Int = 250
+
+    @Option(name: .customLong("boot-ms"), help: "How long a reboot takes until the device answers again, in ms.")
+    var bootMilliseconds: Int = 750
+
+    @Flag(name: .customLong("unlimited-buffers"), help: "An ideal device: no limit on requests held at once.")
+    var unlimitedBuffers = false
+
     func validate() throws {
         #if !canImport(CoreBluetooth)
             if ble { throw ValidationError("--ble needs CoreBluetooth (macOS); serve --udp or --pty here") }
@@ -85,7 +100,8 @@ struct SimulatorCommand: AsyncParsableCommand {
         guard ["console", "raw"].contains(framing) else { throw ValidationError("--framing must be console or raw") }
         guard baud == 0 || baud >= 300 else { throw ValidationError("--baud must be 0 or at least 300") }
         for endpoint in udp { _ = try Self.parseEndpoint(endpoint) }
-        _ = try deviceConfiguration()
+        // Options only here; files (the key, the state folder) are checked at start-up.
+        _ = try deviceConfiguration(readingKey: false)
     }
 
     /// `HOST:PORT`, `[IPv6]:PORT`, `HOST` (port 1337) or `:PORT` (127.0.0.1).
@@ -118,11 +134,15 @@ struct SimulatorCommand: AsyncParsableCommand {
     }
 
     /// The device configuration the options describe.
-    func deviceConfiguration() throws -> SimulatedDevice.Configuration {
+    /// - Parameter readingKey: read and parse `--key` (else it is left out).
+    func deviceConfiguration(readingKey: Bool = true) throws -> SimulatedDevice.Configuration {
         var options: [String: String] = [
             "images": String(images), "mode": mode, "buf_count": String(bufferCount), "slot_size": slotSize,
-            "latency_ms": String(latencyMilliseconds),
+            "latency_ms": String(latencyMilliseconds), "zephyr": zephyr,
+            "processing_us": String(processingMicroseconds), "reset_ms": String(resetMilliseconds),
+            "boot_ms": String(bootMilliseconds),
         ]
+        if unlimitedBuffers { options["buffers"] = "0" }
         let servesUDP = !udp.isEmpty || !pty
         options["buf_size"] = String(bufferSize ?? (servesUDP ? 2048 : 384))
         if let stateDirectory { options["state_dir"] = stateDirectory }
@@ -136,11 +156,12 @@ struct SimulatorCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        if let key {
+        if let key, readingKey {
+            let pem = try readLocalFile(key)
             do {
-                configuration.signingKey = try ImagePublicKey(keyFile: Data(contentsOf: URL(fileURLWithPath: key)))
+                configuration.signingKey = try ImagePublicKey(keyFile: pem)
             } catch {
-                throw ValidationError("--key \(key): \(error)")
+                throw InputFileError(.badData, "--key \(key): \(error)")
             }
         }
         return configuration
@@ -162,8 +183,16 @@ struct SimulatorCommand: AsyncParsableCommand {
     }
 
     /// Creates the device and starts every endpoint.
+    /// - Throws: a one-line error when the device cannot be served as asked: an address in use,
+    ///   a state folder that cannot be written, a key file that cannot be read.
     func start() throws -> Running {
-        let device = SimulatedDevice(configuration: try deviceConfiguration())
+        let configuration = try deviceConfiguration()
+        do {
+            try configuration.checkStateDirectory()
+        } catch {
+            throw SimulatorError(message: "--state-dir: \(error)")
+        }
+        let device = SimulatedDevice(configuration: configuration)
         var running = Running(device: device, udpServers: [], serialServers: [])
         do {
             let endpoints = udp.isEmpty && !pty ? ["127.0.0.1:1337"] : udp

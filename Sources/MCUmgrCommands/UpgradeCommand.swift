@@ -42,6 +42,11 @@ struct UpgradeCommand: AsyncParsableCommand {
     @Flag(help: "Erase the application's settings storage after the upload.")
     var eraseSettings = false
 
+    @Flag(
+        help: "Upload an image older than the running one even when the device refuses downgrades (it will erase it)."
+    )
+    var allowDowngrade = false
+
     @Option(help: "Seconds the bootloader needs to swap after the reset (waited before reconnecting).")
     var swapTime: Double = 0
 
@@ -82,6 +87,7 @@ struct UpgradeCommand: AsyncParsableCommand {
             byteAlignment: alignment,
             reassemblyBufferSize: reassemblySize,
             eraseAppSettings: eraseSettings,
+            allowDowngrade: allowDowngrade,
             estimatedSwapTime: .milliseconds(Int64(swapTime * 1000)),
             firstChunkTimeout: .milliseconds(Int64(firstChunkTimeout * 1000)),
             reconnectTimeout: .milliseconds(Int64(reconnectTimeout * 1000)),
@@ -164,8 +170,17 @@ struct UpgradeProgressView {
             note("paused", "paused while \(state)")
         case .resumed(let state):
             note("resumed", "resumed while \(state)")
-        case .reconnected(let attempts):
-            note("reconnected", "reconnected after \(attempts) attempt\(attempts == 1 ? "" : "s")")
+        case .windowChanged(let image, let change):
+            // Said by the transfer log at -v; scripts get it as an event.
+            if style == .json {
+                CommandSupport.emit(
+                    .object([
+                        ("event", .string("window")), ("image", .int(Int64(image))),
+                        ("from", .int(Int64(change.from))), ("to", .int(Int64(change.to))),
+                        ("reason", .string("\(change.reason)")),
+                    ])
+                )
+            }
         case .completed(let summary):
             endBar()
             if style == .json {

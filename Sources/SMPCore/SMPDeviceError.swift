@@ -62,11 +62,15 @@ public struct SMPDeviceError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    /// One line naming the code, e.g. `image error 9 NO_FREE_SLOT` or `os error 8 ENOTSUP: reason`.
+    /// One line naming the code: a group's own code by its group (`image error 9 NO_FREE_SLOT`),
+    /// a management code — which the SMP layer sends for every group — as the device's
+    /// (`device error 2 ENOMEM (out of memory)`), then the device's reason if it gave one.
     public var description: String {
         var text: String
         switch status {
-        case .management(let rc): text = "\(requestGroup.name) error \(rc.rawValue) \(rc.name)"
+        case .management(let rc):
+            text = "device error \(rc.rawValue) \(rc.name)"
+            if let meaning = rc.meaning { text += " (\(meaning))" }
         case .group(let group, let rc): text = "\(group.name) error \(rc) \(codeName)"
         }
         if let reason, !reason.isEmpty { text += ": \(reason)" }

@@ -30,6 +30,13 @@ public protocol SMPRequest: Codable, Sendable {
     /// Read or write; fixed by ``SMPReadRequest`` / ``SMPWriteRequest``.
     static var operation: SMPOperation { get }
 
+    /// Whether sending the request twice does what sending it once does. Only such requests are
+    /// sent again after a timeout; a reset, a shell command, an erase or a crash is sent once,
+    /// and when its answer is lost the outcome is unknown (the caller reconciles by reading the
+    /// device's state). Chunks that carry their offset are idempotent: the device answers a
+    /// repeated one with the offset it expects. Provided: `true`.
+    var isIdempotent: Bool { get }
+
     /// The CBOR payload of this request. Provided: the Codable encoding, or the direct one for
     /// types that conform to `CBORDirectEncodable` (chosen statically, no dynamic casts).
     /// - Parameter options: CBOR options.
@@ -42,6 +49,8 @@ public protocol SMPRequest: Codable, Sendable {
 }
 
 extension SMPRequest {
+    public var isIdempotent: Bool { true }
+
     public func encodePayload(options: CBORWriter.Options) throws -> [UInt8] {
         try CBOREncoder(options: options).encodeToBytes(self)
     }

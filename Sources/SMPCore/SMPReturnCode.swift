@@ -52,6 +52,27 @@ public struct SMPReturnCode: RawRepresentable, Sendable, Hashable, CustomStringC
     }
 
     public var description: String { "\(rawValue) \(name)" }
+
+    /// What the code means, in a few words (`out of memory` for ENOMEM); `nil` for codes no
+    /// table defines and for EOK.
+    public var meaning: String? {
+        switch rawValue {
+        case 1: "unknown error"
+        case 2: "out of memory"
+        case 3: "invalid value in the request"
+        case 4: "timed out"
+        case 5: "no such entry"
+        case 6: "not allowed in the current state"
+        case 7: "the answer does not fit the device's buffer"
+        case 8: "not supported"
+        case 9: "corrupt request"
+        case 10: "busy, try again"
+        case 11: "access denied"
+        case 12: "SMP version too old for the device"
+        case 13: "SMP version too new for the device"
+        default: rawValue >= 256 ? "application-defined" : nil
+        }
+    }
 }
 
 /// A group's own (SMP v2) return code, typed by the group that defines it.

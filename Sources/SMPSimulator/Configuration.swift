@@ -253,6 +253,13 @@ extension SimulatedDevice {
             )
         }
 
+        /// Checks that ``stateDirectory`` (if set) is a folder that can be created and written.
+        /// - Throws: ``ConfigurationError`` naming the folder and the reason.
+        public func checkStateDirectory() throws(ConfigurationError) {
+            guard let stateDirectory else { return }
+            try StateDirectory(url: stateDirectory).prepare()
+        }
+
         /// Whether bootloader info (OS command 8) exists: not without a bootloader.
         var hasBootloaderInfo: Bool { bootloaderMode != .none }
 

@@ -53,7 +53,12 @@ public struct UDPTransport: SMPTransport {
             "opened",
             metadata: ["endpoint": "\(endpointDescription)", "local": "\(socket.localAddress)", "datagram": "\(size)"]
         )
-        return UDPConnection(socket: socket, maximumFrameSize: size, logger: logger)
+        return UDPConnection(
+            socket: socket,
+            maximumFrameSize: size,
+            endpoint: endpointDescription,
+            logger: logger
+        )
     }
 }
 
@@ -64,10 +69,12 @@ final class UDPConnection: SMPConnection {
     private let socket: UDPSocket
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     private let logger: Logger
+    private let endpoint: String
 
-    init(socket: UDPSocket, maximumFrameSize: Int, logger: Logger) {
+    init(socket: UDPSocket, maximumFrameSize: Int, endpoint: String, logger: Logger) {
         self.socket = socket
         self.maximumFrameSize = maximumFrameSize
+        self.endpoint = endpoint
         self.logger = logger
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         let continuation = self.continuation
@@ -81,8 +88,13 @@ final class UDPConnection: SMPConnection {
                     continuation.yield(datagram.bytes)
                 }
             } catch {
-                // ICMP "port unreachable" surfaces as ECONNREFUSED on a connected socket: the
-                // device is not listening (yet). Requests time out and retry; keep reading.
+                // ICMP "port unreachable" surfaces as ECONNREFUSED on a connected socket: nothing
+                // listens there. Say so at once rather than let every request time out.
+                if (error as? SystemCallError)?.code == ECONNREFUSED {
+                    socket.close()
+                    continuation.finish(throwing: UDPConnection.refused(endpoint))
+                    return false
+                }
                 logger.debug("receive failed", metadata: ["error": "\(error)"])
                 if socket.isClosed {
                     continuation.finish()
@@ -105,10 +117,19 @@ final class UDPConnection: SMPConnection {
         do {
             try socket.send(frame)
         } catch {
-            // A refused or unreachable send is like a lost datagram: the request will time out
-            // and be retried, which is what a user of a rebooting device needs.
+            if error.code == ECONNREFUSED { throw UDPConnection.refused(endpoint) }
+            // Other failures (no route yet, a full buffer) are like a lost datagram: the request
+            // times out and is retried.
             logger.debug("send failed; treating the datagram as lost", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The error for a port that answered ICMP "port unreachable".
+    static func refused(_ endpoint: String) -> SMPTransportError {
+        SMPTransportError(
+            .connectionRefused,
+            "nothing listens at \(endpoint) (the host answered ICMP port unreachable): check the port, and that the device runs its SMP server"
+        )
     }
 
     func close() async {

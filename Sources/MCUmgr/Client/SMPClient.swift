@@ -222,10 +222,12 @@ public actor SMPClient {
     /// - Parameters:
     ///   - request: the request.
     ///   - timeout: per-attempt timeout; `nil` uses the configuration's.
-    ///   - retries: attempts after a timeout; `nil` uses the configuration's.
+    ///   - retries: attempts after a timeout; `nil` uses the configuration's. A request that is not
+    ///     idempotent (``SMPRequest/isIdempotent``) is sent once whatever this says.
     /// - Returns: the device's response.
     /// - Throws: ``SMPDeviceError`` when the device refuses; ``SMPTransportError`` (`.timeout`,
-    ///   `.disconnected`, `.frameTooLarge`) for link failures; ``SMPError`` for malformed answers;
+    ///   `.outcomeUnknown` for a request that is not idempotent, `.disconnected`,
+    ///   `.frameTooLarge`) for link failures; ``SMPError`` for malformed answers;
     ///   `CancellationError` if the calling task is cancelled.
     public func send<R: SMPRequest>(_ request: R, timeout: Duration? = nil, retries: Int? = nil) async throws
         -> R.Response
@@ -253,7 +255,8 @@ public actor SMPClient {
         resendingRefusals: Bool = true
     ) async throws -> SMPPendingResponse<R> {
         let timeout = timeout ?? configuration.timeout
-        let retries = max(0, retries ?? configuration.retries)
+        // A request that must not happen twice is sent once, whatever the caller asks.
+        let retries = request.isIdempotent ? max(0, retries ?? configuration.retries) : 0
         let sentVersion = version
         let (id, promise) = try await start(request, timeout: timeout, retries: retries)
         return SMPPendingResponse(
@@ -293,8 +296,16 @@ public actor SMPClient {
         // (a full BLE controller buffer) slows a request, it does not fail it.
         guard await sendAttempt(id, number: 0, probe: probe, expectation: expectation) else { return (id, promise) }
         if pending.contains(id) {
+            let idempotent = request.isIdempotent
             drivers[id] = Task {
-                await self.drive(id, probe: probe, expectation: expectation, timeout: timeout, retries: retries)
+                await self.drive(
+                    id,
+                    probe: probe,
+                    expectation: expectation,
+                    timeout: timeout,
+                    retries: retries,
+                    idempotent: idempotent
+                )
             }
         }
         return (id, promise)
@@ -338,7 +349,14 @@ public actor SMPClient {
     }
 
     /// Waits out each attempt's timeout and sends the next attempt, until an answer or the last.
-    private func drive(_ id: Int, probe: SMPFrame, expectation: Expectation, timeout: Duration, retries: Int) async {
+    private func drive(
+        _ id: Int,
+        probe: SMPFrame,
+        expectation: Expectation,
+        timeout: Duration,
+        retries: Int,
+        idempotent: Bool
+    ) async {
         for attempt in 1...(retries + 1) {
             do {
                 try await Task.sleep(for: timeout)
@@ -349,13 +367,18 @@ public actor SMPClient {
             if attempt > retries { break }
             guard await sendAttempt(id, number: attempt, probe: probe, expectation: expectation) else { return }
         }
-        fail(
-            id,
-            SMPTransportError(
-                .timeout,
-                "no answer to \(expectation.group) command \(expectation.command) after \(retries + 1) attempts of \(timeout)"
+        let what = "\(expectation.group) command \(expectation.command)"
+        guard idempotent else {
+            fail(
+                id,
+                SMPTransportError(
+                    .outcomeUnknown,
+                    "no answer to \(what) within \(timeout): it may or may not have been carried out, and it is not sent twice"
+                )
             )
-        )
+            return
+        }
+        fail(id, SMPTransportError(.timeout, "no answer to \(what) after \(retries + 1) attempts of \(timeout)"))
     }
 
     /// Ends a request with an error (timeout, send failure, cancellation).

@@ -44,9 +44,16 @@ extension FirmwareUpgrade {
         public var estimatedSwapTime: Duration
         /// Timeout of the first chunk of each image, during which the device may erase the slot.
         public var firstChunkTimeout: Duration
-        /// Timeout of the bootloader-info probes; a device that does not answer in time is
-        /// assumed to run MCUboot in an unknown mode.
+        /// Timeout of one probe while the device reboots (an echo: did it go away? is it back?).
         public var probeTimeout: Duration
+        /// Pause between probes while waiting for the device to go away after a reset.
+        public var probeInterval: Duration
+        /// How long a device that accepted a reset may keep answering before the upgrade decides
+        /// it did not reset (Zephyr reboots 250 ms after answering; MCUboot's serial recovery too).
+        public var rebootTimeout: Duration
+        /// Plan an image older than the running one even when the device reports that its
+        /// bootloader refuses downgrades (the bootloader will then erase it; a warning says so).
+        public var allowDowngrade: Bool
         /// How long to keep reconnecting after a reset before the upgrade fails.
         public var reconnectTimeout: Duration
         /// Pause between reconnection attempts.
@@ -67,9 +74,12 @@ extension FirmwareUpgrade {
         ///   - byteAlignment: chunk size multiple.
         ///   - reassemblyBufferSize: a lower frame limit.
         ///   - eraseAppSettings: erase settings storage after the upload.
+        ///   - allowDowngrade: plan older images despite the device's downgrade prevention.
         ///   - estimatedSwapTime: the bootloader's swap time.
         ///   - firstChunkTimeout: timeout of each image's first chunk.
-        ///   - probeTimeout: timeout of the bootloader-info probes.
+        ///   - probeTimeout: timeout of one probe while the device reboots.
+        ///   - probeInterval: pause between probes.
+        ///   - rebootTimeout: how long a device may answer after accepting a reset.
         ///   - reconnectTimeout: how long to reconnect after a reset.
         ///   - reconnectInterval: pause between reconnection attempts.
         ///   - retries: retries of a step after a link failure.
@@ -81,9 +91,12 @@ extension FirmwareUpgrade {
             byteAlignment: Int = 1,
             reassemblyBufferSize: Int? = nil,
             eraseAppSettings: Bool = false,
+            allowDowngrade: Bool = false,
             estimatedSwapTime: Duration = .zero,
             firstChunkTimeout: Duration = .seconds(40),
-            probeTimeout: Duration = .seconds(2),
+            probeTimeout: Duration = .seconds(1),
+            probeInterval: Duration = .milliseconds(100),
+            rebootTimeout: Duration = .seconds(5),
             reconnectTimeout: Duration = .seconds(60),
             reconnectInterval: Duration = .milliseconds(250),
             retries: Int = 3,
@@ -98,6 +111,9 @@ extension FirmwareUpgrade {
             self.estimatedSwapTime = estimatedSwapTime
             self.firstChunkTimeout = firstChunkTimeout
             self.probeTimeout = probeTimeout
+            self.probeInterval = probeInterval
+            self.rebootTimeout = rebootTimeout
+            self.allowDowngrade = allowDowngrade
             self.reconnectTimeout = reconnectTimeout
             self.reconnectInterval = reconnectInterval
             self.retries = retries
@@ -126,6 +142,8 @@ extension FirmwareUpgrade {
         case confirming
         /// Sending the reset.
         case resetting
+        /// Watching the device go away after it accepted the reset.
+        case waitingForReboot = "waiting-for-reboot"
         /// Waiting for the bootloader to swap.
         case waitingForSwap = "waiting-for-swap"
         /// Reconnecting to the device.

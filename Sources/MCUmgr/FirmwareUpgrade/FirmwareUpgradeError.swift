@@ -7,7 +7,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         private enum Kind: Sendable, Hashable {
             case invalidPackage, deviceRejected, linkFailed, reconnectFailed, imageMissingAfterReset
             case imageNotActive, imageNotConfirmed, imageNotMarked, resetFailed, slotBusy, resourceNotFound
-            case suitNotInstalled, cancelled, unsupported
+            case suitNotInstalled, cancelled, unsupported, downgradeRefused, notSwapped
         }
         private let kind: Kind
 
@@ -30,8 +30,16 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         /// The device accepted test or confirm but does not show the image pending (e.g. a
         /// downgrade the bootloader will not boot).
         public static let imageNotMarked = Code(kind: .imageNotMarked)
-        /// The reset did not take effect (the image stayed pending after resetting again).
+        /// The device did not reset: it answered the reset (or its answer was lost) and kept
+        /// running without going away.
         public static let resetFailed = Code(kind: .resetFailed)
+        /// The device reset and came back with the new image still pending: the bootloader did
+        /// not swap (no MCUboot under the application, an unsigned or wrongly signed image, a
+        /// refused downgrade).
+        public static let notSwapped = Code(kind: .notSwapped)
+        /// An image is older than the running one and the device reported that its bootloader
+        /// refuses downgrades; nothing was uploaded.
+        public static let downgradeRefused = Code(kind: .downgradeRefused)
         /// The slot to upload into stays occupied by an image marked for boot after resetting.
         public static let slotBusy = Code(kind: .slotBusy)
         /// SUIT: the device asked for a resource the package does not hold.
@@ -59,8 +67,37 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             case .suitNotInstalled: "SUIT envelope not installed"
             case .cancelled: "cancelled"
             case .unsupported: "unsupported"
+            case .downgradeRefused: "downgrade refused"
+            case .notSwapped: "not swapped"
             }
         }
+
+        /// What kind of failure this is, for callers that sort failures (the CLI's exit status).
+        public var category: Category {
+            switch kind {
+            case .deviceRejected, .slotBusy, .unsupported, .downgradeRefused: .deviceRefused
+            case .linkFailed, .reconnectFailed: .link
+            case .invalidPackage, .resourceNotFound: .input
+            case .cancelled: .cancelled
+            case .imageMissingAfterReset, .imageNotActive, .imageNotConfirmed, .imageNotMarked, .resetFailed,
+                .notSwapped, .suitNotInstalled:
+                .outcome
+            }
+        }
+    }
+
+    /// The kinds of upgrade failure.
+    public enum Category: Sendable, Hashable {
+        /// The device refused a command, or cannot do what the upgrade needs.
+        case deviceRefused
+        /// The device could not be reached, or stopped answering.
+        case link
+        /// The device answered, but after the upgrade it is not in the state the mode promised.
+        case outcome
+        /// The package is unusable (no image, no hash, a resource the device asks for is missing).
+        case input
+        /// The caller cancelled.
+        case cancelled
     }
 
     /// What went wrong.

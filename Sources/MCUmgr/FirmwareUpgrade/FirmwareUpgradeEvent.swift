@@ -13,14 +13,14 @@ extension FirmwareUpgrade {
         case uploadProgress(UploadProgress)
         /// The device continued an interrupted upload of an image from an offset.
         case uploadResumed(image: Int, offset: Int)
+        /// The upload of an image changed how many requests it keeps in flight, and why.
+        case windowChanged(image: Int, WindowChange)
         /// Worth telling a person; the upgrade goes on.
         case warning(String)
         /// The caller paused; the upgrade holds in this state.
         case paused(State)
         /// The caller resumed.
         case resumed(State)
-        /// A connection answers again, after this many attempts.
-        case reconnected(attempts: Int)
         /// The device is in the promised state.
         case completed(Summary)
     }

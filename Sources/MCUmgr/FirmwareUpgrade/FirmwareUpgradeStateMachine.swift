@@ -2,38 +2,63 @@ import Foundation
 import MCUboot
 import SMPCore
 
-/// The upgrade's transitions, as a value: feed it what happened (``Input``), it answers what to
-/// do next (``Action``). No I/O and no time; ``FirmwareUpgrade`` performs the actions over a
-/// client and feeds the outcomes back, and table tests drive it directly.
+/// Every decision of an upgrade, as a value: feed it what happened (``Input``) and the time since
+/// the run started, it answers what to do next (``Action``). No I/O and no clock of its own; the
+/// driver performs each action and feeds the outcome back, and table tests drive it directly.
 ///
 /// Policies it holds:
-/// - probes (parameters, bootloader info) never fail the upgrade; the image list does;
+/// - the first contact decides reachability: no answer to the parameters request fails the run
+///   at once (a silent device is unreachable, not small); bootloader info that does not come is
+///   a warning and an unknown mode;
 /// - a step that failed on the link is retried after a reconnection, up to
-///   ``FirmwareUpgrade/Configuration/retries`` times per step (an upload resumes by `sha`);
-/// - a lost answer to a reset counts as a reset (the device may already be rebooting): the
-///   outcome is checked after reconnecting, and a reset that did not happen is sent again (as
-///   often as a step is retried, at least once);
-/// - a device that did not report its bootloader mode and refuses test or confirm as
-///   unsupported is planned again as DirectXIP without revert (upload, reset);
+///   ``FirmwareUpgrade/Configuration/retries`` times per step — only steps that are safe to
+///   repeat (an upload resumes by `sha`, a state write is idempotent); a settings erase whose
+///   answer was lost is reported as unknown and not repeated;
+/// - a reset is sent once. After it the device must go away (probes go unanswered, the link
+///   drops) and come back; then the image list is the truth. An image still pending after a
+///   reboot means the bootloader did not swap: the run stops and says why, it does not reset
+///   again. Only a reset whose answer was lost on a device that never went away is sent again,
+///   once. A reset refused as busy is sent again with `force`;
+/// - a device that did not report its bootloader mode and refuses test or confirm as unsupported
+///   is planned again as DirectXIP without revert (upload, reset);
 /// - a slot held by another image marked for boot is freed by resetting, then planned again
 ///   (at most three times);
 /// - pause holds the next action until resume; cancel ends in every state.
-public struct FirmwareUpgradeStateMachine: Sendable {
+package struct FirmwareUpgradeStateMachine: Sendable {
     /// What the driver does next.
-    public enum Action: Sendable, Hashable {
-        /// Read the device's MCUmgr parameters (OS 6), tolerating no answer.
+    package enum Action: Sendable, Hashable {
+        /// Open a new connection (closing any other); report ``Input/connected``.
+        case connect
+        /// Read the MCUmgr parameters (OS 6); report ``Input/parametersRead``.
         case readParameters
-        /// Read the bootloader name and mode (OS 8), tolerating no answer.
-        case readBootloaderInfo
-        /// Read the image list (image 0 read) and report it as ``Input/imageList(_:)``.
+        /// Read bootloader info (OS 8) with this query (`nil`: the name; `"mode"`); report
+        /// ``Input/bootloaderName(_:)`` or ``Input/bootloaderMode(_:noDowngrade:)``.
+        case readBootloaderInfo(query: String?)
+        /// Read the image list (image 0 read); report ``Input/imageList(_:)``.
         case readImageList
-        /// Perform one step of the plan; report ``Input/stepCompleted(slots:)``.
-        case perform(FirmwareUpgradePlan.Step)
-        /// Close the connection and wait for the bootloader; then report ``Input/swapWaitOver``.
-        case waitForSwap(Duration)
-        /// Connect again until the device answers; report ``Input/reconnected`` or
-        /// ``Input/linkFailed(_:)`` at the deadline.
-        case reconnect
+        /// Upload an MCUboot image; report ``Input/done``.
+        case upload(imageIndex: Int, packageIndex: Int)
+        /// Upload part of a SUIT package; report ``Input/done``.
+        case uploadSUIT(SUITUpload)
+        /// Erase the application settings (Zephyr basic 0); report ``Input/done``.
+        case eraseAppSettings
+        /// Write an image's state (image 0 write): test, or confirm; report ``Input/stateWritten(_:)``.
+        case writeImageState(hash: [UInt8], confirm: Bool)
+        /// Send `os reset` once, never again automatically; report ``Input/done``, or
+        /// ``Input/outcomeUnknown(_:)`` when its answer is lost.
+        case reset(force: Bool)
+        /// Send an echo with the probe timeout and no retry; report ``Input/probeAnswered`` or
+        /// ``Input/probeUnanswered``.
+        case probe
+        /// SUIT: start processing the deferred envelope; report ``Input/done``.
+        case processSUITEnvelope
+        /// SUIT: ask whether the device wants a resource; report ``Input/suitRequested(resource:session:)``
+        /// or ``Input/suitNothingRequested``.
+        case pollSUIT
+        /// SUIT: read the digests of the installed manifests; report ``Input/suitManifests(_:)``.
+        case readSUITManifests
+        /// Wait (the connection stays as it is); report ``Input/waited``.
+        case wait(Duration)
         /// Hold until the caller resumes; then report ``Input/resume``.
         case waitForResume
         /// The plan is done and verified.
@@ -42,28 +67,54 @@ public struct FirmwareUpgradeStateMachine: Sendable {
         case fail(FirmwareUpgradeError)
     }
 
+    /// A SUIT upload.
+    package enum SUITUpload: Sendable, Hashable {
+        /// The envelope (SUIT 2).
+        case envelope(packageIndex: Int, deferInstall: Bool)
+        /// A cache image (SUIT 5).
+        case cache(packageIndex: Int)
+        /// A resource the device asked for (SUIT 4) in a session.
+        case resource(name: String, session: UInt32)
+    }
+
     /// What happened.
-    public enum Input: Sendable {
+    package enum Input: Sendable {
         /// Begin.
         case start
-        /// The parameters request finished (answered or not).
+        /// A connection is open.
+        case connected
+        /// The parameters request was answered (with parameters, or refused).
         case parametersRead
-        /// The bootloader probes finished; `nil` for what the device did not answer.
-        case bootloaderInfo(name: String?, mode: OSManagement.MCUbootMode?)
+        /// The bootloader's name, or `nil` when the device has no bootloader info.
+        case bootloaderName(String?)
+        /// The bootloader's mode and whether it refuses downgrades.
+        case bootloaderMode(OSManagement.MCUbootMode?, noDowngrade: Bool)
         /// The image list.
         case imageList([ImageManagement.SlotState])
-        /// The step finished; test and confirm pass the list they were answered with.
-        case stepCompleted(slots: [ImageManagement.SlotState]?)
-        /// The link failed (timeout, disconnect) while performing the last action.
+        /// The list a state write was answered with.
+        case stateWritten([ImageManagement.SlotState])
+        /// The action finished.
+        case done
+        /// A request that must not be sent twice got no answer: it may or may not have happened.
+        case outcomeUnknown(any Error & Sendable)
+        /// The probe was answered.
+        case probeAnswered
+        /// The probe got no answer, or the link dropped.
+        case probeUnanswered
+        /// SUIT: the device asks for a resource.
+        case suitRequested(resource: String, session: UInt32)
+        /// SUIT: the device asks for nothing.
+        case suitNothingRequested
+        /// SUIT: the digests of the installed manifests.
+        case suitManifests([[UInt8]])
+        /// The wait is over.
+        case waited
+        /// The link failed (timeout, disconnect, refused) while performing the last action.
         case linkFailed(any Error & Sendable)
         /// The device refused the last action.
         case deviceRefused(SMPDeviceError)
         /// Anything else that stops the upgrade.
         case failed(FirmwareUpgradeError.Code, String)
-        /// The swap wait is over.
-        case swapWaitOver
-        /// A connection answers again.
-        case reconnected
         /// The caller paused (reported between actions, or after stopping an upload).
         case pause
         /// The caller resumed.
@@ -73,59 +124,71 @@ public struct FirmwareUpgradeStateMachine: Sendable {
     }
 
     /// The configuration in force.
-    public let configuration: FirmwareUpgrade.Configuration
-    /// The images to install (MCUboot images, or a SUIT envelope and caches).
-    public let images: [FirmwarePackage.Image]
-    /// Whether the images are a SUIT package.
-    public let isSUIT: Bool
+    package let configuration: FirmwareUpgrade.Configuration
+    /// What is installed.
+    package let payload: UpgradePayload
 
     /// Where the upgrade is.
-    public private(set) var state: FirmwareUpgrade.State = .idle
+    package private(set) var state: FirmwareUpgrade.State = .idle
     /// The current plan, once made.
-    public private(set) var plan: FirmwareUpgradePlan?
+    package private(set) var plan: FirmwareUpgradePlan?
     /// Index of the step in progress.
-    public private(set) var stepIndex = 0
+    package private(set) var stepIndex = 0
     /// The bootloader mode the device reported.
-    public private(set) var bootloaderMode: OSManagement.MCUbootMode?
+    package private(set) var bootloaderMode: OSManagement.MCUbootMode?
     /// The bootloader name the device reported.
-    public private(set) var bootloaderName: String?
+    package private(set) var bootloaderName: String?
+    /// Whether the device reported that its bootloader refuses downgrades.
+    package private(set) var noDowngrade = false
     /// The first image list read, for the summary.
-    public private(set) var initialSlots: [ImageManagement.SlotState]?
+    package private(set) var initialSlots: [ImageManagement.SlotState]?
+    /// The last image list read or answered.
+    package private(set) var lastSlots: [ImageManagement.SlotState] = []
     /// Whether the caller paused.
-    public private(set) var isPaused = false
+    package private(set) var isPaused = false
+    /// Things worth telling a person, in order; the driver shows each once.
+    package private(set) var warnings: [String] = []
 
+    /// The last action handed out (re-issued after a pause or a reconnection).
     private var lastAction: Action?
-    private var afterReconnect: Action?
+    private var stateBeforePause: FirmwareUpgrade.State = .idle
     private var retriesLeft: Int
     private var resetsBeforeUpload = 0
-    private var resetAttempts = 0
-    private var stateBeforePause: FirmwareUpgrade.State = .idle
+    /// The reboot in progress, from the reset until the device answers again.
+    private var reboot: Reboot?
+    /// The reconnection in progress.
+    private var reconnection: Reconnection?
+    /// When SUIT installation began.
+    private var installStart: Duration?
+    /// The time of the input being handled.
+    private var now: Duration = .zero
 
     /// Creates a machine.
     /// - Parameters:
     ///   - configuration: the upgrade's configuration.
-    ///   - images: the images to install.
-    ///   - isSUIT: whether they form a SUIT package.
-    public init(configuration: FirmwareUpgrade.Configuration, images: [FirmwarePackage.Image], isSUIT: Bool = false) {
+    ///   - payload: what to install.
+    package init(configuration: FirmwareUpgrade.Configuration, payload: UpgradePayload) {
         self.configuration = configuration
-        self.images = images
-        self.isSUIT = isSUIT
-        self.retriesLeft = max(0, configuration.retries)
+        self.payload = payload
+        retriesLeft = max(0, configuration.retries)
     }
 
     /// The step in progress, if any.
-    public var currentStep: FirmwareUpgradePlan.Step? {
+    package var currentStep: FirmwareUpgradePlan.Step? {
         guard let plan, stepIndex < plan.steps.count else { return nil }
         return plan.steps[stepIndex]
     }
 
     /// Whether the upgrade ended.
-    public var isFinished: Bool { state == .succeeded || state == .failed || state == .cancelled }
+    package var isFinished: Bool { state == .succeeded || state == .failed || state == .cancelled }
 
     /// Feeds an input and returns the next action.
-    /// - Parameter input: what happened.
+    /// - Parameters:
+    ///   - input: what happened.
+    ///   - time: the time since the run started (deadlines are measured in it).
     /// - Returns: what to do next.
-    public mutating func handle(_ input: Input) -> Action {
+    package mutating func handle(_ input: Input, at time: Duration = .zero) -> Action {
+        now = max(now, time)
         let action = transition(input)
         if case .waitForResume = action {} else { lastAction = action }
         switch action {
@@ -150,130 +213,116 @@ public struct FirmwareUpgradeStateMachine: Sendable {
         case .resume:
             isPaused = false
             state = stateBeforePause
-            return lastAction ?? .readParameters
+            return lastAction ?? .connect
         default:
             break
         }
         if isPaused { return .waitForResume }
+        if reboot != nil, let action = rebootTransition(input) { return action }
+        if reconnection != nil, let action = reconnectTransition(input) { return action }
 
         switch (state, input) {
         case (.idle, .start):
             state = .requestingParameters
+            return .connect
+        case (.requestingParameters, .connected):
             return .readParameters
-
         case (.requestingParameters, .parametersRead):
             state = .readingBootloaderInfo
-            return .readBootloaderInfo
+            return .readBootloaderInfo(query: nil)
+        case (.requestingParameters, .linkFailed(let cause)):
+            // The first contact: a device that does not answer is unreachable; fail fast.
+            return .fail(error(.linkFailed, "the device does not answer", cause))
+        case (.requestingParameters, .deviceRefused):
+            // An old device without the parameters command still answers: go on.
+            state = .readingBootloaderInfo
+            return .readBootloaderInfo(query: nil)
 
-        case (.readingBootloaderInfo, .bootloaderInfo(let name, let mode)):
+        case (.readingBootloaderInfo, .bootloaderName(let name)):
             bootloaderName = name
+            guard let name, name.lowercased() == "mcuboot" else { return planOrReadList() }
+            return .readBootloaderInfo(query: "mode")
+        case (.readingBootloaderInfo, .bootloaderMode(let mode, let refusesDowngrades)):
             bootloaderMode = mode
-            if isSUIT {
-                do {
-                    plan = try FirmwareUpgradePlanner.planSUIT(images: images)
-                } catch {
-                    return .fail(FirmwareUpgradeError(error.code, state: state, error.message))
-                }
-                return beginSteps()
+            noDowngrade = refusesDowngrades
+            return planOrReadList()
+        case (.readingBootloaderInfo, .deviceRefused), (.readingBootloaderInfo, .linkFailed):
+            // No bootloader info, or no answer to it (the device answered the parameters): plan
+            // without it rather than hang, as Nordic's Android library once did.
+            if case .linkFailed(let cause) = input {
+                warnings.append("the device did not answer bootloader info (\(cause)); assuming MCUboot")
             }
-            state = .validating
-            return .readImageList
+            return planOrReadList()
 
         case (.validating, .imageList(let slots)):
             if initialSlots == nil { initialSlots = slots }
-            do {
-                plan = try FirmwareUpgradePlanner.plan(
-                    images: images,
-                    slots: slots,
-                    bootloaderMode: bootloaderMode,
-                    mode: configuration.mode,
-                    eraseAppSettings: configuration.eraseAppSettings
-                )
-            } catch {
-                return .fail(FirmwareUpgradeError(error.code, state: state, error.message))
-            }
-            if plan?.steps == [.resetBeforeUpload] {
-                resetsBeforeUpload += 1
-                if resetsBeforeUpload > 3 {
-                    let why = plan?.warnings.last ?? "the target slot stays in use"
-                    return .fail(error(.slotBusy, "the slot stays in use after 3 resets: \(why)"))
-                }
-            }
-            return beginSteps()
+            lastSlots = slots
+            return makePlan(slots: slots)
 
         case (.verifying, .imageList(let slots)):
-            guard case .verify(let expectation) = currentStep, let plan else { return unexpected(input) }
-            switch FirmwareUpgradePlanner.verify(expectation, plan: plan, slots: slots) {
-            case .satisfied:
-                return advance()
-            case .resetNotApplied:
-                guard resetAttempts < max(2, configuration.retries + 1),
-                    let resetIndex = plan.steps[..<stepIndex].lastIndex(of: .reset)
-                else {
-                    return .fail(error(.resetFailed, "the new image is still pending after \(resetAttempts) resets"))
-                }
-                stepIndex = resetIndex
-                return issue(.reset)
-            case .failed(let code, let message):
+            lastSlots = slots
+            return verify(slots)
+
+        case (.uploading, .done), (.erasingAppSettings, .done), (.installing, .done):
+            if case .suitInstall = currentStep { return .pollSUIT }
+            return advance()
+        case (.erasingAppSettings, .outcomeUnknown(let cause)):
+            warnings.append("the answer to the settings erase was lost; it may not have happened (\(cause))")
+            return advance()
+        case (.erasingAppSettings, .deviceRefused(let refusal)):
+            warnings.append("the device did not erase its settings storage: \(refusal)")
+            return advance()
+
+        case (.testing, .stateWritten(let slots)), (.confirming, .stateWritten(let slots)):
+            lastSlots = slots
+            guard case .writeImageState(let hash, let confirm) = lastAction else { return unexpected(input) }
+            if case .failed(let code, let message) = MCUbootPlanner.checkMarked(
+                hash: hash,
+                confirm: confirm,
+                slots: slots
+            ) {
                 return .fail(error(code, message))
-            }
-
-        case (_, .stepCompleted(let slots)):
-            guard let step = currentStep else { return unexpected(input) }
-            switch step {
-            case .test(let hash), .confirm(let hash):
-                let confirm = if case .confirm = step { true } else { false }
-                if let slots {
-                    let verdict = FirmwareUpgradePlanner.checkMarked(hash: hash, confirm: confirm, slots: slots)
-                    if case .failed(let code, let message) = verdict { return .fail(error(code, message)) }
-                }
-                return advance()
-            case .reset, .resetBeforeUpload:
-                return awaitReboot()
-            default:
-                return advance()
-            }
-
-        case (.waitingForSwap, .swapWaitOver):
-            state = .reconnecting
-            afterReconnect = nil
-            return .reconnect
-
-        case (.reconnecting, .reconnected):
-            if let next = afterReconnect {
-                afterReconnect = nil
-                return resumeAfterReconnect(next)
-            }
-            // After a reset.
-            if currentStep == .resetBeforeUpload {
-                state = .validating
-                return .readImageList
             }
             return advance()
 
-        case (.reconnecting, .linkFailed(let cause)):
-            return .fail(
-                error(
-                    .reconnectFailed,
-                    "the device did not answer within \(configuration.reconnectTimeout) after the reset",
-                    cause
+        case (.resetting, .done):
+            return watchReboot(confirmed: true)
+        case (.resetting, .outcomeUnknown(let cause)):
+            warnings.append("the answer to the reset was lost (\(cause)); watching whether the device resets")
+            return watchReboot(confirmed: false)
+        case (.resetting, .deviceRefused(let refusal)) where refusal.returnCode == .busy && lastAction == .reset(force: false):
+            warnings.append("the device refused the reset as busy; resetting with force")
+            return .reset(force: true)
+        case (.installing, .outcomeUnknown(let cause)):
+            // Processing the envelope: whether it started shows in the polling that follows.
+            warnings.append("the answer to processing the envelope was lost (\(cause)); polling the device")
+            return advance()
+
+        case (.installing, .suitRequested(let resource, let session)):
+            guard payload.resource(resource) != nil else {
+                return .fail(error(.resourceNotFound, "the device asked for \(resource), which the package does not hold"))
+            }
+            warnings.append("the device asked for \(resource)")
+            return .uploadSUIT(.resource(name: resource, session: session))
+        case (.installing, .suitNothingRequested):
+            return .readSUITManifests
+        case (.installing, .suitManifests(let digests)):
+            guard case .suitInstall(let digest) = currentStep else { return unexpected(input) }
+            if digests.contains(digest) { return advance() }
+            if now - (installStart ?? now) >= configuration.suitInstallTimeout {
+                return .fail(
+                    error(
+                        .suitNotInstalled,
+                        "the device did not install the envelope within \(configuration.suitInstallTimeout)"
+                    )
                 )
-            )
+            }
+            return .wait(configuration.suitPollInterval)
+        case (.installing, .waited):
+            return .pollSUIT
 
         case (_, .linkFailed(let cause)):
-            if state == .resetting {
-                // The answer to the reset was lost; the device may be rebooting already.
-                return awaitReboot()
-            }
-            guard retriesLeft > 0, let retry = lastAction else {
-                return .fail(
-                    error(.linkFailed, "the link failed and \(configuration.retries) retries are used up", cause)
-                )
-            }
-            retriesLeft -= 1
-            afterReconnect = retry
-            state = .reconnecting
-            return .reconnect
+            return retryAfterLinkFailure(cause)
 
         case (_, .deviceRefused(let refusal)):
             if bootloaderMode == nil && refusal.returnCode == .notSupported
@@ -297,23 +346,50 @@ public struct FirmwareUpgradeStateMachine: Sendable {
             return .fail(error(code, message))
 
         default:
-            return unexpected(input)
+            break
         }
+        return unexpected(input)
     }
 
-    // MARK: - Steps
+    // MARK: - Planning and steps
 
-    private mutating func beginSteps() -> Action {
+    private mutating func planOrReadList() -> Action {
+        if payload.planner.needsImageList {
+            state = .validating
+            return .readImageList
+        }
+        return makePlan(slots: [])
+    }
+
+    private mutating func makePlan(slots: [ImageManagement.SlotState]) -> Action {
+        reboot = nil
+        let context = PlanningContext(
+            slots: slots,
+            bootloaderMode: bootloaderMode,
+            noDowngrade: noDowngrade,
+            configuration: configuration
+        )
+        do {
+            plan = try payload.planner.plan(context)
+        } catch {
+            return .fail(FirmwareUpgradeError(error.code, state: state, error.message))
+        }
+        if let plan { warnings += plan.warnings.filter { !warnings.contains($0) } }
+        if plan?.steps == [.resetBeforeUpload] {
+            resetsBeforeUpload += 1
+            if resetsBeforeUpload > 3 {
+                let why = plan?.warnings.last ?? "the target slot stays in use"
+                return .fail(error(.slotBusy, "the slot stays in use after 3 resets: \(why)"))
+            }
+        }
         stepIndex = 0
         retriesLeft = max(0, configuration.retries)
-        guard let step = currentStep else {
-            state = .succeeded
-            return .succeed
-        }
+        guard let step = currentStep else { return .succeed }
         return issue(step)
     }
 
     private mutating func advance() -> Action {
+        reboot = nil
         stepIndex += 1
         retriesLeft = max(0, configuration.retries)
         guard let step = currentStep else { return .succeed }
@@ -322,36 +398,80 @@ public struct FirmwareUpgradeStateMachine: Sendable {
 
     private mutating func issue(_ step: FirmwareUpgradePlan.Step) -> Action {
         switch step {
-        case .upload, .suitUploadEnvelope, .suitUploadCache: state = .uploading
-        case .eraseAppSettings: state = .erasingAppSettings
-        case .test: state = .testing
-        case .confirm: state = .confirming
-        case .reset:
+        case .upload(let image, let index):
+            state = .uploading
+            return .upload(imageIndex: image, packageIndex: index)
+        case .suitUploadEnvelope(let index, let deferInstall):
+            state = .uploading
+            return .uploadSUIT(.envelope(packageIndex: index, deferInstall: deferInstall))
+        case .suitUploadCache(let index):
+            state = .uploading
+            return .uploadSUIT(.cache(packageIndex: index))
+        case .eraseAppSettings:
+            state = .erasingAppSettings
+            return .eraseAppSettings
+        case .test(let hash):
+            state = .testing
+            return .writeImageState(hash: hash, confirm: false)
+        case .confirm(let hash):
+            state = .confirming
+            return .writeImageState(hash: hash, confirm: true)
+        case .reset, .resetBeforeUpload:
             state = .resetting
-            resetAttempts += 1
-        case .resetBeforeUpload: state = .resetting
+            return .reset(force: false)
         case .verify:
             state = .verifying
             return .readImageList
-        case .suitProcess, .suitInstall: state = .installing
+        case .suitProcess:
+            state = .installing
+            return .processSUITEnvelope
+        case .suitInstall:
+            state = .installing
+            installStart = now
+            return .pollSUIT
         }
-        return .perform(step)
     }
 
-    private mutating func awaitReboot() -> Action {
-        state = .waitingForSwap
-        let strategy = FirmwareUpgradePlanner.Strategy(bootloaderMode)
-        let wait = strategy.isDirectXIP || isSUIT ? Duration.zero : configuration.estimatedSwapTime
-        return .waitForSwap(wait)
+    /// Checks the image list after a reset against what the plan promises.
+    private mutating func verify(_ slots: [ImageManagement.SlotState]) -> Action {
+        guard case .verify(let expectation) = currentStep, let plan else {
+            // The list that confirms a reconnection after a failed step: retry that step.
+            return unexpected(.imageList(slots))
+        }
+        switch MCUbootPlanner.verify(expectation, plan: plan, slots: slots) {
+        case .satisfied:
+            return advance()
+        case .resetNotApplied:
+            return stillPending()
+        case .failed(let code, let message):
+            return .fail(error(code, message))
+        }
     }
 
-    private mutating func resumeAfterReconnect(_ action: Action) -> Action {
+    /// A link failure in the middle of a step: reconnect and repeat the step if it is safe to
+    /// repeat and retries are left.
+    private mutating func retryAfterLinkFailure(_ cause: any Error & Sendable) -> Action {
+        guard let retry = lastAction, retriesLeft > 0, Self.isRepeatable(retry) else {
+            return .fail(
+                error(.linkFailed, "the link failed and \(configuration.retries) retries are used up", cause)
+            )
+        }
+        retriesLeft -= 1
+        if retry == .readImageList { return reconnect(then: state == .verifying ? .verify : .plan) }
+        return reconnect(then: .repeat(retry))
+    }
+
+    /// Whether an action may be performed again after its outcome was lost on the link.
+    private static func isRepeatable(_ action: Action) -> Bool {
         switch action {
-        case .perform(let step): return issue(step)
-        case .readImageList:
-            if case .verify = currentStep { state = .verifying } else { state = .validating }
-            return .readImageList
-        default: return action
+        case .connect, .readParameters, .readBootloaderInfo, .readImageList, .upload, .writeImageState, .probe,
+            .pollSUIT, .readSUITManifests:
+            true
+        case .uploadSUIT(let upload):
+            // An envelope upload processes the envelope when its last chunk arrives.
+            if case .cache = upload { true } else { false }
+        case .eraseAppSettings, .reset, .processSUITEnvelope, .wait, .waitForResume, .succeed, .fail:
+            false
         }
     }
 
@@ -359,11 +479,220 @@ public struct FirmwareUpgradeStateMachine: Sendable {
         .fail(error(.unsupported, "internal: unexpected \(input) while \(state)"))
     }
 
-    private func error(
+    func error(
         _ code: FirmwareUpgradeError.Code,
         _ message: String,
         _ cause: (any Error & Sendable)? = nil
     ) -> FirmwareUpgradeError {
         FirmwareUpgradeError(code, state: state, message, cause: cause)
+    }
+}
+
+extension FirmwareUpgradeStateMachine {
+    /// A reboot being watched: from the reset until the device answers again.
+    struct Reboot: Sendable {
+        /// When the reset was answered (or its answer given up on).
+        var since: Duration
+        /// The device answered the reset.
+        var answered: Bool
+        /// The device was seen gone (a probe unanswered, the link dropped).
+        var wentAway = false
+        /// The last watch ended because the device kept answering for the reboot timeout.
+        var stayedUp = false
+        /// Times the device was watched again because the list after the reboot still showed
+        /// the image pending (it may not have rebooted yet when the list was read: a probe
+        /// answer lost just before the reboot looks like a reboot).
+        var rechecks = 0
+        /// Resets sent for this step.
+        var attempts = 1
+    }
+
+    /// What a reconnection leads to.
+    enum AfterReconnect: Sendable {
+        /// The step after the reset: check the image list against its expectation.
+        case afterReset
+        /// Read the image list and check the step's expectation (a verify step's read failed).
+        case verify
+        /// Read the image list and plan again (after a reset that freed a slot).
+        case plan
+        /// Repeat an action that failed on the link.
+        case `repeat`(Action)
+    }
+
+    /// A reconnection in progress.
+    struct Reconnection: Sendable {
+        var since: Duration
+        var then: AfterReconnect
+    }
+
+    // MARK: - Reconnecting
+
+    /// Starts reconnecting: connect, read the image list, then `then`.
+    mutating func reconnect(then: AfterReconnect) -> Action {
+        state = .reconnecting
+        reconnection = Reconnection(since: now, then: then)
+        return .connect
+    }
+
+    mutating func reconnectTransition(_ input: Input) -> Action? {
+        guard let reconnection else { return nil }
+        switch input {
+        case .connected:
+            return .readImageList
+        case .imageList(let slots):
+            self.reconnection = nil
+            lastSlots = slots
+            switch reconnection.then {
+            case .afterReset:
+                stepIndex += 1
+                guard case .verify = currentStep else {
+                    reboot = nil
+                    return currentStep.map { issue($0) } ?? .succeed
+                }
+                state = .verifying
+                return verify(slots)
+            case .verify:
+                state = .verifying
+                return verify(slots)
+            case .plan:
+                state = .validating
+                return makePlan(slots: slots)
+            case .repeat(let action):
+                state = Self.state(of: action, default: state)
+                return action
+            }
+        case .linkFailed(let cause), .deviceRefused(let cause as any Error & Sendable):
+            if now - reconnection.since >= configuration.reconnectTimeout {
+                self.reconnection = nil
+                return .fail(
+                    error(
+                        .reconnectFailed,
+                        "the device did not answer again within \(configuration.reconnectTimeout)",
+                        cause
+                    )
+                )
+            }
+            return .wait(configuration.reconnectInterval)
+        case .waited:
+            return .connect
+        default:
+            return nil
+        }
+    }
+
+    private static func state(of action: Action, default current: FirmwareUpgrade.State) -> FirmwareUpgrade.State {
+        switch action {
+        case .upload, .uploadSUIT: .uploading
+        case .writeImageState(_, let confirm): confirm ? .confirming : .testing
+        case .readImageList: .validating
+        case .pollSUIT, .readSUITManifests: .installing
+        default: current
+        }
+    }
+
+    // MARK: - Rebooting
+
+    /// After a reset: watch the device go away.
+    mutating func watchReboot(confirmed: Bool) -> Action {
+        // A reset sent again (its first answer lost) keeps the count of attempts.
+        let attempts = reboot?.attempts ?? 1
+        var watch = Reboot(since: now, answered: confirmed)
+        watch.attempts = attempts
+        reboot = watch
+        state = .waitingForReboot
+        return .probe
+    }
+
+    mutating func rebootTransition(_ input: Input) -> Action? {
+        guard var watch = reboot, state == .waitingForReboot || state == .waitingForSwap else { return nil }
+        switch input {
+        case .probeAnswered:
+            if now - watch.since < configuration.rebootTimeout { return .wait(configuration.probeInterval) }
+            // It kept answering: it did not reboot, or did so between two probes.
+            watch.stayedUp = true
+            reboot = watch
+            return afterReboot()
+        case .probeUnanswered, .linkFailed:
+            watch.wentAway = true
+            watch.stayedUp = false
+            reboot = watch
+            return afterReboot()
+        case .waited:
+            if state == .waitingForSwap {
+                switch currentStep {
+                case .resetBeforeUpload?: return reconnect(then: .plan)
+                case .verify?: return reconnect(then: .verify)  // watched again from the verify step
+                default: return reconnect(then: .afterReset)
+                }
+            }
+            return .probe
+        default:
+            return nil
+        }
+    }
+
+    /// The device went away (or never did): wait for the swap, then reconnect and read the list.
+    private mutating func afterReboot() -> Action {
+        state = .waitingForSwap
+        // The bootloader swaps only when the device rebooted; DirectXIP never swaps.
+        let strategy = MCUbootPlanner.Strategy(bootloaderMode)
+        let rebooted = reboot?.stayedUp == false
+        return .wait(rebooted && !strategy.isDirectXIP ? configuration.estimatedSwapTime : .zero)
+    }
+
+    /// After the reboot the image is still pending: decide between "not swapped", "did not
+    /// reset", "look again" and one more reset.
+    mutating func stillPending() -> Action {
+        guard var watch = reboot else {
+            return .fail(error(.notSwapped, "the image is still pending and no reset was watched"))
+        }
+        let pending = pendingDescription()
+        if watch.wentAway && !watch.stayedUp && watch.rechecks < 2 {
+            // Seen gone, but a probe answer lost just before the reboot looks the same: make sure
+            // it is not rebooting right now by watching it stay up.
+            watch.rechecks += 1
+            watch.since = now
+            reboot = watch
+            state = .waitingForReboot
+            return .probe
+        }
+        if watch.wentAway {
+            reboot = nil
+            return .fail(
+                error(
+                    .notSwapped,
+                    "the device reset and came back with \(pending) still pending: the bootloader did not swap. Likely causes: no MCUboot under the application, an unsigned image or one signed with a key MCUboot does not trust, or a downgrade MCUboot refused. The device was reset once and is left as it is"
+                )
+            )
+        }
+        if watch.answered {
+            reboot = nil
+            return .fail(
+                error(
+                    .resetFailed,
+                    "the device accepted the reset but kept answering for \(configuration.rebootTimeout) without rebooting (an application reset hook, or no reset support); \(pending) is still pending"
+                )
+            )
+        }
+        // The reset's answer was lost and the device never went away: the reset did not arrive.
+        guard watch.attempts < 2 else {
+            reboot = nil
+            return .fail(error(.resetFailed, "the device did not reset after two resets; \(pending) is still pending"))
+        }
+        watch.attempts += 1
+        reboot = watch
+        warnings.append("the device did not reset (its answer was lost and it kept running); resetting once more")
+        guard let resetIndex = plan?.steps[...stepIndex].lastIndex(where: { $0 == .reset || $0 == .resetBeforeUpload })
+        else { return unexpected(.imageList(lastSlots)) }
+        stepIndex = resetIndex
+        state = .resetting
+        return .reset(force: false)
+    }
+
+    private func pendingDescription() -> String {
+        let pending = lastSlots.filter { $0.isPending && !$0.isActive }
+        guard !pending.isEmpty else { return "the new image" }
+        return pending.map { "version \($0.version) (image \($0.imageNumber), slot \($0.slot))" }
+            .joined(separator: ", ")
     }
 }

@@ -7,7 +7,7 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
             case connectionFailed, disconnected, timeout, frameTooLarge, sendFailed, unavailable, invalidAddress
-            case integrityCheckFailed
+            case integrityCheckFailed, outcomeUnknown, connectionRefused
         }
         private let kind: Kind
 
@@ -28,6 +28,11 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
         /// The device checked what it received against the hash sent with the transfer and it
         /// differs: the data was corrupted on the way or in flash.
         public static let integrityCheckFailed = Code(kind: .integrityCheckFailed)
+        /// A request that must not be sent twice (a reset, a shell command) got no answer: it may
+        /// or may not have been carried out, and it was not sent again.
+        public static let outcomeUnknown = Code(kind: .outcomeUnknown)
+        /// Nothing listens at the address (a UDP port answered with ICMP "port unreachable").
+        public static let connectionRefused = Code(kind: .connectionRefused)
 
         public var description: String {
             switch kind {
@@ -39,6 +44,8 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
             case .unavailable: "unavailable"
             case .invalidAddress: "invalid address"
             case .integrityCheckFailed: "integrity check failed"
+            case .outcomeUnknown: "outcome unknown"
+            case .connectionRefused: "connection refused"
             }
         }
     }

@@ -19,6 +19,9 @@ public enum CrashManagement: SMPManagementGroup {
     /// Command 0, trigger: crash the device in the given way. A device that crashes sends no
     /// answer; an unknown type is refused with v1 `EINVAL`.
     public struct Trigger: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: a crash the device performs at once; sending it twice crashes it twice.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .crash }
         public static var command: UInt8 { 0 }
 

@@ -259,6 +259,9 @@ public enum ImageManagement: SMPManagementGroup {
     /// image is pending or confirmed for the next boot is refused with `NO_FREE_SLOT` (v1
     /// `EBADSTATE`).
     public struct Erase: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: a second erase could wipe an upload that started in between, and on Zephyr 3.4 fails on a blank slot.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .image }
         public static var command: UInt8 { 5 }
 

@@ -158,6 +158,9 @@ public enum LogManagement: SMPManagementGroup {
 
     /// Command 1, clear: erase every log.
     public struct Clear: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: a second clear loses what was logged in between.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .log }
         public static var command: UInt8 { 1 }
 

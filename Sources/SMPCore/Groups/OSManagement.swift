@@ -285,6 +285,9 @@ public enum OSManagement: SMPManagementGroup {
     /// Command 5, system reset. The device answers first, then resets; an application hook may
     /// refuse (v1 `EBUSY` or a hook-defined v2 code).
     public struct Reset: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: a second reset during a test swap can revert the upgrade.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .os }
         public static var command: UInt8 { 5 }
 

@@ -18,6 +18,9 @@ public enum RunManagement: SMPManagementGroup {
 
     /// Command 0, test: run one test suite, or all of them.
     public struct Test: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: the tests run again.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .run }
         public static var command: UInt8 { 0 }
 

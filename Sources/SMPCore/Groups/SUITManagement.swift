@@ -164,6 +164,10 @@ public enum SUITManagement: SMPManagementGroup {
     /// the DFU partition for it. Once the last byte arrives the device processes the envelope,
     /// unless installation was deferred; ``processDeferredEnvelope`` then starts it.
     public struct EnvelopeUpload: SMPWriteRequest, Hashable {
+        /// A chunk is idempotent (it carries its offset); the request that processes a deferred
+        /// envelope (offset 0, no length, no data) is not: it installs.
+        public var isIdempotent: Bool { !(offset == 0 && (length ?? 0) == 0 && (data ?? Data()).isEmpty) }
+
         public static var group: SMPGroup { .suit }
         public static var command: UInt8 { 2 }
 
@@ -320,6 +324,9 @@ public enum SUITManagement: SMPManagementGroup {
 
     /// Command 6, cleanup: erase the DFU partition and every DFU cache partition.
     public struct Cleanup: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: it discards what the device holds, including what arrived since.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .suit }
         public static var command: UInt8 { 6 }
 

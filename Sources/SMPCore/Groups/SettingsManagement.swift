@@ -97,6 +97,9 @@ public enum SettingsManagement: SMPManagementGroup {
 
     /// Command 1: delete one setting.
     public struct Delete: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: a second delete answers KEY_NOT_FOUND for a delete that succeeded.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .settings }
         public static var command: UInt8 { 1 }
 

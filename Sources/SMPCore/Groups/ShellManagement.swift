@@ -17,6 +17,9 @@ public enum ShellManagement: SMPManagementGroup {
 
     /// Command 0, execute: run a command line in the device's shell.
     public struct Execute: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: the command does its work again.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .shell }
         public static var command: UInt8 { 0 }
 

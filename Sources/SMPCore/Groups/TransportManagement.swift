@@ -49,6 +49,9 @@ public enum TransportManagement: SMPManagementGroup {
 
     /// Command 0, connect: bridge the transport that receives the request to another one.
     public struct Connect: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: a bridge is opened again.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .transport }
         public static var command: UInt8 { 0 }
 
@@ -93,6 +96,9 @@ public enum TransportManagement: SMPManagementGroup {
     /// transport, or every bridge (`all`). Sending both `transport` and `all` is refused with
     /// `BOTH_TRANSPORT_AND_ALL_PARAMETERS`.
     public struct Disconnect: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: a bridge opened since is closed.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .transport }
         public static var command: UInt8 { 1 }
 

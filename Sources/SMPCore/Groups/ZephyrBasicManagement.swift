@@ -19,6 +19,9 @@ public enum ZephyrBasicManagement: SMPManagementGroup {
 
     /// Command 0, erase storage: erase the `storage_partition` (settings, file systems…).
     public struct EraseStorage: SMPWriteRequest, Hashable {
+        /// Never sent again automatically: settings saved since are lost.
+        public var isIdempotent: Bool { false }
+
         public static var group: SMPGroup { .zephyrBasic }
         public static var command: UInt8 { 0 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SMPPOSIX
 
 /// Saves and restores what survives a restart of the simulator: flash (slots and trailers),
 /// saved settings and the files of `/lfs1`.
@@ -20,6 +21,25 @@ struct StateDirectory {
         var activeSlots: [Int]
         var interrupted: [Int: SwapType]
         var trusted: [String]
+    }
+
+    /// Makes sure the folder exists and can be written, so that a run does not go on without
+    /// saving anything.
+    /// - Throws: ``ConfigurationError`` naming the folder and the reason.
+    func prepare() throws(ConfigurationError) {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw ConfigurationError("state folder \(url.path) is a file, not a folder")
+        }
+        do {
+            try manager.createDirectory(at: url, withIntermediateDirectories: true)
+            let probe = url.appendingPathComponent(".write-test-\(UUID().uuidString)")
+            try Data().write(to: probe)
+            try manager.removeItem(at: probe)
+        } catch {
+            throw ConfigurationError("state folder \(url.path) cannot be written: \(FileErrorReason.describe(error))")
+        }
     }
 
     /// Loads saved flash if it was saved with the same mode, image count and slot size.

@@ -2,18 +2,18 @@ import Foundation
 import MCUboot
 import SMPCore
 
-/// The decisions of an upgrade, as pure functions: slot list + bootloader mode + package images
-/// → a ``FirmwareUpgradePlan``; a fresh slot list + an expectation → a verdict. No I/O, no time,
-/// so every case is a row in a table test.
+/// The decisions of an MCUboot upgrade, as pure functions: slot list + bootloader mode + package
+/// images → a ``FirmwareUpgradePlan``; a fresh slot list + an expectation → a verdict. No I/O, no
+/// time, so every case is a row in a table test.
 ///
 /// The slot model (`smp-protocol.md` §5.1, §15): per image number, the device lists the slots
 /// holding a valid image with `active` (running), `confirmed`, `pending` (boots next) and
 /// `permanent` (boots next for good). An upload goes to the slot that is not running (slot 1
 /// with swap and overwrite bootloaders, the inactive slot with DirectXIP), and is refused while
 /// that slot holds another image marked for the next boot.
-public enum FirmwareUpgradePlanner {
+package struct MCUbootPlanner: UpgradePlanner {
     /// How the bootloader applies an update, derived from the reported MCUboot mode.
-    public enum Strategy: String, Sendable, Hashable, CustomStringConvertible {
+    package enum Strategy: String, Sendable, Hashable, CustomStringConvertible {
         /// Swap using scratch, move or offset (and an unknown mode): test, permanent, revert.
         case swap
         /// Overwrite only: the update is copied over the primary slot at the next boot; no revert.
@@ -27,7 +27,7 @@ public enum FirmwareUpgradePlanner {
 
         /// The strategy for a reported mode; `nil` (the device did not answer) and unknown values
         /// are treated as swap, the most common build.
-        public init(_ mode: OSManagement.MCUbootMode?) {
+        package init(_ mode: OSManagement.MCUbootMode?) {
             switch mode {
             case .overwriteOnly?: self = .overwriteOnly
             case .directXIP?: self = .directXIP
@@ -38,17 +38,33 @@ public enum FirmwareUpgradePlanner {
         }
 
         /// Both slots are executable.
-        public var isDirectXIP: Bool { self == .directXIP || self == .directXIPWithRevert }
+        package var isDirectXIP: Bool { self == .directXIP || self == .directXIPWithRevert }
 
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    /// A plan that cannot be made.
-    public struct PlanningFailure: Error, Sendable, Hashable {
-        /// The error code to report.
-        public var code: FirmwareUpgradeError.Code
-        /// What and why.
-        public var message: String
+    /// The package's MCUboot images (several per image number with DirectXIP: one per slot it
+    /// was linked for).
+    package let images: [FirmwarePackage.Image]
+
+    /// Creates a planner.
+    /// - Parameter images: the package's MCUboot images.
+    package init(images: [FirmwarePackage.Image]) {
+        self.images = images
+    }
+
+    package var needsImageList: Bool { true }
+
+    package func plan(_ context: PlanningContext) throws(PlanningFailure) -> FirmwareUpgradePlan {
+        try Self.plan(
+            images: images,
+            slots: context.slots,
+            bootloaderMode: context.bootloaderMode,
+            mode: context.configuration.mode,
+            eraseAppSettings: context.configuration.eraseAppSettings,
+            noDowngrade: context.noDowngrade,
+            allowDowngrade: context.configuration.allowDowngrade
+        )
     }
 
     /// Plans an MCUboot upgrade.
@@ -59,15 +75,19 @@ public enum FirmwareUpgradePlanner {
     ///   - bootloaderMode: the reported MCUboot mode, or `nil` if the device did not say.
     ///   - mode: the requested mode.
     ///   - eraseAppSettings: erase settings after the upload.
+    ///   - noDowngrade: the device reported that its bootloader refuses downgrades.
+    ///   - allowDowngrade: plan an image older than the running one anyway (with a warning).
     /// - Returns: the plan.
-    /// - Throws: ``PlanningFailure`` for an empty package, an image without hash, or a
-    ///   single-slot bootloader.
-    public static func plan(
+    /// - Throws: ``PlanningFailure`` for an empty package, an image without hash, a single-slot
+    ///   bootloader, or an image older than the running one on a device that refuses downgrades.
+    package static func plan(
         images: [FirmwarePackage.Image],
         slots: [ImageManagement.SlotState],
         bootloaderMode: OSManagement.MCUbootMode?,
         mode requested: FirmwareUpgrade.Mode,
-        eraseAppSettings: Bool = false
+        eraseAppSettings: Bool = false,
+        noDowngrade: Bool = false,
+        allowDowngrade: Bool = false
     ) throws(PlanningFailure) -> FirmwareUpgradePlan {
         let strategy = Strategy(bootloaderMode)
         var warnings: [String] = []
@@ -171,7 +191,20 @@ public enum FirmwareUpgradePlanner {
                 continue
             }
 
-            // Needs an upload: pick the build for the target slot and check that slot is free.
+            // Needs an upload. A bootloader that refuses downgrades would erase an older image at
+            // the next boot: refuse before anything is written.
+            if noDowngrade, let older = downgrade(candidates.map(\.element), running: active) {
+                let text =
+                    "image \(index): \(older.new) is older than the running \(older.running) and the device refuses downgrades (MCUboot's downgrade prevention)"
+                guard allowDowngrade else {
+                    throw PlanningFailure(
+                        code: .downgradeRefused,
+                        message: "\(text); nothing was uploaded (--allow-downgrade tries anyway)"
+                    )
+                }
+                warnings.append("\(text): the bootloader will erase it instead of booting it")
+            }
+            // Pick the build for the target slot and check that slot is free.
             let target = strategy.isDirectXIP ? 1 - activeSlot : 1
             let chosen = candidates.first { $0.element.slot == target } ?? candidates[0]
             if strategy.isDirectXIP && candidates.count > 1 && chosen.element.slot != target {
@@ -228,35 +261,6 @@ public enum FirmwareUpgradePlanner {
         )
     }
 
-    /// Plans a SUIT upgrade: the envelope (deferred when cache images follow), the caches, the
-    /// processing request, then installation with resource requests served from the package.
-    /// - Parameter images: the package's images (one envelope, any number of caches).
-    /// - Returns: the plan.
-    /// - Throws: ``PlanningFailure`` when there is no envelope.
-    public static func planSUIT(images: [FirmwarePackage.Image]) throws(PlanningFailure) -> FirmwareUpgradePlan {
-        guard let envelopeIndex = images.firstIndex(where: { $0.content == .suitEnvelope }) else {
-            throw PlanningFailure(code: .invalidPackage, message: "the SUIT package holds no envelope")
-        }
-        let envelope = images[envelopeIndex]
-        let caches = images.indices.filter { images[$0].content == .suitCache }
-        var steps: [FirmwareUpgradePlan.Step] = [
-            .suitUploadEnvelope(packageIndex: envelopeIndex, deferInstall: !caches.isEmpty)
-        ]
-        steps += caches.map { .suitUploadCache(packageIndex: $0) }
-        if !caches.isEmpty { steps.append(.suitProcess) }
-        steps.append(.suitInstall(digest: envelope.hash))
-        let plan = FirmwareUpgradePlan.ImagePlan(
-            imageIndex: envelope.imageIndex,
-            packageIndex: envelopeIndex,
-            hash: envelope.hash,
-            version: envelope.suit?.sequenceNumber.map { "sequence \($0)" },
-            slot: 0,
-            action: .upload,
-            reason: "SUIT envelope; the device installs it and asks for what it needs"
-        )
-        return FirmwareUpgradePlan(mode: .uploadOnly, bootloaderMode: nil, images: [plan], steps: steps)
-    }
-
     /// The command sequence for per-image decisions.
     static func steps(
         for plans: [FirmwareUpgradePlan.ImagePlan],
@@ -298,6 +302,20 @@ public enum FirmwareUpgradePlanner {
         return steps
     }
 
+    /// The versions, when every build of the image is older (major.minor.revision, as MCUboot
+    /// compares them) than the one running.
+    private static func downgrade(
+        _ candidates: [FirmwarePackage.Image],
+        running: ImageManagement.SlotState?
+    ) -> (new: ImageVersion, running: ImageVersion)? {
+        guard let running, let current = ImageVersion(running.version),
+            let newest = candidates.compactMap(\.version).max(),
+            candidates.allSatisfy({ $0.version != nil }),
+            newest.withoutBuild < current.withoutBuild
+        else { return nil }
+        return (newest, current)
+    }
+
     private static func match(
         _ candidates: [(offset: Int, element: FirmwarePackage.Image)],
         _ entries: [ImageManagement.SlotState]
@@ -315,7 +333,7 @@ public enum FirmwareUpgradePlanner {
     // MARK: - Checking answers and outcomes
 
     /// The verdict on an image list.
-    public enum Verdict: Sendable, Hashable {
+    package enum Verdict: Sendable, Hashable {
         /// The list shows what was expected.
         case satisfied
         /// An image is still pending where it should run: the reset did not happen.
@@ -330,7 +348,7 @@ public enum FirmwareUpgradePlanner {
     ///   - plan: the plan.
     ///   - slots: the fresh image list.
     /// - Returns: the verdict for the first image that falls short, or ``Verdict/satisfied``.
-    public static func verify(
+    package static func verify(
         _ expectation: FirmwareUpgradePlan.Expectation,
         plan: FirmwareUpgradePlan,
         slots: [ImageManagement.SlotState]
@@ -373,7 +391,7 @@ public enum FirmwareUpgradePlanner {
     ///   - confirm: whether it was a confirm.
     ///   - slots: the answer's list.
     /// - Returns: the verdict.
-    public static func checkMarked(
+    package static func checkMarked(
         hash: [UInt8],
         confirm: Bool,
         slots: [ImageManagement.SlotState]

@@ -1,0 +1,105 @@
+import Foundation
+import MCUboot
+import SMPCore
+
+/// What an upgrade installs: MCUboot images, or a SUIT envelope with its cache images and the
+/// resources the device may ask for while it installs.
+package enum UpgradePayload: Sendable {
+    /// MCUboot images (several per image number with DirectXIP: one per slot).
+    case mcuboot([FirmwarePackage.Image])
+    /// A SUIT envelope and its caches (in `images`), and files the device may ask for by name.
+    case suit(images: [FirmwarePackage.Image], resources: [String: Data])
+
+    /// The images uploaded by index (``FirmwareUpgradePlan/Step`` refers to them).
+    package var images: [FirmwarePackage.Image] {
+        switch self {
+        case .mcuboot(let images), .suit(let images, _): images
+        }
+    }
+
+    /// The planner for this kind of payload.
+    package var planner: any UpgradePlanner {
+        switch self {
+        case .mcuboot(let images): MCUbootPlanner(images: images)
+        case .suit(let images, _): SUITPlanner(images: images)
+        }
+    }
+
+    /// A resource a SUIT device asked for (`file://name` or `name`), compared without case, by
+    /// full name and then by file name.
+    /// - Parameter uri: what the device asked for.
+    /// - Returns: the bytes, or `nil` when the package does not hold it (or is not SUIT).
+    package func resource(_ uri: String) -> Data? {
+        guard case .suit(_, let resources) = self else { return nil }
+        let bare = (uri.hasPrefix("file://") ? String(uri.dropFirst(7)) : uri).lowercased()
+        return resources.first { $0.key.lowercased() == bare }?.value
+            ?? resources.first { ($0.key as NSString).lastPathComponent.lowercased() == bare }?.value
+    }
+}
+
+/// What a planner knows about the device when it plans.
+package struct PlanningContext: Sendable {
+    /// The device's image list (empty when the planner does not read one).
+    package var slots: [ImageManagement.SlotState]
+    /// The reported MCUboot mode, or `nil` if the device did not say.
+    package var bootloaderMode: OSManagement.MCUbootMode?
+    /// The device reported that its bootloader refuses downgrades.
+    package var noDowngrade: Bool
+    /// The upgrade's configuration.
+    package var configuration: FirmwareUpgrade.Configuration
+}
+
+/// A plan that cannot be made.
+package struct PlanningFailure: Error, Sendable, Hashable {
+    /// The error code to report.
+    package var code: FirmwareUpgradeError.Code
+    /// What and why.
+    package var message: String
+}
+
+/// Turns a payload and what the device reported into a ``FirmwareUpgradePlan``; one per kind of
+/// payload. Pure: no I/O, no time.
+package protocol UpgradePlanner: Sendable {
+    /// Whether planning needs the device's image list (MCUboot) or not (SUIT).
+    var needsImageList: Bool { get }
+
+    /// Plans the upgrade.
+    /// - Parameter context: what the device reported and the configuration.
+    /// - Returns: the plan.
+    /// - Throws: ``PlanningFailure`` when no plan can be made.
+    func plan(_ context: PlanningContext) throws(PlanningFailure) -> FirmwareUpgradePlan
+}
+
+/// Plans a SUIT upgrade: the envelope (deferred when cache images follow), the caches, the
+/// processing request, then installation with resource requests served from the package.
+package struct SUITPlanner: UpgradePlanner {
+    /// The package's images: one envelope, any number of caches.
+    package let images: [FirmwarePackage.Image]
+
+    package var needsImageList: Bool { false }
+
+    package func plan(_ context: PlanningContext) throws(PlanningFailure) -> FirmwareUpgradePlan {
+        guard let envelopeIndex = images.firstIndex(where: { $0.content == .suitEnvelope }) else {
+            throw PlanningFailure(code: .invalidPackage, message: "the SUIT package holds no envelope")
+        }
+        let envelope = images[envelopeIndex]
+        let caches = images.indices.filter { images[$0].content == .suitCache }
+        var steps: [FirmwareUpgradePlan.Step] = [
+            .suitUploadEnvelope(packageIndex: envelopeIndex, deferInstall: !caches.isEmpty)
+        ]
+        steps += caches.map { .suitUploadCache(packageIndex: $0) }
+        if !caches.isEmpty { steps.append(.suitProcess) }
+        steps.append(.suitInstall(digest: envelope.hash))
+        let plan = FirmwareUpgradePlan.ImagePlan(
+            imageIndex: envelope.imageIndex,
+            packageIndex: envelopeIndex,
+            hash: envelope.hash,
+            version: envelope.suit?.sequenceNumber.map { "sequence \($0)" },
+            slot: 0,
+            action: .upload,
+            reason: "SUIT envelope; the device installs it and asks for what it needs"
+        )
+        return FirmwareUpgradePlan(mode: .uploadOnly, bootloaderMode: nil, images: [plan], steps: steps)
+    }
+
+}
