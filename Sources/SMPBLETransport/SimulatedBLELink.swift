@@ -321,15 +321,28 @@ public actor SimulatedBLEPeripheral {
             last = max(last, end)
             enqueue(Pending(time: end, values: values, link: id, disconnect: false))
         }
-        if delivery.deviceResets || delivery.disconnect {
-            // The link ends when the device reboots (after its reset delay), or at once.
-            let reboot = delivery.deviceResets && !delivery.responses.isEmpty ? device.configuration.resetDelay.seconds : 0
-            enqueue(Pending(time: last + reboot, values: [], link: id, disconnect: true))
+        if delivery.disconnect || (delivery.deviceResets && delivery.responses.isEmpty) {
+            // A link fault, or power lost: the link ends now.
+            enqueue(Pending(time: last, values: [], link: id, disconnect: true))
+        } else if delivery.deviceResets {
+            // The device reboots its reset delay after answering, in real time: whatever link is
+            // up then ends with it (a central that reconnected meanwhile loses that one).
+            let delay = device.configuration.resetDelay
+            Task { [weak self] in
+                try? await Task.sleep(for: delay)
+                await self?.deviceRebooted()
+            }
         }
         if !releasing {
             releasing = true
             Task { await self.release() }
         }
+    }
+
+    /// The device rebooted: the link drops, as a peripheral's does when it resets.
+    private func deviceRebooted() {
+        now += device.configuration.resetDelay.seconds
+        drop(SMPTransportError(.disconnected, "the device reset"))
     }
 
     private func enqueue(_ item: Pending) {

@@ -84,10 +84,11 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
 public enum ZephyrRelease: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Zephyr 3.4 as observed: erasing a slot that does not exist answers FLASH_OPEN_FAILED (10),
     /// erasing a blank slot UNKNOWN (1); a missing statistics group answers in group 63; the
-    /// statistics answers carry `rc: 0`.
+    /// statistics answers carry `rc: 0`; bootloader info never reports `no-downgrade`.
     case v3_4 = "3.4"
     /// Zephyr's main branch (2026): INVALID_SLOT (14) for a missing slot, success for a blank one,
-    /// statistics errors in the statistics group, no `rc` in success answers.
+    /// statistics errors in the statistics group, no `rc` in success answers, `no-downgrade`
+    /// reported.
     case latest
 
     public var description: String { rawValue }
@@ -131,8 +132,9 @@ extension SimulatedDevice {
         public var slotSize: Int
         /// MCUboot's `MCUBOOT_DOWNGRADE_PREVENTION`, enforced at boot in the swap and
         /// overwrite-only modes (an older image in the secondary slot is erased, the primary
-        /// boots) and reported as `no-downgrade` by bootloader info. DirectXIP modes always boot
-        /// the highest version and report `no-downgrade` whatever this says, as Zephyr does.
+        /// boots) and reported as `no-downgrade` by bootloader info from Zephyr 3.7 on
+        /// (``ZephyrRelease/latest``). DirectXIP modes always boot the highest version and report
+        /// `no-downgrade` whatever this says, as newer Zephyr does.
         public var downgradePrevention: Bool
         /// The key MCUboot trusts; with a key, images must carry a valid signature from it.
         /// Without one only the magic and the TLV hash are checked.
@@ -264,8 +266,11 @@ extension SimulatedDevice {
         var hasBootloaderInfo: Bool { bootloaderMode != .none }
 
         /// Whether `no-downgrade` is reported: DirectXIP modes always (they boot the highest
-        /// version), the others when downgrade prevention is built in.
-        var reportsNoDowngrade: Bool { bootloaderMode.isDirectXIP || downgradePrevention }
+        /// version), the others when downgrade prevention is built in — but only by newer Zephyr:
+        /// a missing `CONFIG_` prefix kept it from ever being sent before 3.7.
+        var reportsNoDowngrade: Bool {
+            release != .v3_4 && (bootloaderMode.isDirectXIP || downgradePrevention)
+        }
     }
 }
 
@@ -273,7 +278,8 @@ extension SimulatedDevice.Configuration {
     /// Reads a configuration from `key=value` options, as in `sim://?images=2&mode=overwrite`:
     /// `images`, `mode`, `buf_size`, `buf_count`, `slot_size` (decimal or `0x` hex), `state_dir`,
     /// `latency_ms`, `no_downgrade`, `seed`, `version` (of the factory image), `zephyr` (`3.4` or
-    /// `latest`), `processing_us`, `reset_ms`, `boot_ms`, `buffers` (`0` for an unlimited pool).
+    /// `latest`), `processing_us`, `reset_ms`, `boot_ms`, `buffers` (`0` for an unlimited pool),
+    /// `fs_sha256`.
     /// Unknown keys are refused so typos do not pass silently.
     /// - Parameters:
     ///   - options: the options.
@@ -319,6 +325,7 @@ extension SimulatedDevice.Configuration {
             case "reset_ms": resetDelay = .milliseconds(try integer(key, value, range: 0...600_000))
             case "boot_ms": bootTime = .milliseconds(try integer(key, value, range: 0...600_000))
             case "buffers": limitsBuffers = value != "0" && value.lowercased() != "false"
+            case "fs_sha256": fileHashSHA256 = value != "0" && value.lowercased() != "false"
             case "version":
                 guard ImageVersion(value) != nil else {
                     throw ConfigurationError("version=\(value): expected e.g. 1.0.0")

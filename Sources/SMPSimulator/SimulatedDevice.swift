@@ -197,7 +197,7 @@ public actor SimulatedDevice {
         queue.append(item)
         guard !working else { return }
         working = true
-        Task { await self.work() }
+        Task { [weak self] in await self?.work() }
     }
 
     private func work() async {
@@ -322,9 +322,10 @@ public actor SimulatedDevice {
         guard pendingReboot == nil else { return }
         let generation = boot
         let delay = configuration.resetDelay
-        pendingReboot = Task {
+        // Weak: a device dropped meanwhile need not live until its reboot.
+        pendingReboot = Task { [weak self] in
             if delay > .zero { try? await Task.sleep(for: delay) }
-            await self.reboot(ifStill: generation)
+            await self?.reboot(ifStill: generation)
         }
     }
 

@@ -52,7 +52,11 @@ struct FirmwareUpgradeDriver {
                 return
             default:
                 let input = await perform(action)
-                if case .resume = input { continuation.yield(.resumed(machine.state)) }
+                switch input {
+                case .pause: continuation.yield(.paused(machine.state))  // an upload stopped for it
+                case .resume: continuation.yield(.resumed(machine.state))
+                default: break
+                }
                 action = machine.handle(input, at: upgrade.clock.elapsed())
             }
         }
@@ -162,8 +166,11 @@ struct FirmwareUpgradeDriver {
         case is UploadPaused: return .pause
         case let refusal as SMPDeviceError: return .deviceRefused(refusal)
         case let failure as FirmwareUpgradeError: return .failed(failure.code, failure.message)
+        case let link as SMPTransportError where link.code == .integrityCheckFailed:
+            return .uploadCorrupted(link)
         case let link as SMPTransportError:
-            if case .probe = action { return .probeUnanswered }
+            // A probe that timed out may be one lost datagram; a dropped link is the device gone.
+            if case .probe = action, link.code == .timeout { return .probeUnanswered }
             // A request that must not be repeated, cut off or unanswered: it may have happened.
             if link.code == .outcomeUnknown || (link.code == .disconnected && action.changesDevice) {
                 return .outcomeUnknown(link)

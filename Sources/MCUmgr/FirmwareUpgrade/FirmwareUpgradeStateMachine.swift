@@ -97,6 +97,8 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case done
         /// A request that must not be sent twice got no answer: it may or may not have happened.
         case outcomeUnknown(any Error & Sendable)
+        /// The device's own hash check rejected what the upload wrote (`match: false`).
+        case uploadCorrupted(any Error & Sendable)
         /// The probe was answered.
         case probeAnswered
         /// The probe got no answer, or the link dropped.
@@ -129,11 +131,11 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     package let payload: UpgradePayload
 
     /// Where the upgrade is.
-    package private(set) var state: FirmwareUpgrade.State = .idle
+    package internal(set) var state: FirmwareUpgrade.State = .idle
     /// The current plan, once made.
     package private(set) var plan: FirmwareUpgradePlan?
     /// Index of the step in progress.
-    package private(set) var stepIndex = 0
+    package internal(set) var stepIndex = 0
     /// The bootloader mode the device reported.
     package private(set) var bootloaderMode: OSManagement.MCUbootMode?
     /// The bootloader name the device reported.
@@ -143,11 +145,11 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     /// The first image list read, for the summary.
     package private(set) var initialSlots: [ImageManagement.SlotState]?
     /// The last image list read or answered.
-    package private(set) var lastSlots: [ImageManagement.SlotState] = []
+    package internal(set) var lastSlots: [ImageManagement.SlotState] = []
     /// Whether the caller paused.
     package private(set) var isPaused = false
     /// Things worth telling a person, in order; the driver shows each once.
-    package private(set) var warnings: [String] = []
+    package internal(set) var warnings: [String] = []
 
     /// The last action handed out (re-issued after a pause or a reconnection).
     private var lastAction: Action?
@@ -155,13 +157,15 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     private var retriesLeft: Int
     private var resetsBeforeUpload = 0
     /// The reboot in progress, from the reset until the device answers again.
-    private var reboot: Reboot?
+    var reboot: Reboot?
     /// The reconnection in progress.
-    private var reconnection: Reconnection?
+    var reconnection: Reconnection?
     /// When SUIT installation began.
     private var installStart: Duration?
+    /// Uploads (by position in the payload) the device's hash check rejected.
+    private var corrupted: Set<Int> = []
     /// The time of the input being handled.
-    private var now: Duration = .zero
+    private(set) var now: Duration = .zero
 
     /// Creates a machine.
     /// - Parameters:
@@ -263,7 +267,18 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             lastSlots = slots
             return verify(slots)
 
+        case (.uploading, .uploadCorrupted(let cause)):
+            // The session ended with the slot holding something else than the file: upload it
+            // again (the list cannot tell, it shows the hash from the image's TLVs).
+            guard case .upload(_, let index) = lastAction, retriesLeft > 0 else {
+                return .fail(error(.deviceRejected, "the device's hash check rejected the upload", cause))
+            }
+            retriesLeft -= 1
+            corrupted.insert(index)
+            warnings.append("the device's hash check rejected the uploaded image; uploading it again")
+            return reconnect(then: .plan)
         case (.uploading, .done), (.erasingAppSettings, .done), (.installing, .done):
+            if case .upload(_, let index) = lastAction { corrupted.remove(index) }
             if case .suitInstall = currentStep { return .pollSUIT }
             return advance()
         case (.erasingAppSettings, .outcomeUnknown(let cause)):
@@ -286,10 +301,10 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             return advance()
 
         case (.resetting, .done):
-            return watchReboot(confirmed: true)
+            return watchReboot(answered: true)
         case (.resetting, .outcomeUnknown(let cause)):
             warnings.append("the answer to the reset was lost (\(cause)); watching whether the device resets")
-            return watchReboot(confirmed: false)
+            return watchReboot(answered: false)
         case (.resetting, .deviceRefused(let refusal)) where refusal.returnCode == .busy && lastAction == .reset(force: false):
             warnings.append("the device refused the reset as busy; resetting with force")
             return .reset(force: true)
@@ -361,13 +376,14 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         return makePlan(slots: [])
     }
 
-    private mutating func makePlan(slots: [ImageManagement.SlotState]) -> Action {
+    mutating func makePlan(slots: [ImageManagement.SlotState]) -> Action {
         reboot = nil
         let context = PlanningContext(
             slots: slots,
             bootloaderMode: bootloaderMode,
             noDowngrade: noDowngrade,
-            configuration: configuration
+            configuration: configuration,
+            corrupted: corrupted
         )
         do {
             plan = try payload.planner.plan(context)
@@ -382,13 +398,14 @@ package struct FirmwareUpgradeStateMachine: Sendable {
                 return .fail(error(.slotBusy, "the slot stays in use after 3 resets: \(why)"))
             }
         }
+        // Retries are not renewed here: a plan made again after a link failure uses the same
+        // budget, which only a completed step renews.
         stepIndex = 0
-        retriesLeft = max(0, configuration.retries)
         guard let step = currentStep else { return .succeed }
         return issue(step)
     }
 
-    private mutating func advance() -> Action {
+    mutating func advance() -> Action {
         reboot = nil
         stepIndex += 1
         retriesLeft = max(0, configuration.retries)
@@ -396,7 +413,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         return issue(step)
     }
 
-    private mutating func issue(_ step: FirmwareUpgradePlan.Step) -> Action {
+    mutating func issue(_ step: FirmwareUpgradePlan.Step) -> Action {
         switch step {
         case .upload(let image, let index):
             state = .uploading
@@ -433,7 +450,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     }
 
     /// Checks the image list after a reset against what the plan promises.
-    private mutating func verify(_ slots: [ImageManagement.SlotState]) -> Action {
+    mutating func verify(_ slots: [ImageManagement.SlotState]) -> Action {
         guard case .verify(let expectation) = currentStep, let plan else {
             // The list that confirms a reconnection after a failed step: retry that step.
             return unexpected(.imageList(slots))
@@ -448,8 +465,10 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         }
     }
 
-    /// A link failure in the middle of a step: reconnect and repeat the step if it is safe to
-    /// repeat and retries are left.
+    /// A link failure in the middle of a step: reconnect if the step was safe to repeat and
+    /// retries are left. For MCUboot the image list read on reconnecting is the truth: the plan is
+    /// made again from it (an upload that finished before the link dropped is not repeated, an
+    /// interrupted one resumes by `sha`); SUIT repeats the action.
     private mutating func retryAfterLinkFailure(_ cause: any Error & Sendable) -> Action {
         guard let retry = lastAction, retriesLeft > 0, Self.isRepeatable(retry) else {
             return .fail(
@@ -457,8 +476,8 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             )
         }
         retriesLeft -= 1
-        if retry == .readImageList { return reconnect(then: state == .verifying ? .verify : .plan) }
-        return reconnect(then: .repeat(retry))
+        guard payload.planner.needsImageList else { return reconnect(then: .repeat(retry)) }
+        return reconnect(then: state == .verifying ? .verify : .plan)
     }
 
     /// Whether an action may be performed again after its outcome was lost on the link.
@@ -475,7 +494,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         }
     }
 
-    private func unexpected(_ input: Input) -> Action {
+    func unexpected(_ input: Input) -> Action {
         .fail(error(.unsupported, "internal: unexpected \(input) while \(state)"))
     }
 
@@ -485,214 +504,5 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         _ cause: (any Error & Sendable)? = nil
     ) -> FirmwareUpgradeError {
         FirmwareUpgradeError(code, state: state, message, cause: cause)
-    }
-}
-
-extension FirmwareUpgradeStateMachine {
-    /// A reboot being watched: from the reset until the device answers again.
-    struct Reboot: Sendable {
-        /// When the reset was answered (or its answer given up on).
-        var since: Duration
-        /// The device answered the reset.
-        var answered: Bool
-        /// The device was seen gone (a probe unanswered, the link dropped).
-        var wentAway = false
-        /// The last watch ended because the device kept answering for the reboot timeout.
-        var stayedUp = false
-        /// Times the device was watched again because the list after the reboot still showed
-        /// the image pending (it may not have rebooted yet when the list was read: a probe
-        /// answer lost just before the reboot looks like a reboot).
-        var rechecks = 0
-        /// Resets sent for this step.
-        var attempts = 1
-    }
-
-    /// What a reconnection leads to.
-    enum AfterReconnect: Sendable {
-        /// The step after the reset: check the image list against its expectation.
-        case afterReset
-        /// Read the image list and check the step's expectation (a verify step's read failed).
-        case verify
-        /// Read the image list and plan again (after a reset that freed a slot).
-        case plan
-        /// Repeat an action that failed on the link.
-        case `repeat`(Action)
-    }
-
-    /// A reconnection in progress.
-    struct Reconnection: Sendable {
-        var since: Duration
-        var then: AfterReconnect
-    }
-
-    // MARK: - Reconnecting
-
-    /// Starts reconnecting: connect, read the image list, then `then`.
-    mutating func reconnect(then: AfterReconnect) -> Action {
-        state = .reconnecting
-        reconnection = Reconnection(since: now, then: then)
-        return .connect
-    }
-
-    mutating func reconnectTransition(_ input: Input) -> Action? {
-        guard let reconnection else { return nil }
-        switch input {
-        case .connected:
-            return .readImageList
-        case .imageList(let slots):
-            self.reconnection = nil
-            lastSlots = slots
-            switch reconnection.then {
-            case .afterReset:
-                stepIndex += 1
-                guard case .verify = currentStep else {
-                    reboot = nil
-                    return currentStep.map { issue($0) } ?? .succeed
-                }
-                state = .verifying
-                return verify(slots)
-            case .verify:
-                state = .verifying
-                return verify(slots)
-            case .plan:
-                state = .validating
-                return makePlan(slots: slots)
-            case .repeat(let action):
-                state = Self.state(of: action, default: state)
-                return action
-            }
-        case .linkFailed(let cause), .deviceRefused(let cause as any Error & Sendable):
-            if now - reconnection.since >= configuration.reconnectTimeout {
-                self.reconnection = nil
-                return .fail(
-                    error(
-                        .reconnectFailed,
-                        "the device did not answer again within \(configuration.reconnectTimeout)",
-                        cause
-                    )
-                )
-            }
-            return .wait(configuration.reconnectInterval)
-        case .waited:
-            return .connect
-        default:
-            return nil
-        }
-    }
-
-    private static func state(of action: Action, default current: FirmwareUpgrade.State) -> FirmwareUpgrade.State {
-        switch action {
-        case .upload, .uploadSUIT: .uploading
-        case .writeImageState(_, let confirm): confirm ? .confirming : .testing
-        case .readImageList: .validating
-        case .pollSUIT, .readSUITManifests: .installing
-        default: current
-        }
-    }
-
-    // MARK: - Rebooting
-
-    /// After a reset: watch the device go away.
-    mutating func watchReboot(confirmed: Bool) -> Action {
-        // A reset sent again (its first answer lost) keeps the count of attempts.
-        let attempts = reboot?.attempts ?? 1
-        var watch = Reboot(since: now, answered: confirmed)
-        watch.attempts = attempts
-        reboot = watch
-        state = .waitingForReboot
-        return .probe
-    }
-
-    mutating func rebootTransition(_ input: Input) -> Action? {
-        guard var watch = reboot, state == .waitingForReboot || state == .waitingForSwap else { return nil }
-        switch input {
-        case .probeAnswered:
-            if now - watch.since < configuration.rebootTimeout { return .wait(configuration.probeInterval) }
-            // It kept answering: it did not reboot, or did so between two probes.
-            watch.stayedUp = true
-            reboot = watch
-            return afterReboot()
-        case .probeUnanswered, .linkFailed:
-            watch.wentAway = true
-            watch.stayedUp = false
-            reboot = watch
-            return afterReboot()
-        case .waited:
-            if state == .waitingForSwap {
-                switch currentStep {
-                case .resetBeforeUpload?: return reconnect(then: .plan)
-                case .verify?: return reconnect(then: .verify)  // watched again from the verify step
-                default: return reconnect(then: .afterReset)
-                }
-            }
-            return .probe
-        default:
-            return nil
-        }
-    }
-
-    /// The device went away (or never did): wait for the swap, then reconnect and read the list.
-    private mutating func afterReboot() -> Action {
-        state = .waitingForSwap
-        // The bootloader swaps only when the device rebooted; DirectXIP never swaps.
-        let strategy = MCUbootPlanner.Strategy(bootloaderMode)
-        let rebooted = reboot?.stayedUp == false
-        return .wait(rebooted && !strategy.isDirectXIP ? configuration.estimatedSwapTime : .zero)
-    }
-
-    /// After the reboot the image is still pending: decide between "not swapped", "did not
-    /// reset", "look again" and one more reset.
-    mutating func stillPending() -> Action {
-        guard var watch = reboot else {
-            return .fail(error(.notSwapped, "the image is still pending and no reset was watched"))
-        }
-        let pending = pendingDescription()
-        if watch.wentAway && !watch.stayedUp && watch.rechecks < 2 {
-            // Seen gone, but a probe answer lost just before the reboot looks the same: make sure
-            // it is not rebooting right now by watching it stay up.
-            watch.rechecks += 1
-            watch.since = now
-            reboot = watch
-            state = .waitingForReboot
-            return .probe
-        }
-        if watch.wentAway {
-            reboot = nil
-            return .fail(
-                error(
-                    .notSwapped,
-                    "the device reset and came back with \(pending) still pending: the bootloader did not swap. Likely causes: no MCUboot under the application, an unsigned image or one signed with a key MCUboot does not trust, or a downgrade MCUboot refused. The device was reset once and is left as it is"
-                )
-            )
-        }
-        if watch.answered {
-            reboot = nil
-            return .fail(
-                error(
-                    .resetFailed,
-                    "the device accepted the reset but kept answering for \(configuration.rebootTimeout) without rebooting (an application reset hook, or no reset support); \(pending) is still pending"
-                )
-            )
-        }
-        // The reset's answer was lost and the device never went away: the reset did not arrive.
-        guard watch.attempts < 2 else {
-            reboot = nil
-            return .fail(error(.resetFailed, "the device did not reset after two resets; \(pending) is still pending"))
-        }
-        watch.attempts += 1
-        reboot = watch
-        warnings.append("the device did not reset (its answer was lost and it kept running); resetting once more")
-        guard let resetIndex = plan?.steps[...stepIndex].lastIndex(where: { $0 == .reset || $0 == .resetBeforeUpload })
-        else { return unexpected(.imageList(lastSlots)) }
-        stepIndex = resetIndex
-        state = .resetting
-        return .reset(force: false)
-    }
-
-    private func pendingDescription() -> String {
-        let pending = lastSlots.filter { $0.isPending && !$0.isActive }
-        guard !pending.isEmpty else { return "the new image" }
-        return pending.map { "version \($0.version) (image \($0.imageNumber), slot \($0.slot))" }
-            .joined(separator: ", ")
     }
 }

@@ -63,7 +63,8 @@ package struct MCUbootPlanner: UpgradePlanner {
             mode: context.configuration.mode,
             eraseAppSettings: context.configuration.eraseAppSettings,
             noDowngrade: context.noDowngrade,
-            allowDowngrade: context.configuration.allowDowngrade
+            allowDowngrade: context.configuration.allowDowngrade,
+            corrupted: context.corrupted
         )
     }
 
@@ -77,6 +78,8 @@ package struct MCUbootPlanner: UpgradePlanner {
     ///   - eraseAppSettings: erase settings after the upload.
     ///   - noDowngrade: the device reported that its bootloader refuses downgrades.
     ///   - allowDowngrade: plan an image older than the running one anyway (with a warning).
+    ///   - corrupted: images (by position in `images`) whose upload the device's hash check
+    ///     rejected: uploaded again even though the slot shows their hash.
     /// - Returns: the plan.
     /// - Throws: ``PlanningFailure`` for an empty package, an image without hash, a single-slot
     ///   bootloader, or an image older than the running one on a device that refuses downgrades.
@@ -87,7 +90,8 @@ package struct MCUbootPlanner: UpgradePlanner {
         mode requested: FirmwareUpgrade.Mode,
         eraseAppSettings: Bool = false,
         noDowngrade: Bool = false,
-        allowDowngrade: Bool = false
+        allowDowngrade: Bool = false,
+        corrupted: Set<Int> = []
     ) throws(PlanningFailure) -> FirmwareUpgradePlan {
         let strategy = Strategy(bootloaderMode)
         var warnings: [String] = []
@@ -128,7 +132,9 @@ package struct MCUbootPlanner: UpgradePlanner {
             let activeSlot = active.map { Int($0.slot) } ?? 0
 
             // Already on the device?
-            if let (offset, image, entry) = match(candidates, entries) {
+            // A slot lists the hash from the image's TLVs, not from its bytes: after a failed
+            // device hash check it may show a hash whose image is not really there.
+            if let (offset, image, entry) = match(candidates, entries), entry.isActive || !corrupted.contains(offset) {
                 let slot = Int(entry.slot)
                 func make(_ action: FirmwareUpgradePlan.ImagePlan.Action, _ reason: String)
                     -> FirmwareUpgradePlan.ImagePlan

@@ -47,6 +47,23 @@ package struct PlanningContext: Sendable {
     package var noDowngrade: Bool
     /// The upgrade's configuration.
     package var configuration: FirmwareUpgrade.Configuration
+    /// Images (by position in the payload) whose upload the device's own hash check rejected.
+    package var corrupted: Set<Int>
+
+    /// Creates a context.
+    package init(
+        slots: [ImageManagement.SlotState],
+        bootloaderMode: OSManagement.MCUbootMode?,
+        noDowngrade: Bool,
+        configuration: FirmwareUpgrade.Configuration,
+        corrupted: Set<Int> = []
+    ) {
+        self.slots = slots
+        self.bootloaderMode = bootloaderMode
+        self.noDowngrade = noDowngrade
+        self.configuration = configuration
+        self.corrupted = corrupted
+    }
 }
 
 /// A plan that cannot be made.
@@ -75,6 +92,12 @@ package protocol UpgradePlanner: Sendable {
 package struct SUITPlanner: UpgradePlanner {
     /// The package's images: one envelope, any number of caches.
     package let images: [FirmwarePackage.Image]
+
+    /// Creates a planner.
+    /// - Parameter images: the package's images.
+    package init(images: [FirmwarePackage.Image]) {
+        self.images = images
+    }
 
     package var needsImageList: Bool { false }
 

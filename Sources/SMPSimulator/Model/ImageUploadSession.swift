@@ -1,5 +1,6 @@
 import Foundation
 import MCUboot
+import SMPBytes
 
 /// Zephyr's image upload algorithm (`img_mgmt_upload_inspect` and its handler), as pure state.
 ///
@@ -91,7 +92,9 @@ public enum ImageUploadAlgorithm {
             // only a chunk with both faults can tell.
             guard let length = chunk.length else { return .refuse(21) }  // INVALID_LENGTH
             guard chunk.data.count >= ImageHeader.structureSize else { return .refuse(22) }  // INVALID_IMAGE_HEADER
-            guard let header = try? ImageHeader(parsing: chunk.data.prefix(ImageHeader.structureSize)) else {
+            // Zephyr looks at the magic only; a header of zeros past it reaches the size check.
+            let header = ByteReader(chunk.data.prefix(ImageHeader.structureSize))
+            guard header.getInteger(at: 0, endianness: .little, as: UInt32.self) == ImageHeader.magic else {
                 return .refuse(23)  // INVALID_IMAGE_HEADER_MAGIC
             }
             let sha = chunk.sha ?? []
@@ -113,8 +116,13 @@ public enum ImageUploadAlgorithm {
                 guard let running = model.image(image, slot: model.activeSlots[image])?.header.version else {
                     return .refuse(26)  // VERSION_GET_FAILED
                 }
-                // CURRENT_VERSION_IS_NEWER
-                if header.version.withoutBuild <= running.withoutBuild { return .refuse(27) }
+                // CURRENT_VERSION_IS_NEWER: the version at bytes 20-27 is not above the running one.
+                let version = ImageVersion(
+                    major: header.getInteger(at: 20, endianness: .little, as: UInt8.self) ?? 0,
+                    minor: header.getInteger(at: 21, endianness: .little, as: UInt8.self) ?? 0,
+                    revision: header.getInteger(at: 22, endianness: .little, as: UInt16.self) ?? 0
+                )
+                if version <= running.withoutBuild { return .refuse(27) }
             }
             if UInt64(chunk.data.count) > length { return .refuse(31) }  // INVALID_IMAGE_DATA_OVERRUN
             return .start(ImageUploadSession(image: image, slot: slot, length: Int(length), sha: sha), erase: true)

@@ -210,8 +210,11 @@ public struct MCUbootModel: Sendable {
                 // Neither marked for test nor confirmed: not a candidate.
                 if !trailer.magic && !trailer.imageOK { continue }
             }
-            let version = parsed.header.version
-            if best == nil || version > best!.version { best = (slot, version) }
+            // major.minor.revision, as MCUboot compares without the build-number option; on a
+            // tie the lower slot (the primary) stays.
+            let version = parsed.header.version.withoutBuild
+            if let current = best, version <= current.version { continue }
+            best = (slot, version)
         }
         return best?.slot ?? activeSlots[image]
     }

@@ -27,8 +27,8 @@ enum Slots {
         )
     }
 
-    static func image(_ byte: UInt8, index: Int = 0, slot: Int = 1) -> FirmwarePackage.Image {
-        FirmwarePackage.Image(
+    static func image(_ byte: UInt8, index: Int = 0, slot: Int = 1, version: String? = nil) -> FirmwarePackage.Image {
+        var image = FirmwarePackage.Image(
             imageIndex: index,
             slot: slot,
             fileName: "image\(index)-slot\(slot).bin",
@@ -36,10 +36,12 @@ enum Slots {
             data: Data(repeating: byte, count: 64),
             hash: hash(byte)
         )
+        image.version = version.flatMap(ImageVersion.init)
+        return image
     }
 }
 
-@Suite struct FirmwareUpgradePlannerTests {
+@Suite struct MCUbootPlannerTests {
     typealias Step = FirmwareUpgradePlan.Step
     typealias Mode = FirmwareUpgrade.Mode
 
@@ -200,7 +202,7 @@ enum Slots {
 
     @Test(arguments: rows)
     func planForOneSwapImage(_ row: Row) throws {
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b)],
             slots: row.slots,
             bootloaderMode: .swapUsingMove,
@@ -214,13 +216,13 @@ enum Slots {
 
     @Test func overwriteOnlyUsesTheSameSequence() throws {
         for mode in Mode.allCases {
-            let swap = try FirmwareUpgradePlanner.plan(
+            let swap = try MCUbootPlanner.plan(
                 images: [Slots.image(Slots.b)],
                 slots: [Self.factory],
                 bootloaderMode: .swapUsingScratch,
                 mode: mode
             )
-            let overwrite = try FirmwareUpgradePlanner.plan(
+            let overwrite = try MCUbootPlanner.plan(
                 images: [Slots.image(Slots.b)],
                 slots: [Self.factory],
                 bootloaderMode: .overwriteOnly,
@@ -232,7 +234,7 @@ enum Slots {
 
     @Test(arguments: Mode.allCases)
     func directXIPWithoutRevertForcesUploadOnlyWithAReset(_ mode: Mode) throws {
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b)],
             slots: [Self.factory],
             bootloaderMode: .directXIP,
@@ -246,7 +248,7 @@ enum Slots {
     @Test func directXIPUploadsTheBuildForTheInactiveSlot() throws {
         let images = [Slots.image(Slots.b, slot: 0), Slots.image(Slots.c, slot: 1)]
         // Running from slot 1: the slot-0 build goes to slot 0.
-        let fromSlot1 = try FirmwareUpgradePlanner.plan(
+        let fromSlot1 = try MCUbootPlanner.plan(
             images: images,
             slots: [Slots.entry(nil, 1, Slots.a, "ac")],
             bootloaderMode: .directXIPWithRevert,
@@ -257,7 +259,7 @@ enum Slots {
         #expect(fromSlot1.steps.first == .upload(imageIndex: 0, packageIndex: 0))
         #expect(fromSlot1.steps.contains(.test(hash: Slots.hash(Slots.b))))
         // Running from slot 0: the slot-1 build.
-        let fromSlot0 = try FirmwareUpgradePlanner.plan(
+        let fromSlot0 = try MCUbootPlanner.plan(
             images: images,
             slots: [Slots.entry(nil, 0, Slots.a, "ac")],
             bootloaderMode: .directXIPWithRevert,
@@ -274,7 +276,7 @@ enum Slots {
 
     @Test func directXIPKnowsEitherBuildIsInstalled() throws {
         let images = [Slots.image(Slots.b, slot: 0), Slots.image(Slots.c, slot: 1)]
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: images,
             slots: [Slots.entry(nil, 0, Slots.a, "c"), Slots.entry(nil, 1, Slots.c, "ac")],
             bootloaderMode: .directXIPWithRevert,
@@ -287,7 +289,7 @@ enum Slots {
         // Two builds, both for the running slot.
         let both = [Slots.image(Slots.b, slot: 0), Slots.image(Slots.c, slot: 0)]
         do {
-            _ = try FirmwareUpgradePlanner.plan(
+            _ = try MCUbootPlanner.plan(
                 images: both,
                 slots: [Slots.entry(nil, 0, Slots.a, "ac")],
                 bootloaderMode: .directXIPWithRevert,
@@ -300,7 +302,7 @@ enum Slots {
     }
 
     @Test func twoImagesShareOneReset() throws {
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b, index: 0), Slots.image(Slots.c, index: 1)],
             slots: [Slots.entry(0, 0, Slots.a, "ac"), Slots.entry(1, 0, Slots.a, "ac")],
             bootloaderMode: .swapUsingMove,
@@ -319,7 +321,7 @@ enum Slots {
     }
 
     @Test func twoImagesWithOneAlreadyRunningUploadsTheOther() throws {
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b, index: 0), Slots.image(Slots.c, index: 1)],
             slots: [Slots.entry(0, 0, Slots.b, "ac"), Slots.entry(1, 0, Slots.a, "ac")],
             bootloaderMode: .swapUsingMove,
@@ -335,7 +337,7 @@ enum Slots {
     }
 
     @Test func eraseAppSettingsFollowsTheUploads() throws {
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b)],
             slots: [Self.factory],
             bootloaderMode: .swapUsingMove,
@@ -346,7 +348,7 @@ enum Slots {
     }
 
     @Test func anUnknownBootloaderIsPlannedAsSwapWithAWarning() throws {
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b)],
             slots: [Self.factory],
             bootloaderMode: nil,
@@ -354,13 +356,13 @@ enum Slots {
         )
         #expect(plan.steps.first == .upload(imageIndex: 0, packageIndex: 0))
         #expect(plan.warnings.contains { $0.contains("did not report") })
-        #expect(FirmwareUpgradePlanner.Strategy(OSManagement.MCUbootMode(rawValue: 42)) == .swap)
+        #expect(MCUbootPlanner.Strategy(OSManagement.MCUbootMode(rawValue: 42)) == .swap)
     }
 
     @Test func unusablePackagesAndBootloadersAreRefused() {
         func code(_ images: [FirmwarePackage.Image], _ mode: OSManagement.MCUbootMode?) -> FirmwareUpgradeError.Code? {
             do {
-                _ = try FirmwareUpgradePlanner.plan(
+                _ = try MCUbootPlanner.plan(
                     images: images,
                     slots: [Self.factory],
                     bootloaderMode: mode,
@@ -385,7 +387,7 @@ enum Slots {
         var name: String
         var expectation: FirmwareUpgradePlan.Expectation
         var slots: [ImageManagement.SlotState]
-        var verdict: FirmwareUpgradePlanner.Verdict
+        var verdict: MCUbootPlanner.Verdict
         var testDescription: String { "\(name) → \(expectation)" }
     }
 
@@ -442,13 +444,13 @@ enum Slots {
 
     @Test(arguments: verifyRows)
     func verifiesTheOutcome(_ row: VerifyRow) throws {
-        let plan = try FirmwareUpgradePlanner.plan(
+        let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b)],
             slots: [Self.factory],
             bootloaderMode: .swapUsingMove,
             mode: .testAndConfirm
         )
-        let verdict = FirmwareUpgradePlanner.verify(row.expectation, plan: plan, slots: row.slots)
+        let verdict = MCUbootPlanner.verify(row.expectation, plan: plan, slots: row.slots)
         switch (verdict, row.verdict) {
         case (.failed(let code, let message), .failed(let expected, _)):
             #expect(code == expected)
@@ -460,7 +462,7 @@ enum Slots {
 
     @Test func checksTheAnswerToTestAndConfirm() {
         let b = Slots.hash(Slots.b)
-        let check = FirmwareUpgradePlanner.checkMarked
+        let check = MCUbootPlanner.checkMarked
         #expect(check(b, false, [Self.factory, Slots.entry(nil, 1, Slots.b, "p")]) == .satisfied)
         #expect(check(b, true, [Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]) == .satisfied)
         #expect(check(b, true, [Slots.entry(nil, 0, Slots.b, "ac")]) == .satisfied)
@@ -481,37 +483,42 @@ enum Slots {
         }
     }
 
-    @Test func plansASUITPackage() throws {
-        let envelope = FirmwarePackage.Image(
-            imageIndex: 0,
-            slot: 0,
-            fileName: "root.suit",
-            content: .suitEnvelope,
-            data: Data([1, 2, 3]),
-            hash: Slots.hash(Slots.b)
+    /// A device whose bootloader refuses downgrades: an older image is refused before anything
+    /// is written (major.minor.revision, as MCUboot compares; an equal version passes), or planned
+    /// with a warning when the caller insists.
+    @Test(arguments: [("1.0.0", true), ("1.9.9", true), ("2.0.0", false), ("2.0.0+9", false), ("2.1.0", false)])
+    func aDeviceThatRefusesDowngradesRefusesAnOlderImageBeforeUploading(_ version: String, _ older: Bool) throws {
+        let running = ImageManagement.SlotState(
+            image: nil, slot: 0, version: "2.0.0", hash: Data(Slots.hash(Slots.a)), bootable: true, pending: false,
+            confirmed: true, active: true, permanent: false
         )
-        let cache = FirmwarePackage.Image(
-            imageIndex: 1,
-            slot: 0,
-            fileName: "cache.bin",
-            content: .suitCache,
-            data: Data([4]),
-            hash: []
-        )
-        #expect(
-            try FirmwareUpgradePlanner.planSUIT(images: [envelope]).steps == [
-                .suitUploadEnvelope(packageIndex: 0, deferInstall: false), .suitInstall(digest: Slots.hash(Slots.b)),
-            ]
-        )
-        #expect(
-            try FirmwareUpgradePlanner.planSUIT(images: [envelope, cache]).steps == [
-                .suitUploadEnvelope(packageIndex: 0, deferInstall: true), .suitUploadCache(packageIndex: 1),
-                .suitProcess,
-                .suitInstall(digest: Slots.hash(Slots.b)),
-            ]
-        )
-        #expect(throws: FirmwareUpgradePlanner.PlanningFailure.self) {
-            try FirmwareUpgradePlanner.planSUIT(images: [cache])
+        let images = [Slots.image(Slots.b, version: version)]
+        func plan(noDowngrade: Bool, allow: Bool = false) throws(PlanningFailure) -> FirmwareUpgradePlan {
+            try MCUbootPlanner.plan(
+                images: images,
+                slots: [running],
+                bootloaderMode: .swapUsingMove,
+                mode: .confirmOnly,
+                noDowngrade: noDowngrade,
+                allowDowngrade: allow
+            )
         }
+        if older {
+            do {
+                let plan = try plan(noDowngrade: true)
+                Issue.record("an older image was planned: \(plan.steps)")
+            } catch {
+                #expect(error.code == .downgradeRefused)
+                #expect(error.message.contains("older than the running 2.0.0"))
+                #expect(error.message.contains("nothing was uploaded"))
+            }
+            let insisted = try plan(noDowngrade: true, allow: true)
+            #expect(insisted.steps.first == .upload(imageIndex: 0, packageIndex: 0))
+            #expect(insisted.warnings.contains { $0.contains("will erase it") })
+        } else {
+            #expect(try plan(noDowngrade: true).steps.first == .upload(imageIndex: 0, packageIndex: 0))
+        }
+        // A device that does not refuse downgrades gets the upload either way.
+        #expect(try plan(noDowngrade: false).steps.first == .upload(imageIndex: 0, packageIndex: 0))
     }
 }

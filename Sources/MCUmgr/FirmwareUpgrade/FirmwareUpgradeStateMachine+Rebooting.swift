@@ -1,0 +1,213 @@
+import SMPCore
+
+/// Resets and reconnections: the part of the machine where the device goes away.
+///
+/// Zephyr answers `os reset`, keeps running for its reset delay (250 ms by default) and reboots;
+/// until then it still answers with the old state. So after a reset the machine watches: it
+/// probes until the device goes away (the link drops, or probes go unanswered), then reconnects
+/// and reads the image list. A list that still shows the image pending is final only once the
+/// device must have rebooted — the reboot timeout after the reset — since a list read early (a
+/// lost probe answer looks like the device going away) proves nothing; until then it watches on.
+extension FirmwareUpgradeStateMachine {
+    /// A reboot being watched: from the reset until the device answers again.
+    struct Reboot: Sendable {
+        /// When the reset was answered, or its answer given up on.
+        var since: Duration
+        /// The device answered the reset: Zephyr reboots within its reset delay of answering.
+        var answered: Bool
+        /// Probes in a row without an answer.
+        var silentProbes = 0
+        /// The device was seen gone: the link dropped, or probes went unanswered — two in a row
+        /// when the reset's answer was lost, as one lost datagram proves nothing.
+        var sawGone = false
+        /// Resets sent for this step.
+        var attempts = 1
+    }
+
+    /// What a reconnection leads to.
+    enum AfterReconnect: Sendable {
+        /// The step after the reset: check the image list against its expectation.
+        case afterReset
+        /// Check the image list against the current verify step's expectation again.
+        case verify
+        /// Read the image list and plan again (after a reset that freed a slot).
+        case plan
+        /// Repeat an action that failed on the link.
+        case `repeat`(Action)
+    }
+
+    /// A reconnection in progress.
+    struct Reconnection: Sendable {
+        var since: Duration
+        var then: AfterReconnect
+    }
+
+    // MARK: - Reconnecting
+
+    /// Starts reconnecting: connect, read the image list, then `then`.
+    mutating func reconnect(then: AfterReconnect) -> Action {
+        state = .reconnecting
+        reconnection = Reconnection(since: now, then: then)
+        return .connect
+    }
+
+    mutating func reconnectTransition(_ input: Input) -> Action? {
+        guard let reconnection else { return nil }
+        switch input {
+        case .connected:
+            // SUIT devices may have no image list: the repeated action shows the link works.
+            if case .repeat(let action) = reconnection.then {
+                self.reconnection = nil
+                state = Self.state(of: action, default: state)
+                return action
+            }
+            return .readImageList
+        case .imageList(let slots):
+            self.reconnection = nil
+            lastSlots = slots
+            switch reconnection.then {
+            case .afterReset:
+                stepIndex += 1
+                guard case .verify = currentStep else {
+                    reboot = nil
+                    return currentStep.map { issue($0) } ?? .succeed
+                }
+                state = .verifying
+                return verify(slots)
+            case .verify:
+                state = .verifying
+                return verify(slots)
+            case .plan:
+                state = .validating
+                return makePlan(slots: slots)
+            case .repeat(let action):
+                state = Self.state(of: action, default: state)
+                return action
+            }
+        case .linkFailed(let cause), .deviceRefused(let cause as any Error & Sendable):
+            if now - reconnection.since >= configuration.reconnectTimeout {
+                self.reconnection = nil
+                return .fail(
+                    error(
+                        .reconnectFailed,
+                        "the device did not answer again within \(configuration.reconnectTimeout)",
+                        cause
+                    )
+                )
+            }
+            return .wait(configuration.reconnectInterval)
+        case .waited:
+            return .connect
+        default:
+            return nil
+        }
+    }
+
+    private static func state(of action: Action, default current: FirmwareUpgrade.State) -> FirmwareUpgrade.State {
+        switch action {
+        case .upload, .uploadSUIT: .uploading
+        case .writeImageState(_, let confirm): confirm ? .confirming : .testing
+        case .pollSUIT, .readSUITManifests: .installing
+        default: current
+        }
+    }
+
+    // MARK: - Rebooting
+
+    /// After a reset (answered, or its answer lost): watch the device go away.
+    mutating func watchReboot(answered: Bool) -> Action {
+        // A reset sent again (its first answer lost) keeps the count of attempts.
+        reboot = Reboot(since: now, answered: answered, attempts: reboot?.attempts ?? 1)
+        state = .waitingForReboot
+        return .probe
+    }
+
+    mutating func rebootTransition(_ input: Input) -> Action? {
+        guard var watch = reboot, state == .waitingForReboot || state == .waitingForSwap else { return nil }
+        switch input {
+        case .probeAnswered:
+            watch.silentProbes = 0
+            reboot = watch
+            // Up all along: read the list once a reboot must have happened.
+            if now - watch.since >= configuration.rebootTimeout { return readList(rebooted: false) }
+            return .wait(configuration.probeInterval)
+        case .probeUnanswered:
+            watch.silentProbes += 1
+            let gone = watch.silentProbes >= (watch.answered ? 1 : 2)
+            if gone { watch.sawGone = true }
+            reboot = watch
+            return gone ? readList(rebooted: true) : .probe
+        case .linkFailed:
+            // The link dropped while probing: the device went away.
+            watch.sawGone = true
+            reboot = watch
+            return readList(rebooted: true)
+        case .waited:
+            guard state == .waitingForSwap else { return .probe }
+            switch currentStep {
+            case .resetBeforeUpload?: return reconnect(then: .plan)
+            case .verify?: return reconnect(then: .verify)
+            default: return reconnect(then: .afterReset)
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// Waits for the swap when the device rebooted (DirectXIP never swaps), then reconnects.
+    private mutating func readList(rebooted: Bool) -> Action {
+        state = .waitingForSwap
+        let strategy = MCUbootPlanner.Strategy(bootloaderMode)
+        return .wait(rebooted && !strategy.isDirectXIP ? configuration.estimatedSwapTime : .zero)
+    }
+
+    /// After the reset the image is still pending: watch on while it is too early to tell, then
+    /// decide between "not swapped", one more reset, and "did not reset".
+    mutating func stillPending() -> Action {
+        guard var watch = reboot else {
+            return .fail(error(.notSwapped, "\(pendingDescription()) is still pending and no reset was watched"))
+        }
+        if now - watch.since < configuration.rebootTimeout {
+            watch.silentProbes = 0
+            reboot = watch
+            state = .waitingForReboot
+            return .probe
+        }
+        let pending = pendingDescription()
+        if watch.answered || watch.sawGone {
+            reboot = nil
+            let unseen =
+                watch.sawGone
+                ? "" : " (it was never seen going away; if it did not reset at all, something on it blocked the reset)"
+            return .fail(
+                error(
+                    .notSwapped,
+                    "the device reset and came back with \(pending) still pending: the bootloader did not swap\(unseen). Likely causes: no MCUboot under the application, an unsigned image or one signed with a key MCUboot does not trust, or a downgrade MCUboot refused. The device was reset once and is left as it is"
+                )
+            )
+        }
+        // The reset's answer was lost and the device never went away: the reset did not arrive.
+        // Sent again, a few times at most (each justified the same way).
+        guard watch.attempts <= max(1, configuration.retries) else {
+            reboot = nil
+            return .fail(
+                error(.resetFailed, "the device did not reset after \(watch.attempts) resets; \(pending) is still pending")
+            )
+        }
+        watch.attempts += 1
+        reboot = watch
+        warnings.append("the device did not reset (its answer was lost and it kept answering); resetting once more")
+        guard let resetIndex = plan?.steps[...stepIndex].lastIndex(where: { $0 == .reset || $0 == .resetBeforeUpload })
+        else { return unexpected(.imageList(lastSlots)) }
+        stepIndex = resetIndex
+        state = .resetting
+        return .reset(force: false)
+    }
+
+    private func pendingDescription() -> String {
+        let pending = lastSlots.filter { $0.isPending && !$0.isActive }
+        guard !pending.isEmpty else { return "the new image" }
+        return pending.map { "version \($0.version) (image \($0.imageNumber), slot \($0.slot))" }
+            .joined(separator: ", ")
+    }
+}
