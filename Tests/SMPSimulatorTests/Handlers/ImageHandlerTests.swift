@@ -35,19 +35,23 @@ struct ImageHandlerTests {
         states = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false)).images
         #expect(states[1].isPending && !states[1].isPermanent)
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
         states = try await client.send(ImageManagement.StateRead()).images
         #expect(states[0].version == "2.0.0" && states[0].isActive && !states[0].isConfirmed)
         #expect(states[1].version == "1.0.0" && states[1].isConfirmed)
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
         states = try await client.send(ImageManagement.StateRead()).images
         #expect(states[0].version == "1.0.0" && states[0].isActive && states[0].isConfirmed)
 
         // Test again and confirm this time.
         _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
         states = try await client.send(ImageManagement.StateWrite(confirm: true)).images
         #expect(states[0].version == "2.0.0" && states[0].isConfirmed)
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
         #expect(try await client.send(ImageManagement.StateRead()).images[0].version == "2.0.0")
     }
 
@@ -60,6 +64,7 @@ struct ImageHandlerTests {
             .images
         #expect(states.contains { $0.image == 1 && $0.slot == 1 && $0.isPending })
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
         let after = try await client.send(ImageManagement.StateRead()).images
         #expect(after.contains { $0.image == 1 && $0.slot == 0 && $0.version == "3.0.0" && $0.isActive })
         #expect(after.contains { $0.image == 0 && $0.slot == 0 && $0.version == "1.0.0" && $0.isActive })
@@ -237,8 +242,31 @@ struct ImageHandlerTests {
         _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
         let pending = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 1)) }
         #expect(pending?.matches(ImageManagement.ReturnCode.noFreeSlot) == true)
-        let invalid = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 9)) }
-        #expect(invalid?.matches(ImageManagement.ReturnCode.invalidSlot) == true)
+    }
+
+    @Test(
+        "erasing a slot that does not exist: FLASH_OPEN_FAILED in 3.4, INVALID_SLOT in newer releases",
+        arguments: [(ZephyrRelease.v3_4, ImageManagement.ReturnCode.flashOpenFailed), (.latest, .invalidSlot)]
+    )
+    func eraseMissingSlot(release: ZephyrRelease, expected: ImageManagement.ReturnCode) async throws {
+        var client = try await TestClient(configuration: .init(release: release))
+        let error = await deviceError { _ = try await client.send(ImageManagement.Erase(slot: 9)) }
+        #expect(error?.matches(expected) == true, "\(String(describing: error))")
+    }
+
+    @Test("erasing a blank slot: 3.4 answers UNKNOWN, newer releases succeed; a written slot erases in both")
+    func eraseBlankSlot() async throws {
+        var old = try await TestClient()
+        let refused = await deviceError { _ = try await old.send(ImageManagement.Erase(slot: 1)) }
+        #expect(refused?.matches(ImageManagement.ReturnCode.unknown) == true, "\(String(describing: refused))")
+        #expect(try await old.upload(TestImages.image("2.0.0")) == true)
+        _ = try await old.send(ImageManagement.Erase(slot: 1))
+        #expect(await old.device.bootloader.slots[0][1] == .erased)
+
+        var latest = try await TestClient(configuration: .init(release: .latest))
+        _ = try await latest.send(ImageManagement.Erase(slot: 1))
+        _ = try await latest.send(ImageManagement.Erase())
+        #expect(await latest.device.bootloader.slots[0][1] == .erased)
     }
 
     @Test("slot info lists each image's slots and sizes")
@@ -257,6 +285,8 @@ struct ImageHandlerTests {
         #expect(try await client.upload(image) == true)
         _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.imageStates.first { $0.isActive }?.version == "2.0.0")
         let error = await deviceError { _ = try await client.upload(TestImages.image("3.0.0")) }
         #expect(error?.matches(ImageManagement.ReturnCode.noFreeSlot) == true)
     }
