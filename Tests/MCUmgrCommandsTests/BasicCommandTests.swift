@@ -5,7 +5,9 @@ import Testing
 /// `mcumgr basic erase-storage` against the simulated device.
 @Suite struct BasicCommandTests {
     @Test func eraseStorageForgetsSavedSettings() async throws {
-        let device = SimDevice()
+        // The device reboots as soon as it has answered the reset and is back at once: the next
+        // command then meets the rebooted device (a person waits for the reboot instead).
+        let device = SimDevice(options: "reset_ms=0&boot_ms=0")
         try device.saveSettings(["app/x": Data("1".utf8)])
         #expect(await CLI.sim("settings", "read", "app/x", device: device).stdout == "31\n")
         let erase = await CLI.sim("basic", "erase-storage", device: device)

@@ -1,5 +1,8 @@
 import Foundation
+import MCUboot
 import MCUmgrCommands
+import SMPPOSIX
+import SMPSimulator
 import Testing
 
 /// `mcumgr fs …` against the simulated device.
@@ -23,12 +26,11 @@ import Testing
         let status = await CLI.sim("fs", "status", "/lfs1/data.bin", device: device)
         #expect(status.stdout == "/lfs1/data.bin: 20000 bytes\n")
 
-        let sha = await CLI.sim("fs", "hash", "/lfs1/data.bin", "--type", "sha256", "--json", device: device)
-        #expect(sha.status == 0, "\(sha.stderr)")
-        let digest = try CLI.json(sha.stdout)
-        #expect(digest["type"] as? String == "sha256")
-        #expect(digest["len"] as? Int == 20_000)
-        #expect((digest["output"] as? String)?.count == 64)
+        let crc = await CLI.sim("fs", "hash", "/lfs1/data.bin", "--json", device: device)
+        #expect(crc.status == 0, "\(crc.stderr)")
+        let checksum = try CLI.json(crc.stdout)
+        #expect(checksum["type"] as? String == "crc32")
+        #expect(checksum["len"] as? Int == 20_000)
 
         let out = device.scratch("out.bin")
         let download = await CLI.sim("fs", "download", "/lfs1/data.bin", out, "--window", "3", device: device)
@@ -40,9 +42,12 @@ import Testing
         let json = await CLI.sim("fs", "download", "/lfs1/data.bin", out, "--json", device: device)
         let events = try CLI.jsonLines(json.stdout)
         #expect(events.last?["event"] as? String == "done")
-        #expect(events.last?["sha256"] as? String == digest["output"] as? String)
+        #expect(events.last?["sha256"] as? String == Self.hex(ImageHashAlgorithm.sha256.hash(Array(Self.contents))))
         #expect(json.stderr == "")
     }
+
+    /// Lower-case hex, as the CLI prints digests.
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     @Test func crc32IsShownAsHex() async throws {
         let device = SimDevice()
@@ -83,13 +88,59 @@ import Testing
         #expect(result.stderr.hasPrefix("error: cannot read /nonexistent/file: "))
     }
 
+    /// The default device is the observed Zephyr build: crc32 only.
     @Test func typesAndClose() async throws {
         let types = await CLI.sim("fs", "types")
         #expect(types.status == 0, "\(types.stderr)")
-        #expect(types.stdout == "type    format  size\ncrc32   number     4\nsha256  bytes     32\n")
+        #expect(types.stdout == "type   format  size\ncrc32  number     4\n")
         let json = try CLI.json(await CLI.sim("fs", "types", "--json").stdout)
-        #expect(((json["types"] as? [String: Any])?["sha256"] as? [String: Any])?["size"] as? Int == 32)
+        #expect((json["types"] as? [String: Any])?.keys.sorted() == ["crc32"])
+        #expect(((json["types"] as? [String: Any])?["crc32"] as? [String: Any])?["size"] as? Int == 4)
         let close = await CLI.sim("fs", "close")
         #expect(close.stdout == "closed\n")
+    }
+
+    @Test func sha256IsRefusedByNameWhereItIsNotBuiltIn() async throws {
+        let device = SimDevice()
+        let local = device.scratch("small.txt")
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: local))
+        _ = await CLI.sim("fs", "upload", local, "/lfs1/hello.txt", device: device)
+        let sha = await CLI.sim("fs", "hash", "/lfs1/hello.txt", "--type", "sha256", device: device)
+        #expect(sha.status == 1)
+        #expect(sha.stdout == "")
+        #expect(sha.stderr == "error: the device refused: fs error 13 CHECKSUM_HASH_NOT_FOUND\n")
+    }
+
+    /// A device built with `CONFIG_MCUMGR_GRP_FS_HASH_SHA256` (sim:// has no option for it), served
+    /// over UDP on 127.0.0.1.
+    @Test func sha256WhereItIsBuiltIn() async throws {
+        let device = SimulatedDevice(configuration: .init(fileHashSHA256: true))
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        do {
+            try await Self.hashWithSHA256(conn: "udp://127.0.0.1:\(server.localAddress.port)")
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    static func hashWithSHA256(conn: String) async throws {
+        let scratch = SimDevice()
+        let local = scratch.scratch("hello.txt")
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: local))
+        let upload = await CLI.run(["fs", "upload", local, "/lfs1/hello.txt", "--conn", conn])
+        #expect(upload.status == 0, "\(upload.stderr)")
+        let types = await CLI.run(["fs", "types", "--conn", conn])
+        #expect(types.stdout == "type    format  size\ncrc32   number     4\nsha256  bytes     32\n")
+        let json = try CLI.json(await CLI.run(["fs", "types", "--json", "--conn", conn]).stdout)
+        #expect(((json["types"] as? [String: Any])?["sha256"] as? [String: Any])?["size"] as? Int == 32)
+        let sha = await CLI.run(["fs", "hash", "/lfs1/hello.txt", "--type", "sha256", "--json", "--conn", conn])
+        #expect(sha.status == 0, "\(sha.stderr)")
+        let digest = try CLI.json(sha.stdout)
+        #expect(digest["type"] as? String == "sha256")
+        #expect(digest["len"] as? Int == 6)
+        #expect(digest["output"] as? String == hex(ImageHashAlgorithm.sha256.hash(Array("hello\n".utf8))))
     }
 }

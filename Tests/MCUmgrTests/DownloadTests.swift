@@ -21,6 +21,20 @@ struct DownloadTests {
         return client
     }
 
+    /// A fake device that reports Zephyr's usual parameters (the client reads them before the
+    /// first transfer) and answers everything else through `script`.
+    static func device(
+        parameters: ScriptedConnection.Parameters = .buffers(size: 2048, count: 4),
+        _ script: @escaping (SMPFrame) -> [[UInt8]]
+    ) -> ScriptedConnection {
+        ScriptedConnection(parameters: parameters, script: script)
+    }
+
+    /// The offsets of the download requests sent, in order (other requests left out).
+    static func downloadOffsets(_ connection: ScriptedConnection) -> [UInt64] {
+        connection.sent.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }
+    }
+
     /// A Zephyr-like FS download answer: `chunk` bytes from `off` (`len` at offset 0).
     static func answer(_ request: SMPFrame, file: Data, chunk: Int) -> [UInt8] {
         guard let download = try? request.decodeRequest(as: FileManagement.Download.self) else { return [] }
@@ -50,24 +64,24 @@ struct DownloadTests {
     @Test(arguments: [0, 1, 99, 100, 101, 1000, 4097])
     func everyLengthArrivesWhole(length: Int) async throws {
         let file = Self.file(length)
-        let connection = ScriptedConnection { [Self.answer($0, file: file, chunk: 100)] }
+        let connection = Self.device { [Self.answer($0, file: file, chunk: 100)] }
         let client = await client(connection)
         let (data, progress) = try await download(client)
         #expect(data == file)
         #expect(progress.last?.bytesConfirmed == length)
         #expect(progress.last?.totalBytes == length)
         // One request per chunk: nothing is asked twice when every answer arrives.
-        let offsets = connection.sent.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }
+        let offsets = Self.downloadOffsets(connection)
         #expect(offsets == Array(stride(from: 0, to: max(length, 1), by: 100)).map(UInt64.init))
         await client.close()
     }
 
     @Test func anEmptyFileIsDoneAfterTheFirstAnswer() async throws {
-        let connection = ScriptedConnection { [Self.answer($0, file: Data(), chunk: 100)] }
+        let connection = Self.device { [Self.answer($0, file: Data(), chunk: 100)] }
         let client = await client(connection)
         let (data, progress) = try await download(client)
         #expect(data.isEmpty)
-        #expect(connection.sent.count == 1)
+        #expect(Self.downloadOffsets(connection) == [0])
         #expect(progress.map(\.fraction) == [1])
         await client.close()
     }
@@ -76,7 +90,7 @@ struct DownloadTests {
         let file = Self.file(1000)
         let held = LockedFrames()
         // Answer the first request at once; hold the others to see how many are in flight.
-        let connection = ScriptedConnection { request in
+        let connection = Self.device { request in
             let offset = (try? request.decodeRequest(as: FileManagement.Download.self).offset) ?? 0
             if offset == 0 { return [Self.answer(request, file: file, chunk: 100)] }
             held.append(request)
@@ -101,7 +115,7 @@ struct DownloadTests {
         let file = Self.file(1000)
         let held = LockedFrames()
         // Hold requests and answer them in reverse, three at a time.
-        let connection = ScriptedConnection { request in
+        let connection = Self.device { request in
             let offset = (try? request.decodeRequest(as: FileManagement.Download.self).offset) ?? 0
             if offset == 0 { return [Self.answer(request, file: file, chunk: 100)] }
             held.append(request)
@@ -118,7 +132,7 @@ struct DownloadTests {
         let file = Self.file(500)
         let shortened = Counter()
         // The answer at 200 carries only 40 bytes, once: the rest of that range must be asked for.
-        let connection = ScriptedConnection { request in
+        let connection = Self.device { request in
             let offset = (try? request.decodeRequest(as: FileManagement.Download.self).offset) ?? 0
             if offset == 200 && shortened.increment() == 1 { return [Self.answer(request, file: file, chunk: 40)] }
             return [Self.answer(request, file: file, chunk: 100)]
@@ -126,7 +140,7 @@ struct DownloadTests {
         let client = await client(connection)
         let (data, _) = try await download(client)
         #expect(data == file)
-        let offsets = connection.sent.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }
+        let offsets = Self.downloadOffsets(connection)
         #expect(offsets.contains(240))
         await client.close()
     }
@@ -134,7 +148,7 @@ struct DownloadTests {
     @Test func aLostAnswerIsRetriedByTheClient() async throws {
         let file = Self.file(800)
         let dropped = Counter()
-        let connection = ScriptedConnection { request in
+        let connection = Self.device { request in
             let offset = (try? request.decodeRequest(as: FileManagement.Download.self).offset) ?? 0
             if offset == 300 && dropped.increment() == 1 { return [] }
             return [Self.answer(request, file: file, chunk: 100)]
@@ -148,20 +162,20 @@ struct DownloadTests {
     @Test func aLargerLaterChunkWidensTheStride() async throws {
         // Zephyr's first answer is smaller (it also carries len); later ones carry more.
         let file = Self.file(1000)
-        let connection = ScriptedConnection { request in
+        let connection = Self.device { request in
             let offset = (try? request.decodeRequest(as: FileManagement.Download.self).offset) ?? 0
             return [Self.answer(request, file: file, chunk: offset == 0 ? 90 : 150)]
         }
         let client = await client(connection)
         let (data, _) = try await download(client, window: 1)
         #expect(data == file)
-        let offsets = connection.sent.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }
+        let offsets = Self.downloadOffsets(connection)
         #expect(offsets == [0, 90, 240, 390, 540, 690, 840, 990])
         await client.close()
     }
 
     @Test func aRefusalIsThrown() async throws {
-        let connection = ScriptedConnection { [ScriptedConnection.reply($0, ["err": ["group": 8, "rc": 3]])] }
+        let connection = Self.device { [ScriptedConnection.reply($0, ["err": ["group": 8, "rc": 3]])] }
         let client = await client(connection)
         await #expect {
             _ = try await client.downloadAndWait(name: "/lfs1/missing")
@@ -172,7 +186,7 @@ struct DownloadTests {
     }
 
     @Test func anAnswerWithoutLengthIsMalformed() async throws {
-        let connection = ScriptedConnection {
+        let connection = Self.device {
             [ScriptedConnection.reply($0, ["off": 0, "data": .byteString(Data([1, 2]))])]
         }
         let client = await client(connection)
@@ -182,12 +196,61 @@ struct DownloadTests {
 
     @Test func aDeviceThatStopsSendingDataFails() async throws {
         let file = Self.file(300)
-        let connection = ScriptedConnection { request in
+        let connection = Self.device { request in
             let offset = (try? request.decodeRequest(as: FileManagement.Download.self).offset) ?? 0
             return [Self.answer(request, file: file, chunk: offset == 0 ? 100 : 0)]
         }
         let client = await client(connection)
         await #expect(throws: SMPError.self) { _ = try await client.downloadAndWait(name: "/lfs1/f") }
+        await client.close()
+    }
+
+    // MARK: - The device's parameters
+
+    @Test func theParametersAreReadOnceBeforeTheFirstRequest() async throws {
+        let file = Self.file(300)
+        let connection = Self.device { [Self.answer($0, file: file, chunk: 100)] }
+        let client = await client(connection)
+        #expect(try await download(client).data == file)
+        #expect(try await download(client).data == file)
+        let commands = connection.sent.map { "\($0.header.group.rawValue)/\($0.header.command)" }
+        #expect(commands == ["0/6"] + Array(repeating: "8/0", count: 6))
+        await client.close()
+    }
+
+    @Test func theDefaultWindowIsOneBelowTheDevicesBufferCount() async throws {
+        let connection = Self.device(parameters: .buffers(size: 2048, count: 4)) { _ in [] }
+        let client = await client(connection)
+        #expect(try await client.loadParameters()?.bufferCount == 4)
+        #expect(await client.transferWindow(forced: nil).size == 3)
+        #expect(await client.transferWindow(forced: 7).size == 7)
+        await client.close()
+    }
+
+    @Test func aDeviceThatDoesNotReportParametersIsDownloadedOneRequestAtATime() async throws {
+        let file = Self.file(1000)
+        let connection = Self.device(parameters: .notSupported) { [Self.answer($0, file: file, chunk: 100)] }
+        let client = await client(connection)
+        // The default window: none forced.
+        var received: Data?
+        for try await event in client.download(name: "/lfs1/f") {
+            if case .finished(let data) = event { received = data }
+        }
+        #expect(received == file)
+        #expect(await client.transferWindow(forced: nil).size == 1)
+        #expect(Self.downloadOffsets(connection) == Array(stride(from: 0, to: 1000, by: 100)).map(UInt64.init))
+        await client.close()
+    }
+
+    @Test func aDeviceThatNeverAnswersTheParametersRequestTimesOutBeforeAnyDownloadRequest() async throws {
+        let file = Self.file(100)
+        // A silent device is unreachable, not small: the client does not guess its buffers.
+        let connection = Self.device(parameters: .scripted) { request in
+            request.header.group == .os ? [] : [Self.answer(request, file: file, chunk: 100)]
+        }
+        let client = await client(connection)
+        await #expect(throws: SMPTransportError(.timeout)) { _ = try await client.downloadAndWait(name: "/lfs1/f") }
+        #expect(Self.downloadOffsets(connection).isEmpty)
         await client.close()
     }
 

@@ -6,17 +6,34 @@ import SMPCore
 /// A fake connection that answers each sent frame through a script: the script sees the
 /// request frame and returns the frames to deliver (none = lost, two = duplicated).
 final class ScriptedConnection: SMPConnection, @unchecked Sendable {
+    /// How the fake device answers MCUmgr parameters (OS command 6), which the client reads once
+    /// before its first transfer.
+    enum Parameters: Sendable {
+        /// The script answers it like any other request.
+        case scripted
+        /// Answered `{"buf_size": size, "buf_count": count}` before the script sees it.
+        case buffers(size: Int, count: Int)
+        /// Refused with `rc: 8` (ENOTSUP), as MCUboot and older Zephyr builds do.
+        case notSupported
+    }
+
     // `lock` guards `sent` and `script`; the stream continuation is thread-safe.
     private let lock = NSLock()
     private var script: (SMPFrame) -> [[UInt8]]
     private var sentFrames: [SMPFrame] = []
+    private let parameters: Parameters
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     let frames: AsyncThrowingStream<[UInt8], any Error>
     let maximumFrameSize: Int
 
-    init(maximumFrameSize: Int = 1024, script: @escaping (SMPFrame) -> [[UInt8]]) {
+    init(
+        maximumFrameSize: Int = 1024,
+        parameters: Parameters = .scripted,
+        script: @escaping (SMPFrame) -> [[UInt8]]
+    ) {
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         self.maximumFrameSize = maximumFrameSize
+        self.parameters = parameters
         self.script = script
     }
 
@@ -34,6 +51,15 @@ final class ScriptedConnection: SMPConnection, @unchecked Sendable {
     private func record(_ frame: SMPFrame) -> [[UInt8]] {
         lock.withLock {
             sentFrames.append(frame)
+            if frame.header.group == .os && frame.header.command == 6 {
+                switch parameters {
+                case .scripted: break
+                case .buffers(let size, let count):
+                    return [Self.reply(frame, ["buf_size": CBOR(size), "buf_count": CBOR(count)])]
+                case .notSupported:
+                    return [Self.reply(frame, ["rc": 8])]
+                }
+            }
             return script(frame)
         }
     }

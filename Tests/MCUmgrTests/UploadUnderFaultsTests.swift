@@ -30,12 +30,17 @@ struct UploadUnderFaultsTests {
         return device
     }
 
-    static func client(_ device: SimulatedDevice, counter: DataCounter? = nil) async throws -> SMPClient {
+    /// A client with a short request timeout, so that lost answers cost little.
+    static func client(
+        _ device: SimulatedDevice,
+        counter: DataCounter? = nil,
+        timeout: Duration = .milliseconds(80)
+    ) async throws -> SMPClient {
         let loopback = LoopbackTransport(device: device)
         return try await SMPClient.connect(
             counter.map { CountingTransport(inner: loopback, counter: $0) } ?? loopback,
             configuration: .init(
-                timeout: .milliseconds(80),
+                timeout: timeout,
                 retries: 8,
                 busyBackoff: .milliseconds(2),
                 firstSequence: 0
@@ -77,12 +82,17 @@ struct UploadUnderFaultsTests {
     func aDisconnectMidUploadResumesAndResendsAtMostOneWindow(_ window: Int?) async throws {
         let device = await Self.device(faults: [.disconnect(afterRequests: 200)])
         let counter = DataCounter()
-        let first = try await Self.client(device, counter: counter)
+        // Nothing is lost here but the link: a timeout long enough that a slow machine adds no
+        // retries, whose re-sends would be counted as the disconnect's.
+        let timeout = Duration.seconds(5)
+        let first = try await Self.client(device, counter: counter, timeout: timeout)
         await #expect(throws: SMPTransportError(.disconnected)) {
             try await first.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
         }
         await device.setFaults(.none)
-        let second = try await Self.client(device, counter: counter)
+        let second = try await Self.client(device, counter: counter, timeout: timeout)
+        // The frame size follows the device's buf_size, read once per connection.
+        try await second.loadParameters()
         let frame = await second.maximumFrameSize
         try await second.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
         // Every data byte that crossed the link, both attempts, minus the file: what was sent twice.

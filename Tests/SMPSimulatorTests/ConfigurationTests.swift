@@ -13,7 +13,7 @@ struct ConfigurationTests {
             ("overwrite", .overwriteOnly, 2), ("direct-xip", .directXIP, 4),
             ("direct-xip-revert", .directXIPWithRevert, 5),
             ("single-slot", .singleSlot, 0), ("firmware-loader", .firmwareLoader, 7), ("swap_move", .swapUsingMove, 3),
-            ("DirectXIP", .directXIP, 4),
+            ("DirectXIP", .directXIP, 4), ("none", BootloaderMode.none, -1), ("no-bootloader", BootloaderMode.none, -1),
         ]
     )
     func modes(name: String, mode: BootloaderMode, value: Int) {
@@ -36,11 +36,41 @@ struct ConfigurationTests {
         #expect(configuration.factoryVersion == "2.1.0")
     }
 
+    @Test("the defaults are the observed Zephyr 3.4 server's")
+    func observedDefaults() {
+        let configuration = SimulatedDevice.Configuration()
+        #expect(configuration.release == .v3_4)
+        #expect(configuration.bufferSize == 2048)
+        #expect(configuration.bufferCount == 4)
+        #expect(configuration.limitsBuffers)
+        #expect(configuration.maximumDatagramSize == 1500)
+        #expect(configuration.requestProcessingTime == .microseconds(800))
+        #expect(configuration.resetDelay == .milliseconds(250))
+        #expect(configuration.bootTime == .milliseconds(750))
+        #expect(!configuration.fileHashSHA256)
+        #expect(!configuration.legacyReturnCodes)
+    }
+
+    @Test("options for the release, the work queue, reset timing and the buffer pool")
+    func releaseAndTimingOptions() throws {
+        let configuration = try SimulatedDevice.Configuration(options: [
+            "zephyr": "latest", "processing_us": "0", "reset_ms": "0", "boot_ms": "20", "buffers": "0",
+            "buf_count": "8",
+        ])
+        #expect(configuration.release == .latest)
+        #expect(configuration.requestProcessingTime == .zero)
+        #expect(configuration.resetDelay == .zero)
+        #expect(configuration.bootTime == .milliseconds(20))
+        #expect(!configuration.limitsBuffers)
+        #expect(configuration.bufferCount == 8)
+        #expect(try SimulatedDevice.Configuration(options: ["zephyr": "3.4"]).release == .v3_4)
+    }
+
     @Test(
         "bad options are refused with a message naming them",
         arguments: [
             ["images": "0"], ["images": "x"], ["mode": "swapish"], ["buf_size": "10"], ["colour": "red"],
-            ["version": "a.b"],
+            ["version": "a.b"], ["zephyr": "3.9"], ["reset_ms": "-1"],
         ]
     )
     func badOptions(options: [String: String]) {

@@ -1,5 +1,6 @@
 import Foundation
 import MCUboot
+import MCUmgr
 import SMPCBOR
 import SMPCore
 import SMPTestSupport
@@ -186,6 +187,8 @@ struct SimulatedDeviceTests {
                 _ = try SMPFrame(parsing: response)
             }
         }
+        // Some of the junk is a valid `os reset`: let an announced reboot finish first.
+        await device.waitUntilAnswering()
         let echo = await device.handle(Self.frame(group: 0, command: 0, payload: CBORWriter.encode(["d": "alive"])))
         #expect(try echo.first.map { try Self.payload($0)["r"] } == "alive")
     }
@@ -234,6 +237,8 @@ struct SimulatedDeviceTests {
             sequence: 50
         )
         #expect(try await client.raw(lost.bytes, timeout: .milliseconds(300)) == nil)
+        // The device boots again and is silent until it is up.
+        await client.device.waitUntilAnswering()
         // After the reboot the device has no session: a chunk mid-way gets off 0.
         let after = try await client.send(ImageManagement.Upload(offset: 512, data: Data(image[512..<1024])))
         #expect(after.offset == 0)
@@ -248,9 +253,84 @@ struct SimulatedDeviceTests {
         _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
         await client.device.inject(.powerLoss(.duringSwap))
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
         let states = await client.device.imageStates
         #expect(states.first { $0.isActive }?.version == "2.0.0")
         #expect(await client.device.bootCount == 3)
+    }
+
+    /// Longer than any test runs: what must not happen within it does not, however slow the
+    /// machine.
+    static let never = Duration.seconds(3600)
+
+    @Test("os reset is answered and the device runs on for the reset delay, answering")
+    func resetDelay() async throws {
+        let device = SimulatedDevice(configuration: .init(resetDelay: Self.never))
+        var client = try await TestClient(device)
+        _ = try await client.send(OSManagement.Reset())
+        #expect(try await client.send(OSManagement.Echo(text: "still up")).text == "still up")
+        #expect(await device.bootCount == 1)
+        #expect(await device.isRunning)
+        // A power cycle (or the reset button) meanwhile reboots at once.
+        await device.reset()
+        #expect(await device.bootCount == 2)
+    }
+
+    @Test("after the reset delay the device reboots; waitUntilAnswering returns once it is back")
+    func rebootAfterReset() async throws {
+        var client = try await TestClient()
+        _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.bootCount == 2)
+        #expect(try await client.send(OSManagement.Echo(text: "back")).text == "back")
+        // Nothing more is announced: waiting again returns at once, with no second reboot.
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.bootCount == 2)
+    }
+
+    @Test("while the device boots it answers nothing")
+    func silentWhileBooting() async throws {
+        let device = SimulatedDevice(configuration: .init(bootTime: Self.never))
+        let echo = Self.frame(group: 0, command: 0, payload: CBORWriter.encode(["d": "up?"]))
+        await device.reset()
+        #expect(await device.bootCount == 2)
+        #expect(await device.handle(echo).isEmpty)
+        #expect(await device.receive(echo) { _ in Issue.record("answered while booting") } == false)
+    }
+
+    @Test("reset() reboots at once; waitUntilAnswering returns once the boot time is over")
+    func powerCycle() async throws {
+        let device = SimulatedDevice()
+        let echo = Self.frame(group: 0, command: 0, payload: CBORWriter.encode(["d": "up?"]))
+        await device.reset()
+        #expect(await device.bootCount == 2)
+        await device.waitUntilAnswering()
+        #expect(try Self.payload(#require(await device.handle(echo).first))["r"] == "up?")
+        #expect(await device.bootCount == 2)
+    }
+
+    @Test("legacy return codes: every success answer carries rc 0, and the error answers are unchanged")
+    func legacyReturnCodes() async throws {
+        let device = SimulatedDevice(configuration: .init(legacyReturnCodes: true))
+        let echo = try Self.payload(
+            #require(
+                await device.handle(Self.frame(group: 0, command: 0, payload: CBORWriter.encode(["d": "x"]))).first
+            )
+        )
+        #expect(echo["r"] == "x")
+        #expect(echo["rc"] == 0)
+        let params = try Self.payload(
+            #require(await device.handle(Self.frame(group: 0, command: 6, operation: 0)).first)
+        )
+        #expect(params["rc"] == 0)
+        let unknown = try Self.payload(#require(await device.handle(Self.frame(group: 0, command: 99)).first))
+        #expect(unknown["rc"] == 8)
+        // Without the option (the default) a success answer has no rc.
+        let plain = try Self.payload(
+            #require(await SimulatedDevice().handle(Self.frame(group: 0, command: 6, operation: 0)).first)
+        )
+        #expect(plain["rc"] == nil)
+        #expect(plain["buf_count"] == 4)
     }
 
     @Test("dropped requests get no answer")
@@ -285,6 +365,8 @@ struct SimulatedDeviceTests {
         #expect(try await client.send(SettingsManagement.Read(name: "app/name")).value == Data("sim".utf8))
         #expect(try await client.send(FileManagement.Status(name: "/lfs1/keep.txt")).length == 4)
         _ = try await client.send(OSManagement.Reset())
+        // The swap happens, and is saved, when the device actually reboots.
+        await client.device.waitUntilAnswering()
         let restarted = SimulatedDevice(configuration: configuration)
         #expect(await restarted.imageStates.first { $0.isActive }?.version == "2.0.0")
     }

@@ -151,13 +151,26 @@ final class FrameCollector: @unchecked Sendable {
         return frames.isEmpty ? nil : frames.removeFirst()
     }
 
+    /// Frames received and not yet taken, without waiting.
+    var pendingCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return frames.count
+    }
+
     /// The next frame, waiting up to `timeout`.
+    ///
+    /// The timeout counts 1 ms waits, not time on the clock: other suites run peer tools
+    /// synchronously on the few cooperative threads, which can stall every task for seconds.
+    /// Such a stall costs one wait here, so an answer that is on its way is still taken; each
+    /// wait lasts at least 1 ms, so silence is never declared sooner than `timeout`.
     func next(timeout: Duration) async -> [UInt8]? {
-        let deadline = ContinuousClock.now + timeout
+        var waited = Duration.zero
         while true {
             if let frame = take() { return frame }
-            if ContinuousClock.now >= deadline { return nil }
+            if waited >= timeout { return nil }
             try? await Task.sleep(for: .milliseconds(1))
+            waited += .milliseconds(1)
         }
     }
 }

@@ -164,7 +164,9 @@ struct EveryCommandRoundTripTests {
     ]
 
     static func withLink<T>(_ link: Link, _ body: (SMPClient) async throws -> T) async throws -> T {
-        let device = SimulatedDevice(configuration: .init(bufferSize: 1024))
+        // With the optional SHA-256 file hash built in, so that every command has a success
+        // answer to carry (the default, observed build has crc32 only).
+        let device = SimulatedDevice(configuration: .init(bufferSize: 1024, fileHashSHA256: true))
         let transport: any SMPTransport
         var stopServer: @Sendable () async -> Void = {}
         switch link {

@@ -49,7 +49,7 @@ struct FileSystemHandlerTests {
         _ = try await client.send(FileManagement.Close())
     }
 
-    @Test("hash: crc32 by default, sha256 on request, with off and len")
+    @Test("hash: crc32 only by default (as observed); sha256 and unknown types are CHECKSUM_HASH_NOT_FOUND")
     func hash() async throws {
         var client = try await TestClient()
         let content = Array("123456789".utf8)
@@ -58,6 +58,27 @@ struct FileSystemHandlerTests {
         #expect(crc.type == .crc32)
         #expect(crc.output == .checksum(0xCBF4_3926))
         #expect(crc.length == 9)
+        let part = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .crc32, offset: 2, length: 3))
+        // zlib.crc32(b"345")
+        #expect(part.output == .checksum(0x34F5_B50F))
+        #expect(part.offset == 2)
+        for type in ["sha256", "md5"] {
+            let refused = await deviceError {
+                _ = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .init(rawValue: type)))
+            }
+            #expect(refused?.matches(FileManagement.ReturnCode.checksumHashNotFound) == true, "\(type)")
+        }
+        let types = try await client.send(FileManagement.SupportedHashTypes())
+        #expect(types.types.names == ["crc32"])
+        #expect(types.types["crc32"]?.size == 4)
+    }
+
+    @Test("hash: with CONFIG_MCUMGR_GRP_FS_HASH_SHA256, sha256 on request, with off and len, and listed")
+    func hashSHA256() async throws {
+        var client = try await TestClient(configuration: .init(fileHashSHA256: true))
+        let content = Array("123456789".utf8)
+        try await Self.upload(&client, "/lfs1/check", content)
+        #expect(try await client.send(FileManagement.Hash(name: "/lfs1/check")).type == .crc32)
         let sha = try await client.send(FileManagement.Hash(name: "/lfs1/check", type: .sha256, offset: 2, length: 3))
         #expect(sha.output == .digest(Data(ImageHashAlgorithm.sha256.hash(Array("345".utf8)))))
         #expect(sha.offset == 2)

@@ -57,6 +57,8 @@ struct OSHandlerTests {
     func reset() async throws {
         var client = try await TestClient()
         _ = try await client.send(OSManagement.Reset(force: true, bootMode: 1))
+        // Zephyr reboots after its reset delay, not while answering.
+        await client.device.waitUntilAnswering()
         #expect(await client.device.bootCount == 2)
         #expect(await client.device.lastBootMode == 1)
         // The smp package sends force as an integer; Zephyr ignores what it cannot decode.
@@ -68,7 +70,11 @@ struct OSHandlerTests {
         var client = try await TestClient(configuration: .init(rejectResetUnlessForced: true))
         let error = await deviceError { _ = try await client.send(OSManagement.Reset()) }
         #expect(error?.returnCode == .busy)
+        // A refused reset schedules no reboot: waiting for one returns with the device unbooted.
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.bootCount == 1)
         _ = try await client.send(OSManagement.Reset(force: true))
+        await client.device.waitUntilAnswering()
         #expect(await client.device.bootCount == 2)
     }
 
@@ -106,7 +112,10 @@ struct OSHandlerTests {
         #expect(v1?.returnCode == .invalidValue)
     }
 
-    @Test("bootloader info: name, mode, no-downgrade, unknown query", arguments: BootloaderMode.allCases)
+    @Test(
+        "bootloader info: name, mode, no-downgrade, unknown query",
+        arguments: BootloaderMode.allCases.filter { $0 != BootloaderMode.none }
+    )
     func bootloaderInfo(mode: BootloaderMode) async throws {
         var client = try await TestClient(
             configuration: .init(bootloaderMode: mode, downgradePrevention: mode == .overwriteOnly)
@@ -114,9 +123,33 @@ struct OSHandlerTests {
         #expect(try await client.send(OSManagement.BootloaderInfo()).bootloader == "MCUboot")
         let answer = try await client.send(OSManagement.BootloaderInfo(query: "mode"))
         #expect(answer.mode?.rawValue == mode.mcubootModeValue)
-        #expect(answer.noDowngrade == (mode == .overwriteOnly ? true : nil))
+        // DirectXIP always boots the highest version, so Zephyr selects no-downgrade for it;
+        // the other modes report it only when built with downgrade prevention.
+        #expect(answer.noDowngrade == (mode == .overwriteOnly || mode.isDirectXIP ? true : nil))
         let error = await deviceError { _ = try await client.send(OSManagement.BootloaderInfo(query: "colour")) }
         #expect(error?.matches(OSManagement.ReturnCode.queryYieldsNoAnswer) == true)
+    }
+
+    @Test(
+        "bootloader info reports no-downgrade for swap and overwrite modes only when built with downgrade prevention",
+        arguments: [BootloaderMode.swapUsingScratch, .swapUsingMove, .swapUsingOffset, .overwriteOnly],
+        [false, true]
+    )
+    func noDowngradeFollowsTheBuild(mode: BootloaderMode, prevention: Bool) async throws {
+        var client = try await TestClient(configuration: .init(bootloaderMode: mode, downgradePrevention: prevention))
+        let answer = try await client.send(OSManagement.BootloaderInfo(query: "mode"))
+        #expect(answer.noDowngrade == (prevention ? true : nil))
+    }
+
+    @Test("without a bootloader, bootloader info does not exist (ENOTSUP), for every query")
+    func noBootloaderInfoWithoutABootloader() async throws {
+        var client = try await TestClient(configuration: .init(bootloaderMode: .none))
+        for query in [nil, "mode", "colour"] as [String?] {
+            let error = await deviceError { _ = try await client.send(OSManagement.BootloaderInfo(query: query)) }
+            #expect(error?.returnCode == .notSupported, "query \(query ?? "none")")
+        }
+        let v1 = await deviceError { _ = try await client.send(OSManagement.BootloaderInfo(), version: .v1) }
+        #expect(v1?.returnCode == .notSupported)
     }
 
     @Test("console echo control is not supported by Zephyr")

@@ -16,6 +16,8 @@ struct SettingsHandlerTests {
         _ = try await client.send(SettingsManagement.Save(name: "app"))
         _ = try await client.send(SettingsManagement.Commit())
         _ = try await client.send(OSManagement.Reset())
+        // The device reboots after its reset delay; settings are reloaded from storage then.
+        await client.device.waitUntilAnswering()
         #expect(try await client.send(SettingsManagement.Read(name: "app/a")).value == Data([1, 2, 3]))
         let lost = await deviceError { _ = try await client.send(SettingsManagement.Read(name: "other/b")) }
         #expect(lost?.matches(SettingsManagement.ReturnCode.keyNotFound) == true)

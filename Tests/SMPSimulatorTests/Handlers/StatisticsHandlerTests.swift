@@ -6,19 +6,44 @@ import Testing
 
 @Suite("StatisticsHandler")
 struct StatisticsHandlerTests {
-    @Test("lists groups and reads one; an unknown group is INVALID_GROUP; a missing name EINVAL")
+    @Test("lists groups and reads one; success answers carry rc 0 in 3.4 only; a missing name is EINVAL")
     func statistics() async throws {
         var client = try await TestClient()
         #expect(try await client.send(StatisticsManagement.ListGroups()).groups == ["smp_svr_stats", "mcumgr"])
         let data = try await client.send(StatisticsManagement.GroupData(name: "smp_svr_stats"))
         #expect(data.name == "smp_svr_stats")
         #expect(data.fields.names == ["ticks"])
+        // Zephyr 3.4's statistics handlers write "rc": 0 into their success answers (observed).
+        #expect(try await client.payload(StatisticsManagement.ListGroups())["rc"] == 0)
+        #expect(try await client.payload(StatisticsManagement.GroupData(name: "mcumgr"))["rc"] == 0)
+        #expect(try await client.payload(group: .statistics, command: 0, operation: .read, [:])["rc"] == 3)
+
+        var latest = try await TestClient(configuration: .init(release: .latest))
+        #expect(try await latest.payload(StatisticsManagement.ListGroups())["rc"] == nil)
+        #expect(try await latest.payload(StatisticsManagement.GroupData(name: "mcumgr"))["rc"] == nil)
+    }
+
+    @Test("Zephyr 3.4: a missing group is INVALID_STAT_NAME in group 63 (its bug); v1 clients get EUNKNOWN")
+    func missingGroupInZephyr34() async throws {
+        var client = try await TestClient()
+        let v2 = try await client.payload(StatisticsManagement.GroupData(name: "nope"))
+        #expect(v2["err"]?["group"] == 63)
+        #expect(v2["err"]?["rc"] == 3)
+        // Group 63's translation table has no entry for rc 3, so the original protocol says EUNKNOWN.
+        let v1 = await deviceError {
+            _ = try await client.send(StatisticsManagement.GroupData(name: "nope"), version: .v1)
+        }
+        #expect(v1?.returnCode == .unknown)
+    }
+
+    @Test("newer Zephyr: a missing group is INVALID_STAT_NAME in the statistics group; v1 clients get ENOENT")
+    func missingGroupInLatestZephyr() async throws {
+        var client = try await TestClient(configuration: .init(release: .latest))
         let error = await deviceError { _ = try await client.send(StatisticsManagement.GroupData(name: "nope")) }
-        #expect(error?.matches(StatisticsManagement.ReturnCode.invalidGroup) == true)
+        #expect(error?.matches(StatisticsManagement.ReturnCode.invalidStatName) == true)
         let v1 = await deviceError {
             _ = try await client.send(StatisticsManagement.GroupData(name: "nope"), version: .v1)
         }
         #expect(v1?.returnCode == .noEntry)
-        #expect(try await client.payload(group: .statistics, command: 0, operation: .read, [:])["rc"] == 3)
     }
 }

@@ -13,6 +13,7 @@ struct ZephyrBasicHandlerTests {
         _ = try await client.send(SettingsManagement.Save())
         _ = try await client.send(ZephyrBasicManagement.EraseStorage())
         _ = try await client.send(OSManagement.Reset())
+        await client.device.waitUntilAnswering()
         let error = await deviceError { _ = try await client.send(SettingsManagement.Read(name: "x")) }
         #expect(error?.matches(SettingsManagement.ReturnCode.keyNotFound) == true)
     }

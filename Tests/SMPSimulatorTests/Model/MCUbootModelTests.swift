@@ -197,6 +197,134 @@ struct MCUbootModelTests {
         #expect(model.image(0, slot: 1) == nil)
     }
 
+    /// A model whose factory image (slot 0) has `version`.
+    static func model(_ mode: BootloaderMode, factory version: ImageVersion, noDowngrade: Bool) -> MCUbootModel {
+        MCUbootModel(
+            mode: mode,
+            imageCount: 1,
+            slotSize: 0x40000,
+            factoryImages: [FactoryImage.make(version: version)],
+            downgradePrevention: noDowngrade
+        )
+    }
+
+    /// Places an image of `version` in the secondary slot and marks it for test or for good.
+    static func request(
+        _ version: ImageVersion,
+        in model: inout MCUbootModel,
+        confirm: Bool
+    ) throws -> [UInt8] {
+        // Image number 7 gives the payload, and so the hash, its own bytes even at an equal version.
+        let update = FactoryImage.make(version: version, image: 7)
+        place(update, in: &model)
+        try model.setState(
+            hash: try #require(try MCUbootImage(bytes: update).hash),
+            confirm: confirm,
+            allowConfirmNonActive: true
+        ).get()
+        return update
+    }
+
+    static let upgradeModes: [BootloaderMode] = [.swapUsingScratch, .swapUsingMove, .swapUsingOffset, .overwriteOnly]
+
+    @Test(
+        "downgrade prevention erases an older secondary image at boot; the primary keeps running",
+        arguments: upgradeModes,
+        [false, true]
+    )
+    func downgradeIsErased(mode: BootloaderMode, confirm: Bool) throws {
+        var model = Self.model(mode, noDowngrade: true)
+        _ = try Self.request(ImageVersion(major: 0, minor: 9, revision: 9), in: &model, confirm: confirm)
+        model.boot()
+        #expect(model.isRunning)
+        #expect(model.activeSlots == [0])
+        #expect(Self.version(model, slot: 0) == "1.0.0")
+        #expect(model.flags(image: 0, slot: 0) == (pending: false, confirmed: true, active: true, permanent: false))
+        #expect(model.image(0, slot: 1) == nil)
+        #expect(model.slots[0][1] == .erased)
+        #expect(model.swapType(image: 0) == .none)
+        // Nothing comes back at the following boot either.
+        model.boot()
+        #expect(Self.version(model, slot: 0) == "1.0.0")
+    }
+
+    @Test("without downgrade prevention an older image is installed", arguments: upgradeModes)
+    func downgradeWithoutPrevention(mode: BootloaderMode) throws {
+        var model = Self.model(mode, noDowngrade: false)
+        _ = try Self.request(ImageVersion(major: 0, minor: 9, revision: 9), in: &model, confirm: true)
+        model.boot()
+        #expect(Self.version(model, slot: 0) == "0.9.9")
+    }
+
+    struct EqualVersions: Sendable, CustomStringConvertible {
+        var running: ImageVersion
+        var update: ImageVersion
+        var description: String { "\(running) → \(update)" }
+    }
+
+    /// MCUboot compares major.minor.revision only (without `MCUBOOT_VERSION_CMP_USE_BUILD_NUMBER`):
+    /// an image that differs only in its build number, even a lower one, is not older.
+    static let equalVersions: [EqualVersions] = [
+        EqualVersions(
+            running: ImageVersion(major: 1, minor: 2, revision: 3),
+            update: ImageVersion(major: 1, minor: 2, revision: 3)
+        ),
+        EqualVersions(
+            running: ImageVersion(major: 1, minor: 2, revision: 3, build: 9),
+            update: ImageVersion(major: 1, minor: 2, revision: 3, build: 1)
+        ),
+        EqualVersions(
+            running: ImageVersion(major: 1, minor: 2, revision: 3),
+            update: ImageVersion(major: 1, minor: 2, revision: 3, build: 4)
+        ),
+    ]
+
+    @Test(
+        "downgrade prevention allows an equal version; a different build number counts as equal",
+        arguments: upgradeModes,
+        equalVersions
+    )
+    func equalVersionIsInstalled(mode: BootloaderMode, versions: EqualVersions) throws {
+        var model = Self.model(mode, factory: versions.running, noDowngrade: true)
+        let update = try Self.request(versions.update, in: &model, confirm: true)
+        model.boot()
+        #expect(model.image(0, slot: 0)?.hash == (try MCUbootImage(bytes: update)).hash)
+        #expect(Self.version(model, slot: 0) == versions.update.description)
+    }
+
+    @Test(
+        "DirectXIP never erases an older image for downgrade prevention: it boots the higher version",
+        arguments: [BootloaderMode.directXIP, .directXIPWithRevert]
+    )
+    func directXIPKeepsAnOlderImage(mode: BootloaderMode) throws {
+        var model = Self.model(mode, noDowngrade: true)
+        let older = try Self.request(ImageVersion(major: 0, minor: 9, revision: 0), in: &model, confirm: false)
+        for _ in 0..<2 {
+            model.boot()
+            #expect(model.isRunning)
+            #expect(model.activeSlots == [0])
+            #expect(Self.version(model, slot: 0) == "1.0.0")
+            #expect(model.slots[0][1].data == older)
+        }
+    }
+
+    @Test("without a bootloader nothing swaps: a pending image stays pending across boots", arguments: [false, true])
+    func noBootloaderNeverSwaps(confirm: Bool) throws {
+        var model = Self.model(.none)
+        let update = try Self.request(ImageVersion(major: 2, minor: 0, revision: 0), in: &model, confirm: confirm)
+        let requested = model.flags(image: 0, slot: 1)
+        #expect(requested == (pending: true, confirmed: false, active: false, permanent: confirm))
+        for _ in 0..<3 {
+            model.boot()
+            #expect(model.isRunning)
+            #expect(model.activeSlots == [0])
+            #expect(Self.version(model, slot: 0) == "1.0.0")
+            #expect(model.slots[0][1].data == update)
+            #expect(model.flags(image: 0, slot: 1) == requested)
+            #expect(model.swapType(image: 0) == (confirm ? .permanent : .test))
+        }
+    }
+
     @Test("overwrite-only: the update is copied, confirmed, and the secondary slot is emptied")
     func overwrite() throws {
         var model = Self.model(.overwriteOnly)

@@ -125,6 +125,8 @@ struct SimulatedSerialServerTests {
         #expect(result.status == 0, "\(result.summary)")
         #expect(result.stdout.contains("echo over serial"))
         #expect(result.stdout.contains("DONE"))
+        // firmware_update resets the device at the end; the new image runs once it has rebooted.
+        await device.waitUntilAnswering()
         #expect(await device.imageStates.first { $0.isActive }?.version == "1.4.0")
         await server.stop()
     }
