@@ -103,6 +103,11 @@ extension MCUmgrCommand {
     static func describe(_ error: any Error) -> String {
         switch error {
         case let error as SMPDeviceError:
+            if let rc = error.returnCode, rc == .notSupported {
+                // Zephyr answers ENOTSUP for a group it was built without as for a command.
+                return "the device has no \(error.requestGroup.name) group, or not this command of it "
+                    + "(device error \(rc.rawValue) \(rc.name))"
+            }
             return "the device refused: \(error)"
         case let error as SMPTransportError where error.code == .timeout:
             return "\(error.message); check the connection and that the device runs an SMP server, or raise --timeout"

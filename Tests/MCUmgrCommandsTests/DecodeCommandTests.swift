@@ -28,7 +28,7 @@ struct DecodeCommandTests {
 
     @Test func showsTheErrorEnvelope() async {
         let result = await MCUmgrCommand.run(arguments: ["decode", "03 00 00 05 00 00 02 00 a1 62 72 63 08"])
-        #expect(result.stdout.contains("status: os error 8 ENOTSUP"))
+        #expect(result.stdout.contains("status: device error 8 ENOTSUP (not supported)"))
     }
 
     @Test func decodesSeveralFramesBackToBack() async {

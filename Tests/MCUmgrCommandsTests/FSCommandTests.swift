@@ -84,7 +84,7 @@ import Testing
 
     @Test func aMissingLocalFileIsNamed() async {
         let result = await CLI.sim("fs", "upload", "/nonexistent/file", "/lfs1/x")
-        #expect(result.status == 1)
+        #expect(result.status == 66)
         #expect(result.stderr.hasPrefix("error: cannot read /nonexistent/file: "))
     }
 

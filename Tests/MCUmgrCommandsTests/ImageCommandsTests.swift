@@ -92,8 +92,8 @@ import Testing
 
     @Test func uploadOfAMissingFileNamesIt() async {
         let result = await CLI.sim("image", "upload", "/nonexistent/app.bin")
-        #expect(result.status == 1)
-        #expect(result.stderr == "error: cannot read /nonexistent/app.bin: no such file, or not readable\n")
+        #expect(result.status == 66)
+        #expect(result.stderr == "error: cannot read /nonexistent/app.bin: No such file or directory\n")
     }
 
     @Test func uploadOptionsAreValidated() async {

@@ -26,7 +26,7 @@ import Testing
     @Test func anUnknownRoleIsRefused() async {
         let result = await CLI.sim("suit", "state", "0x99")
         #expect(result.status == 1)
-        #expect(result.stderr == "error: the device refused: suit error 5 ENOENT\n")
+        #expect(result.stderr == "error: the device refused: device error 5 ENOENT (no such entry)\n")
     }
 
     @Test func missingAndCleanup() async {

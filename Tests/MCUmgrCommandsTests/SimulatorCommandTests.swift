@@ -27,11 +27,40 @@ struct SimulatorCommandTests {
         "bad options are refused before anything is served",
         arguments: [
             ["--udp", "[::1:80"], ["--udp", "host:99999"], ["--framing", "hdlc", "--pty"], ["--mode", "sideways"],
-            ["--images", "0"], ["--baud", "5"], ["--slot-size", "big"], ["--key", "/no/such/key.pem"],
+            ["--images", "0"], ["--baud", "5"], ["--slot-size", "big"], ["--zephyr", "2.7"],
         ]
     )
     func validation(arguments: [String]) {
         #expect(throws: (any Error).self) { try SimulatorCommand.parse(arguments) }
+    }
+
+    /// What the simulator cannot serve is refused at start-up, in one line, with a non-zero
+    /// status: a key file it cannot read (66) or that holds no key (65), a state folder it cannot
+    /// write, an address another server holds (never two servers sharing a port).
+    @Test("start-up refuses what it cannot serve")
+    func startUpRefusals() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-start-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let notAKey = folder.appendingPathComponent("key.pem")
+        try Data("hello".utf8).write(to: notAKey)
+        let aFile = folder.appendingPathComponent("file")
+        try Data().write(to: aFile)
+        let held = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+        defer { held.close() }
+        let cases: [(arguments: [String], status: Int32, message: String)] = [
+            (["--key", "/no/such/key.pem"], 66, "error: cannot read /no/such/key.pem: No such file or directory"),
+            (["--key", notAKey.path], 65, "error: --key \(notAKey.path): "),
+            (["--state-dir", aFile.path], 1, "error: --state-dir: state folder \(aFile.path) is a file, not a folder"),
+            (["--udp", "127.0.0.1:\(held.localAddress.port)"], 1, "error: cannot serve: bind 127.0.0.1:"),
+        ]
+        for (arguments, status, message) in cases {
+            let result = await MCUmgrCommand.run(arguments: ["simulator"] + arguments)
+            #expect(result.status == status, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
     }
 
     #if !canImport(CoreBluetooth)

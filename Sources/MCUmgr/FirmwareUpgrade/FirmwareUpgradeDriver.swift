@@ -12,7 +12,7 @@ struct FirmwareUpgradeDriver {
     let continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation
     var machine: FirmwareUpgradeStateMachine
     var client: SMPClient?
-    private var shown = (state: FirmwareUpgrade.State.idle, plan: FirmwareUpgradePlan?.none, warnings: 0)
+    private var shown = (states: 0, plan: FirmwareUpgradePlan?.none, warnings: 0)
     var uploadedBytes = 0
 
     init(
@@ -64,11 +64,12 @@ struct FirmwareUpgradeDriver {
 
     /// Emits what changed: the state, a new plan, new warnings.
     private mutating func report() {
-        if machine.state != shown.state {
-            continuation.yield(.stateChanged(from: shown.state, to: machine.state))
-            upgrade.logger.debug("upgrade state", metadata: ["from": "\(shown.state)", "to": "\(machine.state)"])
-            shown.state = machine.state
+        for (index, state) in machine.visited.enumerated().dropFirst(shown.states) {
+            let from = index == 0 ? FirmwareUpgrade.State.idle : machine.visited[index - 1]
+            continuation.yield(.stateChanged(from: from, to: state))
+            upgrade.logger.debug("upgrade state", metadata: ["from": "\(from)", "to": "\(state)"])
         }
+        shown.states = machine.visited.count
         for warning in machine.warnings.dropFirst(shown.warnings) { continuation.yield(.warning(warning)) }
         shown.warnings = machine.warnings.count
         if let plan = machine.plan, plan != shown.plan {

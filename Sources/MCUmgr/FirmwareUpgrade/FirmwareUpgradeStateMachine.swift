@@ -131,7 +131,12 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     package let payload: UpgradePayload
 
     /// Where the upgrade is.
-    package internal(set) var state: FirmwareUpgrade.State = .idle
+    package internal(set) var state: FirmwareUpgrade.State = .idle {
+        didSet { if state != oldValue { visited.append(state) } }
+    }
+    /// Every state entered, in order (one input may pass through several, e.g. verifying on its
+    /// way to confirming); the driver shows each once.
+    package private(set) var visited: [FirmwareUpgrade.State] = []
     /// The current plan, once made.
     package private(set) var plan: FirmwareUpgradePlan?
     /// Index of the step in progress.

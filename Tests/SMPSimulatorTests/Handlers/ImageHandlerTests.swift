@@ -204,8 +204,6 @@ struct ImageHandlerTests {
         var name: String
         var request: CBOR
         var code: ImageManagement.ReturnCode
-        /// Where the simulator is known to answer differently from the observed server.
-        var knownIssue: Comment?
         var description: String { name }
     }
 
@@ -253,10 +251,7 @@ struct ImageHandlerTests {
         FirstChunkRefusal(
             name: "len larger than the slot, with the right magic and zeros elsewhere",
             request: ["off": 0, "len": tooLarge, "data": .byteString(blankHeader)],
-            code: .invalidImageTooLarge,
-            knownIssue: """
-                the simulator parses the whole header and refuses ih_hdr_size 0 as a bad magic (23);                 Zephyr checks the magic only
-                """
+            code: .invalidImageTooLarge
         ),
     ]
 
@@ -269,12 +264,7 @@ struct ImageHandlerTests {
         try #require(responses.count == 1)
         let answer = try SMPFrame(parsing: responses[0]).payloadValue()
         #expect(answer["err"]?["group"] == 1)
-        if let knownIssue = refusal.knownIssue {
-            // Fails loudly once the simulator is fixed, so that this marking is removed.
-            withKnownIssue(knownIssue) { #expect(answer["err"]?["rc"] == CBOR(refusal.code.rawValue)) }
-        } else {
-            #expect(answer["err"]?["rc"] == CBOR(refusal.code.rawValue))
-        }
+        #expect(answer["err"]?["rc"] == CBOR(refusal.code.rawValue))
         // A refused first chunk opens no upload.
         #expect(await device.uploadSession == nil)
     }

@@ -118,7 +118,7 @@ struct OSHandlerTests {
     )
     func bootloaderInfo(mode: BootloaderMode) async throws {
         var client = try await TestClient(
-            configuration: .init(bootloaderMode: mode, downgradePrevention: mode == .overwriteOnly)
+            configuration: .init(release: .latest, bootloaderMode: mode, downgradePrevention: mode == .overwriteOnly)
         )
         #expect(try await client.send(OSManagement.BootloaderInfo()).bootloader == "MCUboot")
         let answer = try await client.send(OSManagement.BootloaderInfo(query: "mode"))
@@ -136,9 +136,22 @@ struct OSHandlerTests {
         [false, true]
     )
     func noDowngradeFollowsTheBuild(mode: BootloaderMode, prevention: Bool) async throws {
-        var client = try await TestClient(configuration: .init(bootloaderMode: mode, downgradePrevention: prevention))
+        var client = try await TestClient(
+            configuration: .init(release: .latest, bootloaderMode: mode, downgradePrevention: prevention)
+        )
         let answer = try await client.send(OSManagement.BootloaderInfo(query: "mode"))
         #expect(answer.noDowngrade == (prevention ? true : nil))
+    }
+
+    /// Zephyr before 3.7 never sent no-downgrade (its check lacked the `CONFIG_` prefix), whatever
+    /// the build: the observed 3.4 default says nothing even where MCUboot refuses downgrades.
+    @Test(
+        "Zephyr 3.4 never reports no-downgrade",
+        arguments: [BootloaderMode.swapUsingMove, .overwriteOnly, .directXIP, .directXIPWithRevert]
+    )
+    func noDowngradeIsNotReportedBy34(mode: BootloaderMode) async throws {
+        var client = try await TestClient(configuration: .init(bootloaderMode: mode, downgradePrevention: true))
+        #expect(try await client.send(OSManagement.BootloaderInfo(query: "mode")).noDowngrade == nil)
     }
 
     @Test("without a bootloader, bootloader info does not exist (ENOTSUP), for every query")
