@@ -163,7 +163,13 @@ enum ImageCommands {
             let sha256 = Data(ImageHashAlgorithm.sha256.hash(chosen.data))
             let version = chosen.version.map { "\($0)" } ?? "?"
             let hash = Hex.encode(chosen.hash)
-            let upload = ImageUpload(data: chosen.data, image: target, upgrade: upgrade, sha256: sha256)
+            let upload = ImageUpload(
+                data: chosen.data,
+                image: target,
+                upgrade: upgrade,
+                sha256: sha256,
+                imageHash: chosen.hash
+            )
             let options = TransferOptions(window: window, alignment: alignment)
             let start: JSONValue = .object([
                 ("event", .string("start")), ("file", .string(chosen.fileName)), ("image", .int(Int64(target))),

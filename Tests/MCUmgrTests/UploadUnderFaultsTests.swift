@@ -1,4 +1,5 @@
 import Foundation
+import MCUboot
 import MCUmgr
 import SMPCore
 import SMPSimulator
@@ -10,17 +11,18 @@ import Testing
 struct UploadUnderFaultsTests {
     static let size = 1 << 20
 
-    /// A file that passes Zephyr's first-chunk checks (an MCUboot header: magic, 0x200-byte
-    /// header, payload size) followed by a pattern. Only uploaded, never booted.
-    static let file: Data = {
-        var bytes = [UInt8](repeating: 0, count: size)
-        let payload = UInt32(size - 0x200)
-        bytes.replaceSubrange(0..<4, with: [0x3d, 0xb8, 0xf3, 0x96])
-        bytes.replaceSubrange(8..<10, with: [0x00, 0x02])
-        bytes.replaceSubrange(12..<16, with: (0..<4).map { UInt8(truncatingIfNeeded: payload >> ($0 * 8)) })
-        for index in 0x200..<size { bytes[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 9) }
-        return Data(bytes)
-    }()
+    /// A 1 MiB MCUboot image (header, a patterned payload, a SHA-256 TLV) that the device lists
+    /// once it is uploaded, so a finished upload whose last answer is lost is recognised. Only
+    /// uploaded, never booted.
+    static let file: Data = Data(
+        FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0), payloadSize: size - 0x200 - 40)
+    )
+
+    /// The image's hash TLV, as the device lists it.
+    static let hash: [UInt8] = (try? MCUbootImage(bytes: Array(file)))?.hash ?? []
+
+    /// The upload of ``file``.
+    static var upload: ImageUpload { ImageUpload(data: file, imageHash: hash) }
 
     static func device(faults: [Fault], seed: UInt64 = 7) async -> SimulatedDevice {
         var configuration = SimulatedDevice.Configuration(slotSize: 0x20_0000, seed: seed)
@@ -68,7 +70,7 @@ struct UploadUnderFaultsTests {
     func uploadCompletesAndTheSlotEqualsTheFile(_ faults: [Fault], _ window: Int) async throws {
         let device = await Self.device(faults: faults)
         let client = try await Self.client(device)
-        let progress = try await client.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+        let progress = try await client.uploadAndWait(Self.upload, options: .init(window: window))
         #expect(progress.bytesConfirmed == Self.size)
         let slot = await Self.secondarySlot(device)
         #expect(slot.count >= Self.size)
@@ -87,14 +89,14 @@ struct UploadUnderFaultsTests {
         let timeout = Duration.seconds(5)
         let first = try await Self.client(device, counter: counter, timeout: timeout)
         await #expect(throws: SMPTransportError(.disconnected)) {
-            try await first.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+            try await first.uploadAndWait(Self.upload, options: .init(window: window))
         }
         await device.setFaults(.none)
         let second = try await Self.client(device, counter: counter, timeout: timeout)
         // The frame size follows the device's buf_size, read once per connection.
         try await second.loadParameters()
         let frame = await second.maximumFrameSize
-        try await second.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+        try await second.uploadAndWait(Self.upload, options: .init(window: window))
         // Every data byte that crossed the link, both attempts, minus the file: what was sent twice.
         let resent = counter.total - Self.size
         let inFlight = window ?? 3
@@ -108,11 +110,11 @@ struct UploadUnderFaultsTests {
         let device = await Self.device(faults: [.powerLoss(.duringUpload(atOffset: 300_000))])
         let client = try await Self.client(device)
         do {
-            try await client.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: 4))
+            try await client.uploadAndWait(Self.upload, options: .init(window: 4))
         } catch {
             // A power loss drops the link: reconnect and upload again, as a user would.
             let again = try await Self.client(device)
-            try await again.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: 4))
+            try await again.uploadAndWait(Self.upload, options: .init(window: 4))
         }
         #expect(Data((await Self.secondarySlot(device)).prefix(Self.size)) == Self.file)
     }
@@ -130,7 +132,7 @@ struct UploadUnderFaultsTests {
             try await client.uploadAndWait(wrong, options: .init(window: window))
         }
         // The right hash passes the same check.
-        try await client.uploadAndWait(ImageUpload(data: Self.file), options: .init(window: window))
+        try await client.uploadAndWait(Self.upload, options: .init(window: window))
 
         var configuration = SimulatedDevice.Configuration(slotSize: 0x20_0000)
         configuration.imageCheck = false

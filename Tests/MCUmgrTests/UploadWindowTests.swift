@@ -73,6 +73,21 @@ struct UploadWindowTests {
         #expect(!coveredMatters && pendingMatters)
     }
 
+    /// ENOMEM, EBUSY or silence on a chunk: it was not written, so nothing after it was either;
+    /// everything from it on is abandoned and sending starts again there.
+    @Test func aRefusedChunkAbandonsItAndWhatFollows() {
+        var window = started()
+        #expect(window.refused(start: 200) == [200, 300, 400])
+        #expect(window.next == 200)
+        #expect(window.inFlight.keys.sorted() == [100])
+        // A chunk refused after the device confirmed past it changes nothing.
+        _ = window.acknowledge(start: 100, deviceOffset: 200)
+        var ahead = started()
+        _ = ahead.acknowledge(start: 200, deviceOffset: 300)
+        #expect(ahead.refused(start: 100) == [])
+        #expect(ahead.next == 500)
+    }
+
     @Test func aDeviceAheadOfUsSkipsForward() {
         var window = started()
         #expect(window.acknowledge(start: 100, deviceOffset: 700) == .proceed(abandon: [200, 300, 400]))

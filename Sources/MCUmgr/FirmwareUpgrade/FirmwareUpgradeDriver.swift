@@ -114,9 +114,10 @@ struct FirmwareUpgradeDriver {
             case .readImageList:
                 return .imageList(try await connected().send(ImageManagement.StateRead()).images)
             case .upload(let image, let index):
-                let data = payload.images[index].data
-                let sha = Data(ImageHashAlgorithm.sha256.hash(data))
-                try await upload(ImageUpload(data: data, image: image, sha256: sha), image: image)
+                let chosen = payload.images[index]
+                let sha = Data(ImageHashAlgorithm.sha256.hash(chosen.data))
+                let upload = ImageUpload(data: chosen.data, image: image, sha256: sha, imageHash: chosen.hash)
+                try await self.upload(upload, image: image)
             case .uploadSUIT(let part):
                 try await uploadSUIT(part)
             case .eraseAppSettings:

@@ -344,6 +344,17 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case (_, .linkFailed(let cause)):
             return retryAfterLinkFailure(cause)
 
+        case (.testing, .deviceRefused(let refusal)), (.confirming, .deviceRefused(let refusal))
+        where refusal.matches(ImageManagement.ReturnCode.hashNotFound):
+            // The image to mark is gone: the bootloader erased it (a revert after a power loss,
+            // a failed validation).
+            return .fail(
+                error(
+                    .imageMissingAfterReset,
+                    "\(currentStep?.description ?? "the image") failed: the device no longer holds the image (the bootloader erased it)",
+                    refusal
+                )
+            )
         case (_, .deviceRefused(let refusal)):
             if bootloaderMode == nil && refusal.returnCode == .notSupported
                 && (state == .testing || state == .confirming)

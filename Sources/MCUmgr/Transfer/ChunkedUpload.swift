@@ -36,6 +36,13 @@ public protocol ChunkedUpload: Sendable {
     /// - Parameter response: the final answer.
     /// - Throws: when the device reports that what it received is not what was sent.
     func checkCompletion(_ response: Request.Response) throws
+
+    /// Whether the device already holds the whole upload. Asked when every byte was sent, the
+    /// answer to the last chunk was lost, and the device answers the repeated chunk with offset 0:
+    /// Zephyr ends a finished image upload session, so it cannot tell a finished upload from a
+    /// lost one. `false` uploads again from the start.
+    /// - Parameter client: the client, to ask the device.
+    func isComplete(on client: SMPClient) async -> Bool
 }
 
 extension ChunkedUpload {
@@ -44,6 +51,9 @@ extension ChunkedUpload {
 
     /// By default the final answer carries no verdict.
     public func checkCompletion(_ response: Request.Response) throws {}
+
+    /// By default nothing can tell: upload again.
+    public func isComplete(on client: SMPClient) async -> Bool { false }
 }
 
 /// An MCUboot image upload (image group, command 1).
@@ -56,14 +66,25 @@ public struct ImageUpload: ChunkedUpload {
     public let upgrade: Bool
     /// SHA-256 of the whole file: identifies the session so an interrupted upload resumes.
     public let sha256: Data
+    /// The image's hash as the device lists it (MCUboot's hash TLV), when the caller knows it: a
+    /// finished upload whose last answer was lost is then recognised in the image list instead
+    /// of being sent again.
+    public let imageHash: [UInt8]?
 
     /// Creates an image upload.
     /// - Parameters:
     ///   - data: the image file's bytes.
     ///   - image: the target image number.
     ///   - upgrade: refuse unless newer than the running image.
-    public init(data: Data, image: Int = 0, upgrade: Bool = false) {
-        self.init(data: data, image: image, upgrade: upgrade, sha256: Data(SHA256.hash(data: data)))
+    ///   - imageHash: the image's hash TLV, as the device will list it.
+    public init(data: Data, image: Int = 0, upgrade: Bool = false, imageHash: [UInt8]? = nil) {
+        self.init(
+            data: data,
+            image: image,
+            upgrade: upgrade,
+            sha256: Data(SHA256.hash(data: data)),
+            imageHash: imageHash
+        )
     }
 
     /// Creates an image upload with a SHA-256 the caller already computed.
@@ -72,11 +93,19 @@ public struct ImageUpload: ChunkedUpload {
     ///   - image: the target image number.
     ///   - upgrade: refuse unless newer than the running image.
     ///   - sha256: SHA-256 of `data`.
-    public init(data: Data, image: Int = 0, upgrade: Bool = false, sha256: Data) {
+    ///   - imageHash: the image's hash TLV, as the device will list it.
+    public init(data: Data, image: Int = 0, upgrade: Bool = false, sha256: Data, imageHash: [UInt8]? = nil) {
         self.data = data
         self.image = image
         self.upgrade = upgrade
         self.sha256 = sha256
+        self.imageHash = imageHash
+    }
+
+    /// The image list shows the image (by its hash TLV) in a slot of its image number.
+    public func isComplete(on client: SMPClient) async -> Bool {
+        guard let imageHash, let list = try? await client.send(ImageManagement.StateRead()) else { return false }
+        return list.images.contains { Int($0.imageNumber) == image && $0.hash.map(Array.init) == imageHash }
     }
 
     public func request(offset: Int, data chunk: Data, isFirst: Bool) -> ImageManagement.Upload {

@@ -315,6 +315,14 @@ extension SMPClient {
                         summarize(sent: sent, resumedAt: resumedAt)
                         return
                     case .restart:
+                        if state.sentEverything, await upload.isComplete(on: self) {
+                            // The last answer was lost and the device ended the finished session.
+                            logger.debug("the device holds the whole upload; its last answer was lost")
+                            let sent = sentBefore + state.bytesSent
+                            report(.progress(progress(total, sent)))
+                            summarize(sent: sent, resumedAt: resumedAt)
+                            return
+                        }
                         logger.debug("the device lost the upload session; opening it again")
                         restarts += 1
                         guard restarts <= options.maximumRestarts else {

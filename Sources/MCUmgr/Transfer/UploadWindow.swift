@@ -22,6 +22,8 @@ struct UploadWindow: Sendable {
     private(set) var next: Int
     private(set) var inFlight: [Int: Int] = [:]
     private(set) var bytesSent = 0
+    /// Every byte was sent at least once.
+    private(set) var sentEverything = false
 
     /// Starts after the session-opening chunk, from the offset the device returned.
     init(total: Int, deviceOffset: Int) {
@@ -41,6 +43,7 @@ struct UploadWindow: Sendable {
         inFlight[start] = start + size
         next += size
         bytesSent += size
+        if next >= total { sentEverything = true }
         return start
     }
 
