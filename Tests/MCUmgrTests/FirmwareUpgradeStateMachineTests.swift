@@ -323,6 +323,23 @@ import Testing
         #expect(error?.cause is SMPDeviceError)
     }
 
+    /// A confirm refused because the hash is gone (the bootloader erased the image after a power
+    /// loss) says the image is missing: an outcome, not a refusal.
+    @Test func aConfirmOfAnErasedImageSaysItIsMissing() {
+        var machine = Self.machine()
+        Self.run(
+            &machine,
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
+            ]
+        )
+        let gone = SMPDeviceError(.group(.image, 8), requestGroup: .image, command: 0)
+        let error = Self.failure(&machine, .deviceRefused(gone))
+        #expect(error?.code == .imageMissingAfterReset)
+        #expect(error?.code.category == .outcome)
+    }
+
     /// With no-downgrade reported, an older image is refused before anything is uploaded.
     @Test func anOlderImageOnADeviceThatRefusesDowngradesFailsBeforeUploading() {
         var machine = Self.machine(images: [Slots.image(Slots.b, version: "0.9.0")])

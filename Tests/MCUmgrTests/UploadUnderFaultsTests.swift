@@ -101,7 +101,9 @@ struct UploadUnderFaultsTests {
         let resent = counter.total - Self.size
         let inFlight = window ?? 3
         print("window \(inFlight): \(resent) data bytes sent twice around the disconnect (frames of \(frame) bytes)")
-        #expect(resent <= inFlight * frame)
+        // At most the chunks in flight when the link dropped, plus the resumed session's opening
+        // chunk (512 bytes the device discards when it resumes).
+        #expect(resent <= inFlight * frame + 512)
         #expect(Data((await Self.secondarySlot(device)).prefix(Self.size)) == Self.file)
         await second.close()
     }

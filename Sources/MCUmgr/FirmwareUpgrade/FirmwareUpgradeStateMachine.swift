@@ -344,8 +344,9 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case (_, .linkFailed(let cause)):
             return retryAfterLinkFailure(cause)
 
-        case (.testing, .deviceRefused(let refusal)), (.confirming, .deviceRefused(let refusal))
-        where refusal.matches(ImageManagement.ReturnCode.hashNotFound):
+        case (let marking, .deviceRefused(let refusal))
+        where (marking == .testing || marking == .confirming)
+            && refusal.matches(ImageManagement.ReturnCode.hashNotFound):
             // The image to mark is gone: the bootloader erased it (a revert after a power loss,
             // a failed validation).
             return .fail(
