@@ -202,12 +202,14 @@ enum ImageCommands {
                     .object([
                         ("event", .string("done")), ("image", .int(Int64(target))), ("version", .string(version)),
                         ("hash", .string(hash)), ("len", .int(Int64(chosen.data.count))),
+                        ("resent", .int(Int64(view.resentBytes))),
                         ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
                     ])
                 )
             } else {
+                let resent = view.resentBytes > 0 ? ", \(view.resentBytes) bytes sent again" : ""
                 Console.out(
-                    "uploaded \(TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed)); "
+                    "uploaded \(TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed))\(resent); "
                         + "next: mcumgr image test \(hash)"
                 )
             }

@@ -43,8 +43,19 @@ struct TransferProgressView {
         style = json ? .json : (Self.stderrIsTerminal ? .terminal : .lines)
     }
 
+    /// The last progress shown.
+    private(set) var lastProgress: TransferProgress?
+
+    /// Data bytes sent more than once (chunks the device refused, lost or ignored), counted
+    /// against what this run had to send.
+    var resentBytes: Int {
+        guard let lastProgress else { return 0 }
+        return max(0, lastProgress.bytesSent - (lastProgress.totalBytes - (resumedAt ?? 0)))
+    }
+
     /// Shows one progress update.
     mutating func update(_ progress: TransferProgress) {
+        lastProgress = progress
         switch style {
         case .json:
             // At most one object per percent, so a large transfer stays a readable stream.

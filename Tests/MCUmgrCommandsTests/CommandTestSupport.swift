@@ -1,4 +1,5 @@
 import Foundation
+import SMPPOSIX
 import SMPTestSupport
 import Testing
 
@@ -70,4 +71,34 @@ final class SimDevice: Sendable {
     func scratch(_ name: String) -> String { folder.appendingPathComponent("scratch-" + name).path }
 
     deinit { try? FileManager.default.removeItem(at: folder) }
+}
+
+/// A UDP port where something listens and never answers: a dead device. It counts the
+/// datagrams that reached it.
+final class SilentDevice: @unchecked Sendable {
+    // The socket is only read by `datagrams()`, after the command ended.
+    private let socket: UDPSocket
+
+    init() throws {
+        socket = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+    }
+
+    var url: String { "udp://127.0.0.1:\(socket.localAddress.port)" }
+
+    /// The datagrams that arrived (drained, waiting 10 ms for each).
+    func datagrams() throws -> Int {
+        var count = 0
+        while try socket.receive(timeout: .milliseconds(10)) != nil { count += 1 }
+        return count
+    }
+
+    deinit { socket.close() }
+}
+
+/// A UDP port where nothing listens: the host answers ICMP port unreachable.
+func closedUDPPort() throws -> String {
+    let socket = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+    let port = socket.localAddress.port
+    socket.close()
+    return "udp://127.0.0.1:\(port)"
 }

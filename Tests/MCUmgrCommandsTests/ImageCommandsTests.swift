@@ -1,5 +1,9 @@
 import Foundation
+import MCUboot
 import MCUmgrCommands
+import SMPCore
+import SMPPOSIX
+import SMPSimulator
 import Testing
 
 /// `mcumgr image list|upload|test|confirm|erase|slots` against the simulated device.
@@ -94,6 +98,48 @@ import Testing
         let result = await CLI.sim("image", "upload", "/nonexistent/app.bin")
         #expect(result.status == 66)
         #expect(result.stderr == "error: cannot read /nonexistent/app.bin: No such file or directory\n")
+    }
+
+    /// The observed failure at default settings, fixed: to a device over UDP with four buffers
+    /// (the observed server), an upload at default settings uses `buf_count − 1` and sends nothing
+    /// twice; forced to a window of 8 it runs the device out of buffers, adapts, completes, and
+    /// says how much it sent again — a bounded amount.
+    @Test func uploadsOverUDPAtDefaultSettingsAndWithAWindowForcedTooLarge() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 2048, bufferCount: 4))
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        let scratch = SimDevice()
+        let file = scratch.scratch("app-2.0.0.bin")
+        let image = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0), payloadSize: 200_000)
+        try Data(image).write(to: URL(fileURLWithPath: file))
+        let conn = "udp://127.0.0.1:\(server.localAddress.port)"
+
+        let plain = await CLI.run(["--conn", conn, "-v", "image", "upload", file])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(!plain.stdout.contains("sent again"), "\(plain.stdout)")
+        #expect(!plain.stderr.contains("adapting the window"), "\(plain.stderr)")
+        #expect(await device.requestsRefusedForBuffers == 0)
+
+        _ = await CLI.run(["--conn", conn, "image", "erase"])
+        let forced = await CLI.run(["--conn", conn, "-v", "image", "upload", file, "--window", "8"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.stderr.contains("adapting the window to the device"))
+        #expect(forced.stderr.contains("ran out of buffers (ENOMEM)"))
+        let line = try #require(CLI.lines(forced.stdout).first { $0.hasPrefix("uploaded ") })
+        let resent = try #require(
+            line.split(separator: ",").first { $0.contains("bytes sent again") }.flatMap {
+                Int($0.trimmingCharacters(in: .whitespaces).split(separator: " ")[0])
+            }
+        )
+        print("window forced to 8 over UDP: \(resent) bytes sent again for \(image.count)")
+        // Each round of back-pressure costs at most the window then in flight: 8 → 4 → 2 is 12
+        // chunks of 1448 data bytes (a 1472-byte datagram); a third round (→ 1) on a loaded
+        // machine adds 2 more. Anything beyond is not back-pressure.
+        #expect(resent > 0 && resent <= 14 * 1_448, "\(resent)")
+        #expect(await device.requestsRefusedForBuffers >= 1)
+        let states = await device.imageStates
+        #expect(states.contains { $0.slot == 1 && $0.version == "2.0.0" })
+        await server.stop()
     }
 
     @Test func uploadOptionsAreValidated() async {

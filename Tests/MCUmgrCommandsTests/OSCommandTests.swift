@@ -17,6 +17,32 @@ import Testing
         #expect(result.stdout == #"{"r":"hi"}"# + "\n")
     }
 
+    /// A dead device: `os echo` with `--timeout 1 --retries 1` sends its request twice (a small
+    /// request does not read the device's parameters first) and ends with the link status,
+    /// within what the options promise.
+    @Test func aSilentDeviceEndsWithinTheTimeoutTimesTheAttempts() async throws {
+        let silent = try SilentDevice()
+        let began = ContinuousClock.now
+        let result = await CLI.run(["--conn", silent.url, "--timeout", "1", "--retries", "1", "os", "echo", "hi"])
+        let elapsed = ContinuousClock.now - began
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("error: no answer to os command 0 after 2 attempts of 1.0 seconds"))
+        #expect(CLI.lines(result.stderr).count == 1)
+        #expect(try silent.datagrams() == 2)
+        // The promise is 2 s; the slack is for a loaded machine, not for a third attempt.
+        #expect(elapsed < .milliseconds(3500), "\(elapsed)")
+    }
+
+    /// A closed UDP port answers ICMP port unreachable: refused at once, with the link status.
+    @Test func aClosedPortIsRefusedAtOnce() async throws {
+        let url = try closedUDPPort()
+        let began = ContinuousClock.now
+        let result = await CLI.run(["--conn", url, "--timeout", "3", "os", "echo", "hi"])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("error: connection refused: nothing listens at \(url)"))
+        #expect(ContinuousClock.now - began < .seconds(3), "waited for a timeout instead")
+    }
+
     @Test func paramsShowsBufferSizeAndCount() async throws {
         let result = await CLI.run(["os", "params", "--conn", "sim://?buf_size=384&buf_count=2"])
         #expect(result.status == 0, "\(result.stderr)")

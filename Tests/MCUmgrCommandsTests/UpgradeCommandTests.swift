@@ -82,6 +82,30 @@ import Testing
         }
     }
 
+    /// A dead device: the upgrade ends at its first request (the parameters, sent twice with
+    /// `--retries 1`), before anything else, with the link status.
+    @Test func aSilentDeviceEndsTheUpgradeAtTheFirstRequest() async throws {
+        let silent = try SilentDevice()
+        let began = ContinuousClock.now
+        let result = await CLI.run(
+            ["--conn", silent.url, "--timeout", "1", "--retries", "1", "upgrade", Self.example]
+        )
+        let elapsed = ContinuousClock.now - began
+        #expect(result.status == 2)
+        #expect(CLI.lines(result.stderr).last?.contains("the device does not answer") == true)
+        #expect(try silent.datagrams() == 2)
+        #expect(elapsed < .milliseconds(3500), "\(elapsed)")
+    }
+
+    @Test func aClosedPortEndsTheUpgradeAtOnce() async throws {
+        let url = try closedUDPPort()
+        let began = ContinuousClock.now
+        let result = await CLI.run(["--conn", url, "upgrade", Self.example])
+        #expect(result.status == 2)
+        #expect(CLI.lines(result.stderr).last?.contains("nothing listens at \(url)") == true)
+        #expect(ContinuousClock.now - began < .seconds(3), "waited for a timeout instead")
+    }
+
     @Test func aMissingFileIsOneLineOnStderr() async {
         let result = await CLI.sim("upgrade", "/nonexistent/app.bin")
         #expect(result.status != 0)

@@ -32,18 +32,11 @@ enum BLEHarness {
         SimulatedBLEPeripheral(profile: profile, settle: .zero)
     }
 
-    /// A peripheral whose device reboots as soon as it has answered `os reset` and is back at
-    /// once. The upgrade tests here are about the link (dropped at the reset, reconnected);
-    /// the upgrade engine's handling of Zephyr's reset delay and boot time is being rewritten
-    /// and is tested with the engine.
-    static func peripheralRebootingAtOnce(_ profile: BLELinkProfile) -> SimulatedBLEPeripheral {
+    /// A peripheral whose device has the observed reset timing: it answers `os reset`, runs on
+    /// for 250 ms, reboots (the link drops) and is back after about a second.
+    static func peripheralWithObservedResetTiming(_ profile: BLELinkProfile) -> SimulatedBLEPeripheral {
         let device = SimulatedDevice(
-            configuration: .init(
-                bufferSize: profile.deviceBufferSize,
-                bufferCount: profile.deviceBufferCount,
-                resetDelay: .zero,
-                bootTime: .zero
-            )
+            configuration: .init(bufferSize: profile.deviceBufferSize, bufferCount: profile.deviceBufferCount)
         )
         return SimulatedBLEPeripheral(profile: profile, device: device, settle: .zero)
     }
@@ -219,14 +212,13 @@ enum BLEHarness {
     /// link), reconnect, confirm, verify — on the slow legacy profile and the reassembly one.
     @Test(arguments: [BLELinkProfile.legacy, .reassembly])
     func testAndConfirmUpgrade(profile: BLELinkProfile) async throws {
-        let peripheral = BLEHarness.peripheralRebootingAtOnce(profile)
+        let peripheral = BLEHarness.peripheralWithObservedResetTiming(profile)
         let image = try BLEHarness.image(size: 10_000)
         let package = FirmwarePackage.Image(try MCUbootImage(bytes: Array(image.data)), imageIndex: 0, slot: 1)
         let upgrade = FirmwareUpgrade(
             transport: GATTTransport.simulated(peripheral),
             configuration: .init(
                 mode: .testAndConfirm,
-                window: 4,
                 firstChunkTimeout: .seconds(2),
                 probeTimeout: .milliseconds(300),
                 reconnectTimeout: .seconds(10),
@@ -244,9 +236,39 @@ enum BLEHarness {
         #expect(await peripheral.connectionCount >= 2)
     }
 
+    /// The window follows the device over BLE as over UDP: the default (`buf_count − 1`) sends
+    /// nothing twice; a window forced beyond the device's buffers adapts and still completes.
+    @Test(arguments: [nil, 8] as [Int?])
+    func theWindowAdaptsToTheDevicesBuffers(window: Int?) async throws {
+        let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, buffer: 1024))
+        let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: BLEHarness.client)
+        let image = try BLEHarness.image(size: 40_000)
+        var changes: [WindowChange] = []
+        var last: TransferProgress?
+        for try await event in client.upload(ImageUpload(data: image.data), options: .init(window: window)) {
+            switch event {
+            case .windowChanged(let change): changes.append(change)
+            case .progress(let progress): last = progress
+            default: break
+            }
+        }
+        #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))
+        let sentAgain = (last?.bytesSent ?? 0) - image.data.count
+        if window == nil {
+            #expect(changes.isEmpty, "\(changes)")
+            #expect(sentAgain == 0)
+            #expect(await peripheral.device.requestsRefusedForBuffers == 0)
+        } else {
+            print("BLE, window forced to 8: \(changes.map(\.description)), \(sentAgain) bytes sent again")
+            #expect(changes.first?.from == 8)
+            #expect(changes.contains { $0.reason == .deviceOutOfBuffers || $0.reason == .noAnswer })
+        }
+        await client.close()
+    }
+
     /// The upgrade survives the link dropping in the middle of the upload.
     @Test func upgradeSurvivesADisconnectMidUpload() async throws {
-        let peripheral = BLEHarness.peripheralRebootingAtOnce(BLEHarness.profile(mtu: 247, buffer: 2475))
+        let peripheral = BLEHarness.peripheralWithObservedResetTiming(BLEHarness.profile(mtu: 247, buffer: 2475))
         await peripheral.inject(.disconnect(afterWrites: 30))
         let image = try BLEHarness.image(size: 30_000)
         let package = FirmwarePackage.Image(try MCUbootImage(bytes: Array(image.data)), imageIndex: 0, slot: 1)

@@ -321,3 +321,63 @@ struct ImgtoolImages {
 
     func remove() { try? FileManager.default.removeItem(at: folder) }
 }
+
+/// The reference's pipelining measurement (`zephyr-observed.md`): open an upload with a 512-byte
+/// first chunk and wait for its answer, then send N chunks of 1400 data bytes without waiting.
+/// On a device with four buffers: three are answered normally; with four the first is answered
+/// `{"rc": 2}` (ENOMEM) and the rest with the stale offset 512; a fifth gets no answer at all.
+enum BurstShape {
+    /// A device slow enough (100 ms a request) that every burst is in its buffers before the
+    /// first request is worked on, as on the observed server; four buffers of 2048 bytes.
+    static var configuration: SimulatedDevice.Configuration {
+        .init(bufferSize: 2048, bufferCount: 4, requestProcessingTime: .milliseconds(100))
+    }
+
+    /// An image long enough for the opening chunk and five more.
+    static let image = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0), payloadSize: 10_000)
+
+    /// The session-opening chunk (sequence 0).
+    static func opening() throws -> [UInt8] {
+        let sha = Data(ImageHashAlgorithm.sha256.hash(image))
+        let request = ImageManagement.Upload(
+            offset: 0,
+            data: Data(image.prefix(512)),
+            length: UInt64(image.count),
+            sha256: sha
+        )
+        return try SMPFrame.request(request, sequence: 0).bytes
+    }
+
+    /// Chunk `index` of the burst (sequence `index + 1`) at offset 512 + 1400 × index.
+    static func chunk(_ index: Int) throws -> [UInt8] {
+        let start = 512 + 1400 * index
+        let request = ImageManagement.Upload(offset: UInt64(start), data: Data(image[start..<start + 1400]))
+        return try SMPFrame.request(request, sequence: UInt8(index + 1)).bytes
+    }
+
+    /// What the answers to a burst of `count` must be, by sequence number: the payload map, or
+    /// `nil` for no answer.
+    static func expected(_ count: Int) -> [UInt8: CBOR?] {
+        var answers: [UInt8: CBOR?] = [:]
+        if count <= 3 {
+            for index in 0..<count { answers[UInt8(index + 1)] = ["off": CBOR(512 + 1400 * (index + 1))] }
+            return answers
+        }
+        answers[1] = ["rc": 2]
+        for index in 1..<4 { answers[UInt8(index + 1)] = ["off": 512] }
+        for index in 4..<count { answers[UInt8(index + 1)] = .some(nil) }
+        return answers
+    }
+
+    /// Checks received answers (payloads by sequence) against the reference.
+    static func check(_ received: [UInt8: CBOR], burst count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        for (sequence, expectation) in expected(count).sorted(by: { $0.key < $1.key }) {
+            if let payload = expectation {
+                #expect(received[sequence] == payload, "chunk \(sequence) of \(count)", sourceLocation: sourceLocation)
+            } else {
+                #expect(received[sequence] == nil, "chunk \(sequence) of \(count)", sourceLocation: sourceLocation)
+            }
+        }
+        #expect(Set(received.keys).isSubset(of: Set(expected(count).keys)), sourceLocation: sourceLocation)
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import MCUboot
+import SMPCBOR
 import SMPCore
 import SMPPOSIX
 import SMPTestSupport
@@ -39,6 +40,43 @@ struct SimulatedSerialServerTests {
         try port.write(framing == .console ? SerialFraming.encode(request) : request)
         let reply = try #require(try await Self.readFrame(port, framing: framing, timeout: .seconds(30)))
         #expect(try SMPFrame(parsing: reply).decodeResponse(to: OSManagement.Echo.self).text == "over the wire")
+        port.close()
+        await server.stop()
+    }
+
+    /// Every burst shape of the reference file over the pty (console framing): a packet takes a
+    /// buffer from its first line, so a fifth one finds none and is lost.
+    @Test("bursts of 3, 4 and 5 chunks are answered as the observed server answered them", arguments: [3, 4, 5])
+    func burstShapes(count: Int) async throws {
+        let device = SimulatedDevice(configuration: BurstShape.configuration)
+        let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: nil)
+        server.start()
+        let port = try SerialPort(path: server.slavePath, baudRate: nil)
+        try port.write(SerialFraming.encode(BurstShape.opening()))
+        let opened = try #require(try await Self.readFrame(port, framing: .console, timeout: .seconds(30)))
+        #expect(try SMPFrame(parsing: opened).payloadValue() == ["off": 512])
+        var burst: [UInt8] = []
+        for index in 0..<count { burst += try SerialFraming.encode(BurstShape.chunk(index)) }
+        try port.write(burst)
+        var answers: [UInt8: CBOR] = [:]
+        var decoder = SerialFrameDecoder()
+        var deadline = ContinuousClock.now + .seconds(30)
+        var quietAfter: ContinuousClock.Instant?
+        while ContinuousClock.now < (quietAfter ?? deadline) {
+            let bytes = try port.read(timeout: .milliseconds(1))
+            if bytes.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            for case .frame(let frame) in decoder.feed(bytes) {
+                let parsed = try SMPFrame(parsing: frame)
+                answers[parsed.header.sequence] = try parsed.payloadValue()
+            }
+            // Every expected answer is in: wait a moment for any that should not come.
+            if quietAfter == nil && answers.count >= min(count, 4) {
+                quietAfter = ContinuousClock.now + .milliseconds(400)
+                deadline = quietAfter ?? deadline
+            }
+        }
+        BurstShape.check(answers, burst: count)
+        #expect(await device.requestsDroppedForBuffers == max(0, count - 4))
         port.close()
         await server.stop()
     }

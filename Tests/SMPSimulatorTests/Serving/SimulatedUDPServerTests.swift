@@ -53,6 +53,34 @@ struct SimulatedUDPServerTests {
         await server.stop()
     }
 
+    /// Every burst shape of the reference file, byte for byte, over UDP.
+    @Test("bursts of 3, 4 and 5 chunks are answered as the observed server answered them", arguments: [3, 4, 5])
+    func burstShapes(count: Int) async throws {
+        let device = SimulatedDevice(configuration: BurstShape.configuration)
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        let client = try UDPSocket(connectingTo: "127.0.0.1", port: server.localAddress.port)
+        try client.send(BurstShape.opening())
+        let opened = try #require(try await receive(client, timeout: .seconds(30)))
+        #expect(try SMPFrame(parsing: opened.bytes).payloadValue() == ["off": 512])
+        for index in 0..<count { try client.send(BurstShape.chunk(index)) }
+        var answers: [UInt8: CBOR] = [:]
+        // Every answer the reference expects, then a moment for any that should not come.
+        while answers.count < min(count, 4), let datagram = try await receive(client, timeout: .seconds(30)) {
+            let frame = try SMPFrame(parsing: datagram.bytes)
+            answers[frame.header.sequence] = try frame.payloadValue()
+        }
+        if let extra = try await receive(client, timeout: .milliseconds(400)) {
+            let frame = try SMPFrame(parsing: extra.bytes)
+            answers[frame.header.sequence] = try frame.payloadValue()
+        }
+        BurstShape.check(answers, burst: count)
+        #expect(await device.requestsRefusedForBuffers == (count >= 4 ? 1 : 0))
+        #expect(await device.requestsDroppedForBuffers == max(0, count - 4))
+        client.close()
+        await server.stop()
+    }
+
     @Test("truncates datagrams above the MTU, answers them ECORRUPT, and keeps serving")
     func truncatesOversizedDatagrams() async throws {
         let device = SimulatedDevice(configuration: .init(maximumDatagramSize: 64))
