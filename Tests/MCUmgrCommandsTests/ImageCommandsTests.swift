@@ -132,10 +132,12 @@ import Testing
             }
         )
         print("window forced to 8 over UDP: \(resent) bytes sent again for \(image.count)")
-        // Each round of back-pressure costs at most the window then in flight: 8 → 4 → 2 is 12
-        // chunks of 1448 data bytes (a 1472-byte datagram); a third round (→ 1) on a loaded
-        // machine adds 2 more. Anything beyond is not back-pressure.
-        #expect(resent > 0 && resent <= 14 * 1_448, "\(resent)")
+        // Each round of back-pressure costs at most the window then in flight, and a size that ran
+        // the device out of buffers is never used again: rounds at 8, 7, 6, 5 and 4 at most (the
+        // device's 4 buffers take 3), plus one at 3 or less if an answer is late on a loaded
+        // machine — 33 chunks of 1448 data bytes (a 1472-byte datagram). Anything beyond is not
+        // back-pressure.
+        #expect(resent > 0 && resent <= 33 * 1_448, "\(resent)\n\(forced.stderr)")
         #expect(await device.requestsRefusedForBuffers >= 1)
         let states = await device.imageStates
         #expect(states.contains { $0.slot == 1 && $0.version == "2.0.0" })

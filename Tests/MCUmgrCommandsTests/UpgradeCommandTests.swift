@@ -86,24 +86,23 @@ import Testing
     /// `--retries 1`), before anything else, with the link status.
     @Test func aSilentDeviceEndsTheUpgradeAtTheFirstRequest() async throws {
         let silent = try SilentDevice()
-        let began = ContinuousClock.now
         let result = await CLI.run(
             ["--conn", silent.url, "--timeout", "1", "--retries", "1", "upgrade", Self.example]
         )
-        let elapsed = ContinuousClock.now - began
         #expect(result.status == 2)
         #expect(CLI.lines(result.stderr).last?.contains("the device does not answer") == true)
+        // The first request, twice, and nothing after it.
         #expect(try silent.datagrams() == 2)
-        #expect(elapsed < .milliseconds(3500), "\(elapsed)")
     }
 
     @Test func aClosedPortEndsTheUpgradeAtOnce() async throws {
         let url = try closedUDPPort()
         let began = ContinuousClock.now
-        let result = await CLI.run(["--conn", url, "upgrade", Self.example])
+        let result = await CLI.run(["--conn", url, "--timeout", "30", "--retries", "0", "upgrade", Self.example])
         #expect(result.status == 2)
         #expect(CLI.lines(result.stderr).last?.contains("nothing listens at \(url)") == true)
-        #expect(ContinuousClock.now - began < .seconds(3), "waited for a timeout instead")
+        // Long enough that waiting for it instead of taking the refusal shows on a loaded machine.
+        #expect(ContinuousClock.now - began < .seconds(30), "waited for the timeout instead")
     }
 
     @Test func aMissingFileIsOneLineOnStderr() async {
