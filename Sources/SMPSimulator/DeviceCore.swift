@@ -20,6 +20,8 @@ struct DeviceCore {
     var clockSet = true
     var bootCount = 1
     var requestCount = 0
+    /// Requests handled per (group, command, operation): what tests of "sent once" count.
+    var handledCommands: [SMPCommandID: Int] = [:]
     var lastBootMode: UInt8?
     var random: SeededRandom
     var uploadPowerLossOffset: Int?
@@ -179,6 +181,7 @@ struct DeviceCore {
 
     private mutating func handle(_ bytes: [UInt8], header: SMPHeader, effects: inout Effects) -> HandlerOutcome {
         requestCount += 1
+        handledCommands[SMPCommandID(header), default: 0] += 1
         // SMP v1 and v2 only; anything newer is answered with rc 13.
         guard header.version.rawValue <= SMPVersion.v2.rawValue else {
             return .failure(.management(.protocolVersionTooNew))

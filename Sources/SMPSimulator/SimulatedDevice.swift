@@ -418,4 +418,12 @@ public actor SimulatedDevice {
 
     /// Buffers of the pool held now (requests waiting or in work, answers being sent).
     public var buffersHeld: Int { pool.held }
+
+    /// How many times the device handled requests of a type since it was made (across reboots):
+    /// a request dropped, refused for buffers or lost to a reboot does not count.
+    /// - Parameter request: the request type.
+    public func timesHandled<Request: SMPRequest>(_ request: Request.Type) -> Int {
+        core.handledCommands[SMPCommandID(group: Request.group, command: Request.command, operation: Request.operation)]
+            ?? 0
+    }
 }
