@@ -16,7 +16,9 @@ let package = Package(
         .library(name: "SMPCBOR", targets: ["SMPCBOR"]),
         .library(name: "SMPCore", targets: ["SMPCore"]),
         .library(name: "MCUboot", targets: ["MCUboot"]),
+        .library(name: "SMPLink", targets: ["SMPLink"]),
         .library(name: "MCUmgr", targets: ["MCUmgr"]),
+        .library(name: "MCUmgrDFU", targets: ["MCUmgrDFU"]),
         .library(name: "SMPUDPTransport", targets: ["SMPUDPTransport"]),
         .library(name: "SMPSerialTransport", targets: ["SMPSerialTransport"]),
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
@@ -45,43 +47,56 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The client and upgrade engine: transports plug in below it, the CLI sits above it.
+        // What a transport is: the connection protocols and the link error. Transports depend on
+        // this, not on the client.
+        .target(name: "SMPLink", dependencies: ["SMPCore"], swiftSettings: swiftSettings),
+        // The client and the transfer engine: no image parsing, no archives, no cryptography.
         .target(
             name: "MCUmgr",
             dependencies: [
-                "SMPBytes", "SMPCBOR", "SMPCore", "MCUboot",
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The firmware-upgrade engine: the client plus MCUboot images and packages.
+        .target(
+            name: "MCUmgrDFU",
+            dependencies: [
+                "SMPCore", "SMPLink", "MCUmgr", "MCUboot",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
         // Thin POSIX I/O shared by the UDP and serial transports and the simulator's servers:
-        // sockets, termios serial ports, pseudo-terminals.
+        // sockets, termios serial ports, pseudo-terminals, the blocking read loop (package only).
         .target(name: "SMPPOSIX", swiftSettings: swiftSettings),
         .target(
             name: "SMPUDPTransport",
-            dependencies: ["MCUmgr", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SMPLink", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "SMPSerialTransport",
-            dependencies: ["MCUmgr", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SMPLink", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // Bluetooth LE: the GATT transport core over any link and the CoreBluetooth adapters behind
+        // `#if canImport(CoreBluetooth)`. The simulated radio link lives with the simulator.
+        .target(
+            name: "SMPBLETransport",
+            dependencies: ["SMPLink", "SMPCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // Every simulation: the device, its servers, the simulated BLE link and peripheral, and the
+        // BLE benchmark.
         .target(
             name: "SMPSimulator",
             dependencies: [
-                "SMPBytes", "SMPCBOR", "SMPCore", "MCUboot", "MCUmgr", "SMPPOSIX",
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "SMPPOSIX",
+                "SMPBLETransport",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        // Bluetooth LE: the GATT transport core over any link, the simulated radio link (hence
-        // SMPSimulator), and the CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`.
-        .target(
-            name: "SMPBLETransport",
-            dependencies: [
-                "MCUmgr", "SMPCore", "MCUboot", "SMPSimulator", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -89,8 +104,8 @@ let package = Package(
         .target(
             name: "MCUmgrCommands",
             dependencies: [
-                "SMPCBOR", "SMPCore", "MCUboot", "MCUmgr", "SMPUDPTransport", "SMPSerialTransport", "SMPSimulator",
-                "SMPBLETransport",
+                "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "SMPUDPTransport",
+                "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -108,7 +123,10 @@ let package = Package(
 
         .executableTarget(
             name: "TransferBenchmarks",
-            dependencies: ["MCUmgr", "SMPCore", "SMPSimulator", "SMPUDPTransport", "SMPSerialTransport", "SMPPOSIX"],
+            dependencies: [
+                "MCUmgr", "MCUmgrDFU", "SMPCore", "SMPLink", "SMPSimulator", "SMPUDPTransport", "SMPSerialTransport",
+                "SMPPOSIX",
+            ],
             path: "Benchmarks/TransferBenchmarks",
             swiftSettings: swiftSettings
         ),
@@ -131,30 +149,35 @@ let package = Package(
         ),
         .testTarget(
             name: "MCUmgrTests",
-            dependencies: ["MCUmgr", "SMPSimulator", "SMPCore", "SMPTestSupport"],
+            dependencies: ["MCUmgr", "MCUmgrDFU", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SMPTransportTests",
             dependencies: [
-                "SMPUDPTransport", "SMPSerialTransport", "SMPSimulator", "SMPPOSIX", "MCUmgr", "SMPTestSupport",
+                "SMPUDPTransport", "SMPSerialTransport", "SMPSimulator", "SMPPOSIX", "SMPLink", "MCUmgr", "MCUmgrDFU",
+                "SMPTestSupport",
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SMPSimulatorTests",
-            dependencies: ["SMPSimulator", "MCUmgr", "SMPCore", "MCUboot", "SMPPOSIX", "SMPTestSupport"],
+            dependencies: [
+                "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot", "SMPPOSIX", "SMPTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SMPBLETransportTests",
-            dependencies: ["SMPBLETransport", "SMPSimulator", "MCUmgr", "SMPCore", "MCUboot", "MCUmgrCommands"],
+            dependencies: [
+                "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot", "MCUmgrCommands",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "MCUmgrCommandsTests",
-            dependencies: ["MCUmgrCommands", "SMPTestSupport"],
+            dependencies: ["MCUmgrCommands", "MCUmgrDFU", "SMPTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Type-checks the Apple-only CoreBluetooth adapters on a machine without CoreBluetooth (Linux).
 #
-# WHAT THIS PROVES: the `#if canImport(CoreBluetooth)` code in Sources/SMPBLETransport/CoreBluetooth
-# and Sources/MCUmgrCommands type-checks in Swift 6 language mode (strict concurrency, the package's
+# WHAT THIS PROVES: the `#if canImport(CoreBluetooth)` code in Sources/SMPBLETransport/CoreBluetooth,
+# Sources/SMPSimulator/CoreBluetooth and Sources/MCUmgrCommands type-checks in Swift 6 language mode (strict concurrency, the package's
 # upcoming features) against scripts/corebluetooth-shim: OUR hand-written declaration shim of
 # Apple's CoreBluetooth API. Wrong method names or labels, optionality, types, missing `override`,
 # Sendable and isolation mistakes are caught to the extent the shim matches Apple's SDK.
@@ -11,8 +11,8 @@
 # see its header for the known differences), nor anything about runtime behaviour: nothing is
 # linked or run. Only a build on macOS proves the former; only a device the latter.
 #
-# Usage, from the repository root, after `swift build --target SMPBLETransport` (and
-# `--target MCUmgrCommands` for the second half; it is skipped with a note if that module is
+# Usage, from the repository root, after `swift build --target SMPBLETransport --target SMPSimulator`
+# (and `--target MCUmgrCommands` for the last part; it is skipped with a note if that module is
 # missing):
 #     scripts/typecheck-corebluetooth.sh
 # Exits non-zero on any error, or when the delegate-method audit differs from the expected list.
@@ -85,6 +85,23 @@ cp "$log" "$work/ble-diagnostics.txt"
 # With errors the emitted module is not trustworthy: step 5 then reports a skip, not a verdict.
 if grep -qE '^[^ ].*: error:' "$log"; then rm -f "$work/modules/SMPBLETransport.swiftmodule"; fi
 
+# 2b. The simulator, whose CoreBluetooth folder holds the peripheral server (a Mac posing as a
+#     device), against the adapter-bearing SMPBLETransport from step 2.
+sim_sources=()
+while IFS= read -r file; do sim_sources+=("$file"); done < <(find "$root/Sources/SMPSimulator" -name '*.swift' | sort)
+if [[ -f "$work/modules/SMPBLETransport.swiftmodule" ]]; then
+    # shellcheck disable=SC2046
+    "$swiftc" -emit-module -o "$work/modules/SMPSimulator.swiftmodule" "${common[@]}" \
+        -I "$work/modules" -I "$work/shim" -I "$modules" $(xcc_flags SMPSimulator) -module-name SMPSimulator \
+        "${sim_sources[@]}" >"$log" 2>&1 || true
+    report "SMPSimulator with canImport(CoreBluetooth) true (${#sim_sources[@]} files, $(ls "$root"/Sources/SMPSimulator/CoreBluetooth/*.swift | xargs -n1 basename | tr '\n' ' '))" "$log"
+    cat "$log" >>"$work/ble-diagnostics.txt"
+    if grep -qE '^[^ ].*: error:' "$log"; then rm -f "$work/modules/SMPSimulator.swiftmodule"; fi
+else
+    echo "FAIL  SMPSimulator: needs step 2 to pass"
+    failed=1
+fi
+
 # 3. Delegate-method audit. The shim gives every optional delegate method a deprecated no-op
 #    default (Linux has no `@objc optional`), so Swift names each optional method a class does NOT
 #    implement. A misspelled delegate method (never called on Apple either) shows up here as its
@@ -124,6 +141,17 @@ done
 "$swiftc" -typecheck "${common[@]}" -I "$work/shim" -I "$modules" $(xcc_flags SMPBLETransport) \
     -module-name SMPBLETransport "$work"/no-preconcurrency/*.swift >"$log" 2>&1 || true
 report "SMPBLETransport again with plain 'import CoreBluetooth' (no @preconcurrency)" "$log"
+if [[ -f "$work/modules/SMPBLETransport.swiftmodule" ]]; then
+    mkdir -p "$work/no-preconcurrency-sim"
+    for file in "${sim_sources[@]}"; do
+        sed 's/@preconcurrency import CoreBluetooth/import CoreBluetooth/' "$file" \
+            >"$work/no-preconcurrency-sim/$(echo "${file#"$root"/Sources/SMPSimulator/}" | tr / _)"
+    done
+    # shellcheck disable=SC2046
+    "$swiftc" -typecheck "${common[@]}" -I "$work/modules" -I "$work/shim" -I "$modules" $(xcc_flags SMPSimulator) \
+        -module-name SMPSimulator "$work"/no-preconcurrency-sim/*.swift >"$log" 2>&1 || true
+    report "SMPSimulator again with plain 'import CoreBluetooth' (no @preconcurrency)" "$log"
+fi
 
 # 5. MCUmgrCommands with the adapter-bearing SMPBLETransport from step 2: the
 #    `#if canImport(CoreBluetooth)` parts of CommandContext.swift and SimulatorCommand.swift.

@@ -1,3 +1,4 @@
+import MCUmgrDFU
 import Foundation
 import MCUmgr
 import SMPCore

@@ -1,3 +1,4 @@
+import SMPSimulator
 import ArgumentParser
 import Foundation
 import SMPBLETransport

@@ -2,10 +2,12 @@ import ArgumentParser
 import Foundation
 import Logging
 import MCUmgr
+import MCUmgrDFU
 import SMPBLETransport
 import SMPCore
 import SMPSerialTransport
 import SMPUDPTransport
+import SMPLink
 
 /// Turns the global options into a connected client, and errors into one line for people.
 enum CommandContext {

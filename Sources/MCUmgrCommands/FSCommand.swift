@@ -4,6 +4,7 @@ import MCUboot
 import MCUmgr
 import SMPBytes
 import SMPCore
+import SMPLink
 
 /// `mcumgr fs upload|download|status|hash|types|close`: the file-system group (8).
 struct FSCommand: AsyncParsableCommand {

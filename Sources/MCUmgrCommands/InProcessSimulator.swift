@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUmgr
 import SMPSimulator
+import SMPLink
 
 /// Builds the in-process simulated device behind `sim://` URLs.
 ///

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import MCUmgr
+import MCUmgrDFU
 import SMPCore
+import SMPLink
 
 /// The `mcumgr` command tree: manage and update devices that speak MCUmgr's SMP protocol.
 public struct MCUmgrCommand: AsyncParsableCommand {

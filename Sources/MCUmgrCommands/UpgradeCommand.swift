@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrDFU
 import SMPBytes
 import SMPCore
 

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import MCUmgr
+import SMPLink
 import SMPCore
 
 /// SMP over Bluetooth LE GATT, over any ``GATTLink``: CoreBluetooth on Apple platforms, the

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import MCUmgr
+import SMPLink
 import SMPCore
 import SMPPOSIX
 

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import MCUmgr
+import SMPLink
 import SMPPOSIX
 
 /// SMP over UDP (Zephyr's `CONFIG_MCUMGR_TRANSPORT_UDP`): one SMP message per datagram.

@@ -1,3 +1,4 @@
+import MCUmgrDFU
 import Foundation
 import MCUboot
 import MCUmgr

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SMPCBOR
 import SMPCore
+import SMPLink
 
 /// A client for one device connection: sends typed requests and returns typed responses.
 ///

@@ -1,7 +1,7 @@
-import Crypto
 import Foundation
 import SMPCBOR
 import SMPCore
+import SMPLink
 
 /// One kind of chunked upload: how to build the request for a chunk and read the device's
 /// next offset from the answer. Image, file-system and SUIT uploads each conform, so one
@@ -71,23 +71,8 @@ public struct ImageUpload: ChunkedUpload {
     /// of being sent again.
     public let imageHash: [UInt8]?
 
-    /// Creates an image upload.
-    /// - Parameters:
-    ///   - data: the image file's bytes.
-    ///   - image: the target image number.
-    ///   - upgrade: refuse unless newer than the running image.
-    ///   - imageHash: the image's hash TLV, as the device will list it.
-    public init(data: Data, image: Int = 0, upgrade: Bool = false, imageHash: [UInt8]? = nil) {
-        self.init(
-            data: data,
-            image: image,
-            upgrade: upgrade,
-            sha256: Data(SHA256.hash(data: data)),
-            imageHash: imageHash
-        )
-    }
-
-    /// Creates an image upload with a SHA-256 the caller already computed.
+    /// Creates an image upload. The client does no hashing (it carries no cryptography):
+    /// `MCUmgrDFU` adds `init(data:image:upgrade:imageHash:)`, which computes the SHA-256.
     /// - Parameters:
     ///   - data: the image file's bytes.
     ///   - image: the target image number.

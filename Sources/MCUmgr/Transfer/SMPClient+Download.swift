@@ -1,5 +1,6 @@
 import Foundation
 import SMPCore
+import SMPLink
 
 /// What a download reports: progress while bytes arrive, then the file's contents once.
 public enum DownloadEvent: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SMPCore
+import SMPLink
 
 extension SMPClient {
     /// Uploads data in chunks that exactly fill the frame limit, keeping a window of requests

@@ -1,7 +1,7 @@
 #if canImport(CoreBluetooth)
     @preconcurrency import CoreBluetooth
     import Foundation
-    import MCUmgr
+    import SMPLink
 
     /// Finds, connects, discovers and subscribes (or opens an L2CAP channel); then relays the
     /// peripheral's callbacks to the ``CoreBluetoothLink`` or ``L2CAPConnection`` it handed out.

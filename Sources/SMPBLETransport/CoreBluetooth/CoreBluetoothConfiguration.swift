@@ -1,7 +1,7 @@
 #if canImport(CoreBluetooth)
     @preconcurrency import CoreBluetooth
     import Foundation
-    import MCUmgr
+    import SMPLink
 
     /// Where to find the SMP characteristic, and how long to look.
     public struct CoreBluetoothConfiguration: Sendable, Hashable {

@@ -1,7 +1,7 @@
 #if canImport(CoreBluetooth)
     @preconcurrency import CoreBluetooth
     import Foundation
-    import MCUmgr
+    import SMPLink
 
     /// One connection to the SMP characteristic through CoreBluetooth.
     ///

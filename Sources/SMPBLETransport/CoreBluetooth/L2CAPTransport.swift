@@ -1,7 +1,7 @@
 #if canImport(CoreBluetooth)
     @preconcurrency import CoreBluetooth
     import Foundation
-    import MCUmgr
+    import SMPLink
 
     /// SMP over a Bluetooth LE L2CAP connection-oriented channel: the peripheral is found and
     /// connected as for GATT, then a channel is opened by PSM and frames travel back to back on its

@@ -1,7 +1,8 @@
 import Foundation
 import MCUmgr
 import SMPCore
-import SMPSimulator
+import SMPBLETransport
+import SMPLink
 
 /// A ``SimulatedDevice`` behind a modelled Bluetooth LE radio, seen as a GATT peripheral.
 ///

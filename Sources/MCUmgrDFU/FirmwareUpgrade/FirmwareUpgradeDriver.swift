@@ -1,7 +1,9 @@
+import MCUmgr
 import Foundation
 import Logging
 import MCUboot
 import SMPCore
+import SMPLink
 
 /// Performs a ``FirmwareUpgradeStateMachine``'s actions over a client and feeds the outcomes
 /// back; decides nothing. One per run.

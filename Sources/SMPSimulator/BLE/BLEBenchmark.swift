@@ -1,7 +1,8 @@
 import Foundation
 import MCUboot
+import MCUmgrDFU
 import MCUmgr
-import SMPSimulator
+import SMPBLETransport
 
 /// Modelled DFU throughput over a ``BLELinkProfile``: a real image upload through the real
 /// client and transport core, timed on the simulated link's virtual clock.

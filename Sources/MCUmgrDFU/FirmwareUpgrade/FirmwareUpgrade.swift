@@ -1,7 +1,9 @@
+import MCUmgr
 import Foundation
 import Logging
 import MCUboot
 import SMPCore
+import SMPLink
 
 /// Upgrades a device's firmware: plans from the device's slots, uploads, tests or confirms,
 /// resets once, reconnects, and verifies the outcome.

@@ -1,3 +1,4 @@
+import MCUmgr
 import SMPCore
 
 /// Resets and reconnections: the part of the machine where the device goes away.

@@ -5,12 +5,12 @@ import Foundation
 /// Transports read sockets and ttys with blocking calls (with short timeouts so they notice a
 /// close). Those calls must not run on Swift's cooperative thread pool, which has one thread
 /// per core: two blocked readers would stall every task on a two-core machine.
-public enum BlockingReadLoop {
+package enum BlockingReadLoop {
     /// Starts the loop.
     /// - Parameters:
     ///   - name: the thread's name, for debuggers.
     ///   - iteration: one read; returns `false` to stop the loop.
-    public static func start(name: String, _ iteration: @escaping @Sendable () -> Bool) {
+    package static func start(name: String, _ iteration: @escaping @Sendable () -> Bool) {
         let thread = Thread {
             while iteration() {}
         }

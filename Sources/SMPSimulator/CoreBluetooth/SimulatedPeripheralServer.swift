@@ -3,7 +3,7 @@
     import Foundation
     import MCUmgr
     import SMPCore
-    import SMPSimulator
+    import SMPBLETransport
 
     /// Serves a ``SimulatedDevice`` as a real Bluetooth LE peripheral through `CBPeripheralManager`
     /// (macOS), so phone apps (nRF Connect Device Manager) and other hosts can update it: the SMP

@@ -1,3 +1,4 @@
+import MCUmgr
 import Foundation
 import SMPCore
 
