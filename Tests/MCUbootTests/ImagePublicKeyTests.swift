@@ -60,11 +60,11 @@ import Testing
         .enabled(if: Peers.available("imgtool")),
         arguments: ["ecdsa-p256", "ecdsa-p384", "ed25519", "rsa-2048", "rsa-3072"]
     )
-    func privateAndPublicKeyFilesMatchImgtool(type: String) throws {
+    func privateAndPublicKeyFilesMatchImgtool(type: String) async throws {
         let workspace = try ImgtoolWorkspace()
-        let privateKey = try workspace.keygen(type)
-        let publicPEM = try Peers.run("imgtool", ["getpub", "-k", privateKey.path, "-e", "pem"])
-        let hash = try Peers.run("imgtool", ["getpubhash", "-k", privateKey.path, "-e", "raw"])
+        let privateKey = try await workspace.keygen(type)
+        let publicPEM = try await Peers.run("imgtool", ["getpub", "-k", privateKey.path, "-e", "pem"])
+        let hash = try await Peers.run("imgtool", ["getpubhash", "-k", privateKey.path, "-e", "raw"])
         let fromPrivate = try ImagePublicKey(keyFile: Data(contentsOf: privateKey))
         let fromPublic = try ImagePublicKey(keyFile: publicPEM)
         #expect(fromPrivate.isFromPrivateKey && !fromPublic.isFromPrivateKey)
@@ -80,7 +80,7 @@ import Testing
     /// Keys MCUboot cannot use are refused as unsupported, not as garbage; encrypted keys are
     /// refused with a hint (made with the `cryptography` package imgtool depends on).
     @Test(.enabled(if: Peers.available("cryptography")))
-    func unsupportedAndEncryptedKeysAreRefused() throws {
+    func unsupportedAndEncryptedKeysAreRefused() async throws {
         let script = """
             import sys
             from cryptography.hazmat.primitives import serialization as s
@@ -99,7 +99,7 @@ import Testing
         for (kind, code) in [
             ("p521", MCUbootError.Code.unsupportedKey), ("rsa1024", .unsupportedKey), ("encrypted", .invalidKey),
         ] {
-            let pem = try Peers.python(script, [kind])
+            let pem = try await Peers.python(script, [kind])
             let error = #expect(throws: MCUbootError.self, "\(kind)") { try ImagePublicKey(keyFile: pem) }
             #expect(error?.code == code, "\(kind): \(error.map { "\($0)" } ?? "")")
         }

@@ -132,23 +132,23 @@ import Testing
     /// Our verdict agrees with `imgtool verify -k` for the right key, another key of the same type,
     /// and one-byte changes in header, payload, protected area and signature.
     @Test(.enabled(if: Peers.available("imgtool")), arguments: keyTypes)
-    func signatureVerificationAgreesWithImgtool(type: String, extra: [String]) throws {
+    func signatureVerificationAgreesWithImgtool(type: String, extra: [String]) async throws {
         let workspace = try ImgtoolWorkspace()
-        let key = try workspace.keygen(type)
+        let key = try await workspace.keygen(type)
         let otherKey = workspace.path("other-\(type).pem")
-        _ = try Peers.run("imgtool", ["keygen", "-k", otherKey.path, "-t", type])
-        let data = try workspace.create("signed.bin", ["--version", "1.2.3+4", "--key", key.path] + extra)
+        _ = try await Peers.run("imgtool", ["keygen", "-k", otherKey.path, "-t", type])
+        let data = try await workspace.create("signed.bin", ["--version", "1.2.3+4", "--key", key.path] + extra)
         let ourKey = try ImagePublicKey(keyFile: Data(contentsOf: key))
         let ourOtherKey = try ImagePublicKey(keyFile: Data(contentsOf: otherKey))
         let image = try MCUbootImage(data)
 
-        let good = try workspace.verify("signed.bin", key: key)
+        let good = try await workspace.verify("signed.bin", key: key)
         #expect(good.ok, "imgtool: \(good.output)")
         #expect(image.verify(publicKey: ourKey).isSignatureValid == good.ok)
         if extra.contains("full") {
             #expect(image.verify().signature == .validForEmbeddedKey(ourKey.algorithm.signatureKind))
         }
-        let wrong = try workspace.verify("signed.bin", key: otherKey)
+        let wrong = try await workspace.verify("signed.bin", key: otherKey)
         #expect(!wrong.ok)
         #expect(image.verify(publicKey: ourOtherKey).isSignatureValid == wrong.ok)
 
@@ -160,7 +160,7 @@ import Testing
             var bytes = Array(data)
             bytes[offset] ^= 0x04
             try workspace.write(Data(bytes), "changed.bin")
-            let theirs = try workspace.verify("changed.bin", key: key).ok
+            let theirs = try await workspace.verify("changed.bin", key: key).ok
             let ours = (try? MCUbootImage(bytes: bytes))?.verify(publicKey: ourKey)
             #expect(!theirs, "imgtool accepted a change at \(offset)")
             #expect(ours?.isSignatureValid != true && ours?.verdict.isRejected != false, "change at \(offset)")
@@ -170,17 +170,19 @@ import Testing
     /// Encrypted, compressed, RAM-load, ROM-fixed, non-bootable and custom-TLV images are explained,
     /// not rejected.
     @Test(.enabled(if: Peers.available("imgtool")))
-    func featuresAreReportedInsteadOfFailing() throws {
+    func featuresAreReportedInsteadOfFailing() async throws {
         let workspace = try ImgtoolWorkspace()
-        let ed = try workspace.keygen("ed25519")
-        let p256 = try workspace.keygen("ecdsa-p256")
-        try Peers.run("imgtool", ["getpub", "-k", p256.path, "-e", "pem"]).write(to: workspace.path("p256.pub.pem"))
+        let ed = try await workspace.keygen("ed25519")
+        let p256 = try await workspace.keygen("ecdsa-p256")
+        try await Peers.run("imgtool", ["getpub", "-k", p256.path, "-e", "pem"]).write(
+            to: workspace.path("p256.pub.pem")
+        )
         var random = TestBytes.SeededGenerator(seed: 7)
         try Data((0..<4096).map { $0 < 300 ? UInt8.random(in: 0...255, using: &random) : 0 }).write(
             to: workspace.path("sparse.bin")
         )
 
-        let encrypted = try MCUbootImage(
+        let encrypted = try await MCUbootImage(
             workspace.create(
                 "enc.bin",
                 ["--version", "1.0.0", "--key", ed.path, "--encrypt", workspace.path("p256.pub.pem").path]
@@ -193,7 +195,7 @@ import Testing
             return
         }
 
-        let compressedImage = try MCUbootImage(
+        let compressedImage = try await MCUbootImage(
             workspace.create(
                 "comp.bin",
                 ["--version", "1.0.0", "--key", p256.path, "--compression", "lzma2"],
@@ -212,7 +214,7 @@ import Testing
             (["--custom-tlv", "0xa0", "0x010203"], "vendor TLV 0xa0 (protected, 3 bytes)"),
         ]
         for (arguments, note) in cases {
-            let report = try MCUbootImage(workspace.create("f.bin", ["--version", "1.0.0"] + arguments)).verify()
+            let report = try await MCUbootImage(workspace.create("f.bin", ["--version", "1.0.0"] + arguments)).verify()
             #expect(report.isHashValid, "\(arguments)")
             #expect(report.notes.contains { $0.hasPrefix(note) }, "\(arguments): \(report.notes)")
         }

@@ -214,11 +214,12 @@ import Testing
     ]
 
     @Test(.enabled(if: Peers.available("imgtool")), arguments: imgtoolCases)
-    func imagesMadeByImgtoolParseAsItDumpsThem(label: String, arguments: [String], keyType: String?) throws {
+    func imagesMadeByImgtoolParseAsItDumpsThem(label: String, arguments: [String], keyType: String?) async throws {
         let workspace = try ImgtoolWorkspace()
-        let keyArguments = try keyType.map { ["--key", try workspace.keygen($0).path] } ?? []
-        let data = try workspace.create("\(label).bin", arguments + keyArguments)
-        let expected = try workspace.dumpinfo("\(label).bin")
+        var keyArguments: [String] = []
+        if let keyType { keyArguments = ["--key", try await workspace.keygen(keyType).path] }
+        let data = try await workspace.create("\(label).bin", arguments + keyArguments)
+        let expected = try await workspace.dumpinfo("\(label).bin")
         let image = try MCUbootImage(data)
         #expect(DumpInfo(image, digest: expected.digest) == expected, "\(label)")
         #expect(image.verify().isHashValid, "\(label)")

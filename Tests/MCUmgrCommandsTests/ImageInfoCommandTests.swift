@@ -157,8 +157,8 @@ import Testing
         let image = directory.appendingPathComponent("signed.bin").path
         let payload = directory.appendingPathComponent("app.bin")
         try Data((0..<2048).map { UInt8(truncatingIfNeeded: $0) }).write(to: payload)
-        _ = try Peers.run("imgtool", ["keygen", "-k", key, "-t", "rsa-2048"])
-        _ = try Peers.run(
+        _ = try await Peers.run("imgtool", ["keygen", "-k", key, "-t", "rsa-2048"])
+        _ = try await Peers.run(
             "imgtool",
             [
                 "sign", "--align", "4", "--header-size", "0x200", "--slot-size", "0x10000", "--pad-header", "--version",

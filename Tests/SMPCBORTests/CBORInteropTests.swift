@@ -63,7 +63,7 @@ struct CBORInteropTests {
         )
     }
 
-    @Test func cbor2DecodesAndReencodesOurBytesIdentically() throws {
+    @Test func cbor2DecodesAndReencodesOurBytesIdentically() async throws {
         var g = TestBytes.SeededGenerator(seed: 8949)
         let encoded = (0..<500).map { _ in CBORWriter.encode(Self.randomValue(&g)) }
         let script = """
@@ -71,7 +71,7 @@ struct CBORInteropTests {
             for line in sys.stdin.read().split():
                 print(cbor2.dumps(cbor2.loads(bytes.fromhex(line))).hex())
             """
-        let output = try Peers.python(
+        let output = try await Peers.python(
             script,
             stdin: Data(encoded.map { TestBytes.hex($0) }.joined(separator: "\n").utf8)
         )
@@ -82,7 +82,7 @@ struct CBORInteropTests {
         }
     }
 
-    @Test func weDecodeAndReencodeCbor2BytesIdentically() throws {
+    @Test func weDecodeAndReencodeCbor2BytesIdentically() async throws {
         let script = """
             import random, sys, cbor2
             rnd = random.Random(4949)
@@ -104,7 +104,7 @@ struct CBORInteropTests {
             for _ in range(500):
                 print(cbor2.dumps(value()).hex())
             """
-        let output = try Peers.python(script)
+        let output = try await Peers.python(script)
         let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.count == 500)
         for line in lines {
@@ -114,7 +114,7 @@ struct CBORInteropTests {
         }
     }
 
-    @Test func canonicalOutputMatchesCbor2Canonical() throws {
+    @Test func canonicalOutputMatchesCbor2Canonical() async throws {
         var g = TestBytes.SeededGenerator(seed: 42)
         let values = (0..<300).map { _ in Self.randomValue(&g) }
         let script = """
@@ -123,7 +123,7 @@ struct CBORInteropTests {
                 print(cbor2.dumps(cbor2.loads(bytes.fromhex(line)), canonical=True).hex())
             """
         let input = values.map { TestBytes.hex(CBORWriter.encode($0)) }.joined(separator: "\n")
-        let output = try Peers.python(script, stdin: Data(input.utf8))
+        let output = try await Peers.python(script, stdin: Data(input.utf8))
         let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(lines.count == values.count)
         for (value, theirs) in zip(values, lines) {

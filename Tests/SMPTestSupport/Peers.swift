@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Locates and runs the independent peer tools (Python `smp`, `cbor2`, `imgtool`, `smpmgr`…)
 /// that the tests use as oracles.
 ///
@@ -10,6 +18,10 @@ import Foundation
 /// `.enabled(if: Peers.available("cbor2"))`: outside CI that skips them with the reason shown;
 /// in CI (`CI=true`) `available` always answers `true`, so the test runs and fails loudly
 /// with the message from ``run(_:_:stdin:)`` instead of being skipped.
+///
+/// Running a peer is `async`: Swift Testing runs tests on the cooperative pool, which has one
+/// thread per core, so a test blocked in `waitUntilExit` would stall every other test. The child
+/// is started, fed and drained on dedicated threads and the waiting test is suspended instead.
 public enum Peers {
     /// The package root (the folder holding Package.swift), found from this file's path.
     public static let packageRoot: URL = {
@@ -23,6 +35,16 @@ public enum Peers {
 
     /// Whether this run is CI, where every peer must be present.
     public static let isCI: Bool = ProcessInfo.processInfo.environment["CI"].map { $0 == "true" || $0 == "1" } ?? false
+
+    /// How long a peer may run before it is killed: far above any real run (imgtool with an
+    /// RSA-3072 key takes seconds), so only a hung tool reaches it, and the test then fails
+    /// instead of hanging the whole run.
+    public static let processTimeout: Duration = .seconds(120)
+
+    /// One running peer per core: dozens of parameterised imgtool tests starting a Python
+    /// interpreter each at once would only thrash, and would push the ones started first toward
+    /// their timeout.
+    private static let slots = AsyncSemaphore(limit: max(1, ProcessInfo.processInfo.activeProcessorCount))
 
     private static let searchDirectories: [String] = {
         var dirs: [String] = []
@@ -48,6 +70,9 @@ public enum Peers {
     /// Whether a peer can be used: a Python module name (`cbor2`, `smp`, `smpclient`,
     /// `mcumgr_toolkit`) or an executable (`imgtool`, `smpmgr`). Always `true` in CI, so that a
     /// missing peer fails there instead of being skipped.
+    ///
+    /// Synchronous because `.enabled(if:)` takes a synchronous condition; it runs at most one
+    /// short `python -c "import …"` per name and caches the answer.
     /// - Parameter name: the module or executable name.
     public static func available(_ name: String) -> Bool {
         if isCI { return true }
@@ -57,7 +82,7 @@ public enum Peers {
             if path(of: name) != nil && !["python3", "python"].contains(name) {
                 found = true
             } else if let python {
-                found = (try? runProcess(python, ["-c", "import \(name)"], stdin: nil).status) == 0
+                found = (try? runProcessBlocking(python, ["-c", "import \(name)"]).status) == 0
             } else {
                 found = false
             }
@@ -74,12 +99,13 @@ public enum Peers {
     ///   - arguments: `sys.argv[1:]`.
     ///   - stdin: bytes for standard input.
     /// - Returns: standard output.
-    /// - Throws: ``PeerError`` if no interpreter is found or the script exits non-zero.
-    public static func python(_ script: String, _ arguments: [String] = [], stdin: Data? = nil) throws -> Data {
+    /// - Throws: ``PeerError`` if no interpreter is found, the script exits non-zero or hangs;
+    ///   `CancellationError` if the task is cancelled.
+    public static func python(_ script: String, _ arguments: [String] = [], stdin: Data? = nil) async throws -> Data {
         guard let python else {
             throw PeerError(message: "python3 with the peers is not installed; run scripts/setup-peers.sh")
         }
-        return try run(python, ["-c", script] + arguments, stdin: stdin)
+        return try await run(python, ["-c", script] + arguments, stdin: stdin)
     }
 
     /// Runs a peer executable by name or path.
@@ -88,12 +114,13 @@ public enum Peers {
     ///   - arguments: its arguments.
     ///   - stdin: bytes for standard input.
     /// - Returns: standard output.
-    /// - Throws: ``PeerError`` if the tool is missing or exits non-zero (with its stderr).
-    public static func run(_ tool: String, _ arguments: [String], stdin: Data? = nil) throws -> Data {
+    /// - Throws: ``PeerError`` if the tool is missing, exits non-zero (with its stderr) or hangs;
+    ///   `CancellationError` if the task is cancelled.
+    public static func run(_ tool: String, _ arguments: [String], stdin: Data? = nil) async throws -> Data {
         guard let executable = tool.hasPrefix("/") ? tool : path(of: tool) else {
             throw PeerError(message: "peer tool `\(tool)` is not installed; run scripts/setup-peers.sh")
         }
-        let result = try runProcess(executable, arguments, stdin: stdin)
+        let result = try await runProcess(executable, arguments, stdin: stdin)
         guard result.status == 0 else {
             throw PeerError(
                 message: "\(tool) \(arguments.prefix(3).joined(separator: " ")) exited \(result.status): "
@@ -103,31 +130,52 @@ public enum Peers {
         return result.stdout
     }
 
-    /// Runs a process to completion, collecting both output streams.
-    public static func runProcess(_ executable: String, _ arguments: [String], stdin: Data?) throws -> (
-        status: Int32, stdout: Data, stderr: Data
-    ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
-        let group = DispatchGroup()
-        let outBox = DataBox()
-        let errBox = DataBox()
-        DispatchQueue.global().async(group: group) { outBox.data = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try? input.fileHandleForWriting.close()
-        group.wait()
-        process.waitUntilExit()
-        return (process.terminationStatus, outBox.data, errBox.data)
+    /// Runs a process to completion, collecting both output streams. At most one peer per core
+    /// runs at a time; callers beyond that wait suspended.
+    /// - Parameters:
+    ///   - executable: the absolute path of the program.
+    ///   - arguments: its arguments.
+    ///   - stdin: bytes for standard input, or `nil` for an empty one.
+    ///   - timeout: how long it may run before it is terminated (then killed).
+    /// - Returns: the exit status (or terminating signal) and both output streams.
+    /// - Throws: ``PeerError`` if it cannot be started or hangs past `timeout`;
+    ///   `CancellationError` if the task is cancelled (the child is killed).
+    public static func runProcess(
+        _ executable: String,
+        _ arguments: [String],
+        stdin: Data?,
+        timeout: Duration = processTimeout
+    ) async throws -> (status: Int32, stdout: Data, stderr: Data) {
+        try await slots.acquire()
+        do {
+            let child = ChildProcess(executable: executable, arguments: arguments, stdin: stdin, timeout: timeout)
+            let result = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    child.start { continuation.resume(with: $0) }
+                }
+            } onCancel: {
+                child.cancel()
+            }
+            await slots.release()
+            return (result.status, result.stdout, result.stderr)
+        } catch {
+            await slots.release()
+            throw error
+        }
+    }
+
+    /// ``runProcess(_:_:stdin:timeout:)`` for the one synchronous caller, ``available(_:)``: it
+    /// blocks its thread, so it is kept to that short, cached probe.
+    private static func runProcessBlocking(_ executable: String, _ arguments: [String]) throws -> ChildProcess.Output {
+        let child = ChildProcess(executable: executable, arguments: arguments, stdin: nil, timeout: processTimeout)
+        let done = DispatchSemaphore(value: 0)
+        let outcome = OutcomeBox()
+        child.start { result in
+            outcome.set(result)
+            done.signal()
+        }
+        done.wait()
+        return try outcome.get()
     }
 }
 
@@ -141,9 +189,295 @@ public struct PeerError: Error, CustomStringConvertible {
     public init(message: String) { self.message = message }
 }
 
-private final class DataBox: @unchecked Sendable {
-    // Written by exactly one dispatch block and read only after the group's wait.
-    var data = Data()
+/// One child process, run entirely on dedicated threads so that no thread of the cooperative
+/// pool ever blocks on it. It completes once the child has exited and both of its output pipes
+/// have closed (so no output written just before exit is lost), or, after a timeout or
+/// cancellation, once it has been killed.
+private final class ChildProcess: @unchecked Sendable {
+    // Mutable state is guarded by `lock`; `process` is configured before it is shared and only
+    // touched through its thread-safe members afterwards.
+
+    struct Output: Sendable {
+        var status: Int32
+        var stdout: Data
+        var stderr: Data
+    }
+
+    private enum Ending {
+        case timedOut
+        case cancelled
+    }
+
+    private let process = Process()
+    private let name: String
+    private let arguments: [String]
+    private let input: Data?
+    private let timeout: Duration
+    private let outPipe = Pipe()
+    private let errPipe = Pipe()
+    /// Only when there is input to write; otherwise the child reads /dev/null.
+    private let inPipe: Pipe?
+
+    private let lock = NSLock()
+    private var stdout = Data()
+    private var stderr = Data()
+    private var openPipes = 2
+    private var exitStatus: Int32?
+    private var launched = false
+    private var ending: Ending?
+    private var finished = false
+    private var completion: (@Sendable (Result<Output, any Error>) -> Void)?
+
+    /// Timers for the timeout and the kill that follows it. A serial queue of its own: its blocks
+    /// only send signals and never wait, and it keeps them off the cooperative pool.
+    private static let timers = DispatchQueue(label: "SMPTestSupport.Peers.timers")
+
+    /// How long a terminated child gets to exit before SIGKILL, and how long after that we wait
+    /// for its pipes before giving up on them (a grandchild may still hold them open).
+    private static let grace: Duration = .seconds(2)
+
+    init(executable: String, arguments: [String], stdin: Data?, timeout: Duration) {
+        name = URL(fileURLWithPath: executable).lastPathComponent
+        self.arguments = arguments
+        input = stdin
+        self.timeout = timeout
+        inPipe = stdin == nil ? nil : Pipe()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = inPipe ?? FileHandle.nullDevice
+    }
+
+    /// Starts the child; `completion` is called exactly once, on some background thread.
+    func start(_ completion: @escaping @Sendable (Result<Output, any Error>) -> Void) {
+        lock.withLock { self.completion = completion }
+        // Weak: after a forced completion nobody needs the answer, and Foundation keeps the
+        // `Process` (and with it this handler) alive until the child is reaped.
+        process.terminationHandler = { [weak self] process in
+            let status = process.terminationStatus
+            guard let self else { return }
+            lock.withLock { exitStatus = status }
+            finishIfDone()
+        }
+        // Launch from a thread of our own, with every signal unblocked while spawning: Foundation
+        // spawns without resetting the signal mask, so the child inherits the spawning thread's,
+        // and the pool's worker threads block SIGTERM (a child spawned from one ignores
+        // `terminate()`). A new thread inherits its creator's mask too, hence the explicit reset.
+        Thread { [self] in
+            var unblocked = sigset_t()
+            var previous = sigset_t()
+            sigemptyset(&unblocked)
+            pthread_sigmask(SIG_SETMASK, &unblocked, &previous)
+            let launched = launch()
+            // Back to the inherited mask before starting the long-lived reader threads, so that
+            // only this short spawn window ever takes process-directed signals meant for others.
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+            if launched { monitor() }
+        }.start()
+    }
+
+    /// Terminates the child (or keeps it from starting) because its task was cancelled.
+    func cancel() {
+        stop(.cancelled)
+    }
+
+    /// Spawns the child unless the task was already cancelled; whether it is running.
+    private func launch() -> Bool {
+        let cancelledEarly = lock.withLock { ending == .cancelled }
+        if cancelledEarly {
+            complete(.failure(CancellationError()))
+            return false
+        }
+        do {
+            try process.run()
+            return true
+        } catch {
+            complete(.failure(PeerError(message: "\(name) could not be started: \(error)")))
+            return false
+        }
+    }
+
+    /// Starts the reader and writer threads and the timeout for a running child.
+    private func monitor() {
+        // A cancellation that arrived while `run()` was spawning found nothing to signal yet.
+        let cancelledMeanwhile = lock.withLock {
+            launched = true
+            return ending == .cancelled
+        }
+        drain(outPipe.fileHandleForReading, isStandardError: false)
+        drain(errPipe.fileHandleForReading, isStandardError: true)
+        if let inPipe, let input { feed(input, to: inPipe.fileHandleForWriting) }
+        if cancelledMeanwhile { signalAndEscalate() }
+        Self.timers.asyncAfter(deadline: .now() + timeout.timeInterval) { [weak self] in self?.stop(.timedOut) }
+    }
+
+    /// Reads one output stream to its end on a dedicated thread, keeping what arrived so far
+    /// visible for the timeout message.
+    private func drain(_ handle: FileHandle, isStandardError: Bool) {
+        Thread { [self] in
+            while true {
+                let chunk: Data?
+                do {
+                    chunk = try handle.read(upToCount: 65_536)
+                } catch {
+                    // A read error ends the stream as EOF would; what was read is kept.
+                    chunk = nil
+                }
+                guard let chunk, !chunk.isEmpty else { break }
+                lock.withLock {
+                    if isStandardError { stderr.append(chunk) } else { stdout.append(chunk) }
+                }
+            }
+            try? handle.close()
+            lock.withLock { openPipes -= 1 }
+            finishIfDone()
+        }.start()
+    }
+
+    /// Writes standard input on a dedicated thread: a child that reads only after writing much
+    /// output would otherwise deadlock against us.
+    private func feed(_ data: Data, to handle: FileHandle) {
+        Thread {
+            // A child that exits without reading its input makes the write fail with EPIPE.
+            // Blocked, SIGPIPE stays pending on this thread and is dropped when it ends, instead
+            // of killing the test process.
+            var pipeSignal = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+            try? handle.write(contentsOf: data)
+            try? handle.close()
+        }.start()
+    }
+
+    /// Ends the child early: SIGTERM now, SIGKILL after the grace period if it is still alive,
+    /// and after another grace period the run is reported even if its pipes are still open.
+    private func stop(_ reason: Ending) {
+        let shouldSignal: Bool = lock.withLock {
+            guard ending == nil, !finished else { return false }
+            ending = reason
+            return launched
+        }
+        if shouldSignal { signalAndEscalate() }
+    }
+
+    private func signalAndEscalate() {
+        let alive = lock.withLock { exitStatus == nil }
+        guard alive else {
+            // Exited, but something still holds the pipes open: stop waiting for them.
+            finishIfDone(force: true)
+            return
+        }
+        process.terminate()
+        let pid = process.processIdentifier
+        Self.timers.asyncAfter(deadline: .now() + Self.grace.timeInterval) { [weak self] in
+            guard let self else { return }
+            // Only while not yet reaped, so the pid cannot belong to another process.
+            if lock.withLock({ exitStatus == nil }) { kill(pid, SIGKILL) }
+            Self.timers.asyncAfter(deadline: .now() + Self.grace.timeInterval) { [weak self] in
+                self?.finishIfDone(force: true)
+            }
+        }
+    }
+
+    /// Completes when the child has exited and both pipes have closed; `force` completes an
+    /// ended (timed-out or cancelled) run regardless.
+    private func finishIfDone(force: Bool = false) {
+        let result: Result<Output, any Error>? = lock.withLock {
+            let done = exitStatus != nil && openPipes == 0
+            guard done || (force && ending != nil) else { return nil }
+            switch ending {
+            case .timedOut:
+                let seconds = timeout.components.seconds
+                return .failure(
+                    PeerError(
+                        message:
+                            "\(name) \(arguments.prefix(3).joined(separator: " ")) hung: killed after \(seconds) s; "
+                            + "stderr so far: " + String(decoding: stderr, as: UTF8.self)
+                    )
+                )
+            case .cancelled:
+                return .failure(CancellationError())
+            case nil:
+                return .success(Output(status: exitStatus ?? -1, stdout: stdout, stderr: stderr))
+            }
+        }
+        if let result { complete(result) }
+    }
+
+    private func complete(_ result: Result<Output, any Error>) {
+        let completion: (@Sendable (Result<Output, any Error>) -> Void)? = lock.withLock {
+            guard !finished else { return nil }
+            finished = true
+            defer { self.completion = nil }
+            return self.completion
+        }
+        completion?(result)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for Dispatch deadlines.
+    fileprivate var timeInterval: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// A counting semaphore whose waiters are suspended tasks, not blocked threads.
+private actor AsyncSemaphore {
+    private var free: Int
+    private var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var nextID: UInt64 = 0
+
+    init(limit: Int) { free = limit }
+
+    /// Takes a slot, waiting (suspended) for one if none is free.
+    /// - Throws: `CancellationError` if the task is cancelled while waiting.
+    func acquire() async throws {
+        try Task.checkCancellation()
+        if free > 0 {
+            free -= 1
+            return
+        }
+        let id = nextID
+        nextID += 1
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                // Cancelled between the check above and here: the handler's removal may
+                // already have run and found nothing, so refuse now.
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters.append((id, continuation))
+                }
+            }
+        } onCancel: {
+            Task { await self.removeWaiter(id) }
+        }
+    }
+
+    /// Returns a slot, handing it straight to the longest waiter if there is one.
+    func release() {
+        if waiters.isEmpty {
+            free += 1
+        } else {
+            waiters.removeFirst().continuation.resume()
+        }
+    }
+
+    private func removeWaiter(_ id: UInt64) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(throwing: CancellationError())
+    }
+}
+
+private final class OutcomeBox: @unchecked Sendable {
+    // Written once by the completion and read after the semaphore that completion signals.
+    private var result: Result<ChildProcess.Output, any Error> = .failure(PeerError(message: "no result"))
+    func set(_ result: Result<ChildProcess.Output, any Error>) { self.result = result }
+    func get() throws -> ChildProcess.Output { try result.get() }
 }
 
 private final class LockedCache: @unchecked Sendable {

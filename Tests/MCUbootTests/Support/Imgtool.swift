@@ -20,18 +20,18 @@ final class ImgtoolWorkspace {
 
     /// `imgtool keygen -t TYPE`; returns the private key file.
     @discardableResult
-    func keygen(_ type: String) throws -> URL {
+    func keygen(_ type: String) async throws -> URL {
         let key = path("\(type).pem")
         if !FileManager.default.fileExists(atPath: key.path) {
-            _ = try Peers.run("imgtool", ["keygen", "-k", key.path, "-t", type])
+            _ = try await Peers.run("imgtool", ["keygen", "-k", key.path, "-t", type])
         }
         return key
     }
 
     /// `imgtool create` with the peers.md §8 defaults plus `arguments`; returns the image bytes.
-    func create(_ name: String, _ arguments: [String], payload: String = "app.bin") throws -> Data {
+    func create(_ name: String, _ arguments: [String], payload: String = "app.bin") async throws -> Data {
         let output = path(name)
-        _ = try Peers.run(
+        _ = try await Peers.run(
             "imgtool",
             ["create", "--align", "4", "--header-size", "0x200", "--slot-size", "0x40000", "--pad-header"]
                 + arguments + [path(payload).path, output.path]
@@ -40,19 +40,19 @@ final class ImgtoolWorkspace {
     }
 
     /// `imgtool dumpinfo -f json` plus the digest `imgtool verify` prints.
-    func dumpinfo(_ name: String) throws -> DumpInfo {
-        let json = try Peers.run("imgtool", ["dumpinfo", "-f", "json", path(name).path])
+    func dumpinfo(_ name: String) async throws -> DumpInfo {
+        let json = try await Peers.run("imgtool", ["dumpinfo", "-f", "json", path(name).path])
         guard let object = try JSONSerialization.jsonObject(with: json) as? [String: Any] else {
             throw DumpInfo.Malformed(what: "not an object")
         }
-        return try DumpInfo(object, digest: verify(name).digest)
+        return try DumpInfo(object, digest: await verify(name).digest)
     }
 
     /// `imgtool verify [-k key]`: whether it validated, and the digest it printed.
-    func verify(_ name: String, key: URL? = nil) throws -> (ok: Bool, digest: String?, output: String) {
+    func verify(_ name: String, key: URL? = nil) async throws -> (ok: Bool, digest: String?, output: String) {
         guard let tool = Peers.path(of: "imgtool") else { throw PeerError(message: "imgtool is not installed") }
         let arguments = ["verify"] + (key.map { ["-k", $0.path] } ?? []) + [path(name).path]
-        let result = try Peers.runProcess(tool, arguments, stdin: nil)
+        let result = try await Peers.runProcess(tool, arguments, stdin: nil)
         let text = String(decoding: result.stdout, as: UTF8.self)
         let digest = text.split(separator: "\n").first { $0.hasPrefix("Image digest: ") }
             .map { String($0.dropFirst("Image digest: ".count)) }
