@@ -171,7 +171,8 @@ let package = Package(
         .testTarget(
             name: "SMPBLETransportTests",
             dependencies: [
-                "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot", "MCUmgrCommands",
+                "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot",
+                "MCUmgrCommands",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,7 +1,7 @@
-import SMPSimulator
 import ArgumentParser
 import Foundation
 import SMPBLETransport
+import SMPSimulator
 
 /// `mcumgr bench …`: modelled transfer throughput.
 struct BenchCommand: AsyncParsableCommand {

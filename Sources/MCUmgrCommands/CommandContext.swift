@@ -5,9 +5,9 @@ import MCUmgr
 import MCUmgrDFU
 import SMPBLETransport
 import SMPCore
+import SMPLink
 import SMPSerialTransport
 import SMPUDPTransport
-import SMPLink
 
 /// Turns the global options into a connected client, and errors into one line for people.
 enum CommandContext {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import MCUmgr
-import SMPSimulator
 import SMPLink
+import SMPSimulator
 
 /// Builds the in-process simulated device behind `sim://` URLs.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import SMPLink
 import SMPCore
+import SMPLink
 
 /// SMP over Bluetooth LE GATT, over any ``GATTLink``: CoreBluetooth on Apple platforms, the
 /// simulated radio (``SimulatedBLEPeripheral``) everywhere.

@@ -8,7 +8,8 @@ public enum FileErrorReason {
     /// - Returns: one short phrase.
     public static func describe(_ error: any Error) -> String {
         let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
+        {
             return String(cString: strerror(Int32(underlying.code)))
         }
         if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
@@ -26,7 +27,8 @@ public enum FileErrorReason {
     /// - Parameter error: a file error.
     public static func isMissing(_ error: any Error) -> Bool {
         let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
+        {
             return underlying.code == Int(ENOENT)
         }
         if nsError.domain == NSPOSIXErrorDomain { return nsError.code == Int(ENOENT) }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import SMPLink
 import SMPCore
+import SMPLink
 import SMPPOSIX
 
 /// SMP over a serial port: console framing (base64 lines, as Zephyr's UART and shell

@@ -15,7 +15,8 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stdout == "")
         #expect(
-            result.stderr == "error: the device has no \(group) group, or not this command of it (device error 8 ENOTSUP)\n"
+            result.stderr
+                == "error: the device has no \(group) group, or not this command of it (device error 8 ENOTSUP)\n"
         )
     }
 

@@ -1,7 +1,7 @@
-import MCUmgrDFU
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrDFU
 import SMPCore
 import SMPSimulator
 import SMPTestSupport
@@ -363,8 +363,12 @@ enum UpgradeHarness {
 
     /// Insisting on the downgrade, or a device that cannot say it refuses them (Zephyr before
     /// 3.7): MCUboot erases the older image at the boot, and the run says so.
-    @Test(arguments: [(BootloaderMode.overwriteOnly, ZephyrRelease.latest), (.swapUsingMove, .latest), (.swapUsingMove, .v3_4)])
-    func aDowngradeTheBootloaderRefusesIsErasedAndSaid(_ bootloader: BootloaderMode, _ release: ZephyrRelease) async throws {
+    @Test(arguments: [
+        (BootloaderMode.overwriteOnly, ZephyrRelease.latest), (.swapUsingMove, .latest), (.swapUsingMove, .v3_4),
+    ])
+    func aDowngradeTheBootloaderRefusesIsErasedAndSaid(_ bootloader: BootloaderMode, _ release: ZephyrRelease)
+        async throws
+    {
         let device = UpgradeHarness.device(
             .init(release: release, bootloaderMode: bootloader, downgradePrevention: true, factoryVersion: "3.0.0")
         )

@@ -1,7 +1,7 @@
-import MCUmgrDFU
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrDFU
 import SMPCore
 import Testing
 
@@ -58,7 +58,12 @@ import Testing
     ]
 
     /// A reset the device answers, then goes away from and comes back after, at `t` seconds.
-    static func reboot(at t: Int, list: [ImageManagement.SlotState], then action: Action, _ state: FirmwareUpgrade.State)
+    static func reboot(
+        at t: Int,
+        list: [ImageManagement.SlotState],
+        then action: Action,
+        _ state: FirmwareUpgrade.State
+    )
         -> [Line]
     {
         [
@@ -80,10 +85,19 @@ import Testing
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
-            ] + Self.reboot(at: 1, list: Self.runningB, then: .writeImageState(hash: Self.b, confirm: true), .confirming)
+            ]
+                + Self.reboot(
+                    at: 1,
+                    list: Self.runningB,
+                    then: .writeImageState(hash: Self.b, confirm: true),
+                    .confirming
+                )
                 + [
                     (.stateWritten([Slots.entry(nil, 0, Slots.b, "ac")]), .seconds(6), .readImageList, .verifying),
-                    (.imageList([Slots.entry(nil, 0, Slots.b, "ac"), Slots.entry(nil, 1, Slots.a)]), .seconds(6), .succeed, .succeeded),
+                    (
+                        .imageList([Slots.entry(nil, 0, Slots.b, "ac"), Slots.entry(nil, 1, Slots.a)]), .seconds(6),
+                        .succeed, .succeeded
+                    ),
                 ]
         )
         #expect(machine.initialSlots == [Self.factory])
@@ -92,13 +106,18 @@ import Testing
 
     @Test func anUpToDateDeviceSucceedsWithoutCommands() {
         var machine = Self.machine()
-        Self.run(&machine, Self.probes + [(.imageList([Slots.entry(nil, 0, Slots.b, "ac")]), .zero, .succeed, .succeeded)])
+        Self.run(
+            &machine,
+            Self.probes + [(.imageList([Slots.entry(nil, 0, Slots.b, "ac")]), .zero, .succeed, .succeeded)]
+        )
         #expect(machine.plan?.isUpToDate == true)
     }
 
     /// The first contact decides: no answer to the parameters (or no connection) ends the run at
     /// once, with the link failure as the cause; no retries, no reconnection loop.
-    @Test(arguments: [Input.linkFailed(SMPTransportError(.timeout)), .linkFailed(SMPTransportError(.connectionRefused))])
+    @Test(arguments: [
+        Input.linkFailed(SMPTransportError(.timeout)), .linkFailed(SMPTransportError(.connectionRefused)),
+    ])
     func aDeviceThatDoesNotAnswerFailsAtOnce(_ silence: Input) {
         var machine = Self.machine()
         Self.run(&machine, Array(Self.probes.prefix(2)))
@@ -171,7 +190,10 @@ import Testing
             Self.probes + [
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
-                (.stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false), .resetting),
+                (
+                    .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
+                    .resetting
+                ),
                 (.deviceRefused(busy), .zero, .reset(force: true), .resetting),
             ]
         )
@@ -183,14 +205,18 @@ import Testing
     @Test func aLostResetAnswerFollowedByTheDeviceGoingAwayIsAReset() {
         var machine = Self.machine(.confirmOnly)
         let confirmedB = [Slots.entry(nil, 0, Slots.b, "ac"), Slots.entry(nil, 1, Slots.a)]
-        var script: [Line] = Self.probes + [
-            (.imageList([Self.factory]), .zero, Self.upload, .uploading),
-            (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
-            (.stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false), .resetting),
-            (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
-            // One unanswered probe may be a lost datagram: only two in a row show it gone.
-            (.probeUnanswered, .seconds(2), .probe, .waitingForReboot),
-        ]
+        var script: [Line] =
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
+                (
+                    .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
+                    .resetting
+                ),
+                (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
+                // One unanswered probe may be a lost datagram: only two in a row show it gone.
+                (.probeUnanswered, .seconds(2), .probe, .waitingForReboot),
+            ]
         script += Self.reboot(at: 1, list: confirmedB, then: .succeed, .succeeded).dropFirst(3)
         Self.run(&machine, script)
         #expect(machine.warnings.contains { $0.contains("answer to the reset was lost") })
@@ -221,11 +247,12 @@ import Testing
     @Test func anImageStillPendingAfterARebootFailsAfterOneReset() {
         var machine = Self.machine(.testOnly)
         var resets = 0
-        var script: [Line] = Self.probes + [
-            (.imageList([Self.factory]), .zero, Self.upload, .uploading),
-            (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
-            (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
-        ]
+        var script: [Line] =
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
+                (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
+            ]
         script += Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot)
         script += [
             (.probeAnswered, .seconds(11), .wait(.zero), .waitingForSwap),
@@ -361,7 +388,10 @@ import Testing
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.deviceRefused(notSupported), .zero, .readImageList, .validating),
-                (.imageList([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false), .resetting),
+                (
+                    .imageList([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
+                    .resetting
+                ),
             ]
         )
         #expect(machine.bootloaderMode == .directXIP)
@@ -375,7 +405,10 @@ import Testing
             Self.probes + [
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
-                (.stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false), .resetting),
+                (
+                    .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
+                    .resetting
+                ),
                 (.done, .seconds(1), .probe, .waitingForReboot),
                 (.probeUnanswered, .seconds(2), .wait(.seconds(3)), .waitingForSwap),
                 (.waited, .seconds(5), .connect, .reconnecting),
@@ -408,7 +441,10 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory, Slots.entry(nil, 1, Slots.c, "p")]), .zero, .reset(force: false), .resetting)
+                (
+                    .imageList([Self.factory, Slots.entry(nil, 1, Slots.c, "p")]), .zero, .reset(force: false),
+                    .resetting
+                )
             ] + Self.reboot(at: 1, list: [Self.factory, Slots.entry(nil, 1, Slots.c)], then: Self.upload, .uploading)
         )
     }
@@ -449,7 +485,8 @@ import Testing
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
-            ] + Self.reboot(at: 1, list: Self.runningB, then: .writeImageState(hash: Self.b, confirm: true), .confirming)
+            ]
+            + Self.reboot(at: 1, list: Self.runningB, then: .writeImageState(hash: Self.b, confirm: true), .confirming)
             + [(.stateWritten([Slots.entry(nil, 0, Slots.b, "ac")]), .seconds(6), .readImageList, .verifying)]
         var machine = Self.machine()
         var seen: Set<FirmwareUpgrade.State> = []
@@ -529,7 +566,9 @@ import Testing
             ]
         Self.run(&machine, start)
         var deadline = machine
-        #expect(Self.failure(&machine, .suitRequested(resource: "file://net.bin", session: 1))?.code == .resourceNotFound)
+        #expect(
+            Self.failure(&machine, .suitRequested(resource: "file://net.bin", session: 1))?.code == .resourceNotFound
+        )
         Self.run(&deadline, [(.suitNothingRequested, .seconds(5), .readSUITManifests, .installing)])
         #expect(Self.failure(&deadline, .suitManifests([]), at: .seconds(31))?.code == .suitNotInstalled)
     }

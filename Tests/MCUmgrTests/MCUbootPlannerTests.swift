@@ -1,7 +1,7 @@
-import MCUmgrDFU
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrDFU
 import SMPCore
 import Testing
 
@@ -490,8 +490,15 @@ enum Slots {
     @Test(arguments: [("1.0.0", true), ("1.9.9", true), ("2.0.0", false), ("2.0.0+9", false), ("2.1.0", false)])
     func aDeviceThatRefusesDowngradesRefusesAnOlderImageBeforeUploading(_ version: String, _ older: Bool) throws {
         let running = ImageManagement.SlotState(
-            image: nil, slot: 0, version: "2.0.0", hash: Data(Slots.hash(Slots.a)), bootable: true, pending: false,
-            confirmed: true, active: true, permanent: false
+            image: nil,
+            slot: 0,
+            version: "2.0.0",
+            hash: Data(Slots.hash(Slots.a)),
+            bootable: true,
+            pending: false,
+            confirmed: true,
+            active: true,
+            permanent: false
         )
         let images = [Slots.image(Slots.b, version: version)]
         func plan(noDowngrade: Bool, allow: Bool = false) throws(PlanningFailure) -> FirmwareUpgradePlan {

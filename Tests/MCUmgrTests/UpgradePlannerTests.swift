@@ -1,7 +1,7 @@
-import MCUmgrDFU
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrDFU
 import SMPCore
 import Testing
 

@@ -1,6 +1,6 @@
-import MCUmgrDFU
 import Foundation
 import MCUmgr
+import MCUmgrDFU
 import SMPCore
 import SMPPOSIX
 import SMPSerialTransport

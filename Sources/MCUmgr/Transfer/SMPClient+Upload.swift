@@ -268,7 +268,12 @@ extension SMPClient {
                             result = .failure(error)
                         }
                         sink.yield(
-                            ChunkAnswer(start: start, generation: current, result: result, roundTrip: clock.now - sentAt)
+                            ChunkAnswer(
+                                start: start,
+                                generation: current,
+                                result: result,
+                                roundTrip: clock.now - sentAt
+                            )
                         )
                     }
                     tasks[start] = (current, task)

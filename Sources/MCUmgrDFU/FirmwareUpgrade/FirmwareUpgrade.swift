@@ -1,7 +1,7 @@
-import MCUmgr
 import Foundation
 import Logging
 import MCUboot
+import MCUmgr
 import SMPCore
 import SMPLink
 
@@ -100,7 +100,8 @@ public final class FirmwareUpgradeRun: AsyncSequence, Sendable {
     private let control = RunControl()
 
     init(
-        _ body: @escaping @Sendable (AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation, RunControl)
+        _ body:
+            @escaping @Sendable (AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation, RunControl)
             async -> Void
     ) {
         let (stream, continuation) = AsyncThrowingStream.makeStream(

@@ -1,5 +1,5 @@
-import MCUmgr
 import Foundation
+import MCUmgr
 
 extension FirmwareUpgrade {
     /// What an upgrade does once the images are on the device. The exact commands of each mode

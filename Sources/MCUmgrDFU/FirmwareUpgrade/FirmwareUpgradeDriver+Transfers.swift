@@ -1,7 +1,7 @@
-import MCUmgr
 import Foundation
 import Logging
 import MCUboot
+import MCUmgr
 import SMPCore
 
 extension FirmwareUpgradeDriver {

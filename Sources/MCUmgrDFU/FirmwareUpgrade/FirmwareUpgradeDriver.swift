@@ -1,7 +1,7 @@
-import MCUmgr
 import Foundation
 import Logging
 import MCUboot
+import MCUmgr
 import SMPCore
 import SMPLink
 
@@ -94,7 +94,9 @@ struct FirmwareUpgradeDriver {
     }
 
     /// Performs one action and says what happened.
-    private mutating func perform(_ action: FirmwareUpgradeStateMachine.Action) async -> FirmwareUpgradeStateMachine.Input {
+    private mutating func perform(_ action: FirmwareUpgradeStateMachine.Action) async
+        -> FirmwareUpgradeStateMachine.Input
+    {
         do {
             switch action {
             case .connect:

@@ -1,5 +1,5 @@
-import MCUmgr
 import Foundation
+import MCUmgr
 import SMPCore
 
 extension FirmwareUpgrade {

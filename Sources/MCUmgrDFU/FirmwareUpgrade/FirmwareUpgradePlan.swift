@@ -1,5 +1,5 @@
-import MCUmgr
 import Foundation
+import MCUmgr
 import SMPCore
 
 /// What an upgrade will do, decided before anything is written: one entry per image with its

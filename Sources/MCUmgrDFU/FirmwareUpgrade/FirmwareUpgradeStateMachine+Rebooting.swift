@@ -192,7 +192,10 @@ extension FirmwareUpgradeStateMachine {
         guard watch.attempts <= max(1, configuration.retries) else {
             reboot = nil
             return .fail(
-                error(.resetFailed, "the device did not reset after \(watch.attempts) resets; \(pending) is still pending")
+                error(
+                    .resetFailed,
+                    "the device did not reset after \(watch.attempts) resets; \(pending) is still pending"
+                )
             )
         }
         watch.attempts += 1

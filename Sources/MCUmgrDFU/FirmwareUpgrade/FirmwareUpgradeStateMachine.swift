@@ -1,6 +1,6 @@
-import MCUmgr
 import Foundation
 import MCUboot
+import MCUmgr
 import SMPCore
 
 /// Every decision of an upgrade, as a value: feed it what happened (``Input``) and the time since
@@ -311,7 +311,8 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case (.resetting, .outcomeUnknown(let cause)):
             warnings.append("the answer to the reset was lost (\(cause)); watching whether the device resets")
             return watchReboot(answered: false)
-        case (.resetting, .deviceRefused(let refusal)) where refusal.returnCode == .busy && lastAction == .reset(force: false):
+        case (.resetting, .deviceRefused(let refusal))
+        where refusal.returnCode == .busy && lastAction == .reset(force: false):
             warnings.append("the device refused the reset as busy; resetting with force")
             return .reset(force: true)
         case (.installing, .outcomeUnknown(let cause)):
@@ -321,7 +322,9 @@ package struct FirmwareUpgradeStateMachine: Sendable {
 
         case (.installing, .suitRequested(let resource, let session)):
             guard payload.resource(resource) != nil else {
-                return .fail(error(.resourceNotFound, "the device asked for \(resource), which the package does not hold"))
+                return .fail(
+                    error(.resourceNotFound, "the device asked for \(resource), which the package does not hold")
+                )
             }
             warnings.append("the device asked for \(resource)")
             return .uploadSUIT(.resource(name: resource, session: session))

@@ -1,6 +1,6 @@
-import MCUmgr
 import Foundation
 import MCUboot
+import MCUmgr
 import SMPCore
 
 /// The decisions of an MCUboot upgrade, as pure functions: slot list + bootloader mode + package

@@ -1,6 +1,6 @@
-import MCUmgr
 import Foundation
 import MCUboot
+import MCUmgr
 import SMPCore
 
 /// What an upgrade installs: MCUboot images, or a SUIT envelope with its cache images and the

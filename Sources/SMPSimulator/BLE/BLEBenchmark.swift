@@ -1,7 +1,7 @@
 import Foundation
 import MCUboot
-import MCUmgrDFU
 import MCUmgr
+import MCUmgrDFU
 import SMPBLETransport
 
 /// Modelled DFU throughput over a ``BLELinkProfile``: a real image upload through the real

@@ -1,4 +1,5 @@
 import SMPBLETransport
+
 /// The timing of a Bluetooth LE link on a virtual clock (seconds from the first connection):
 /// which connection-event slot each LL packet takes, in each direction, and how full the
 /// central's write buffer is. Pure; ``SimulatedBLEPeripheral`` owns one.

@@ -1,4 +1,5 @@
 import SMPBLETransport
+
 /// A Bluetooth LE connection as the simulated link models it: the radio (PHY, data length,
 /// connection interval, packets per connection event), GATT (ATT MTU, controller write buffer)
 /// and the device behind it (SMP buffer size and count, reassembly, time to handle a request).

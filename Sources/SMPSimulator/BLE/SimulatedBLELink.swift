@@ -1,7 +1,7 @@
 import Foundation
 import MCUmgr
-import SMPCore
 import SMPBLETransport
+import SMPCore
 import SMPLink
 
 /// A ``SimulatedDevice`` behind a modelled Bluetooth LE radio, seen as a GATT peripheral.

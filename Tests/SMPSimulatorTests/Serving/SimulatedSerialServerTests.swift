@@ -1,6 +1,6 @@
-import MCUmgrDFU
 import Foundation
 import MCUboot
+import MCUmgrDFU
 import SMPCBOR
 import SMPCore
 import SMPPOSIX
