@@ -6,13 +6,14 @@ import SMPCore
 import SMPSimulator
 import Testing
 
-/// Uploads of a 1 MiB image through the real client and transfer engine into the simulated
-/// device, under every kind of link fault; the device's slot must end up holding the file.
+/// Uploads of a 256 KiB image (about 130 chunks) through the real client and transfer engine into
+/// the simulated device, under every kind of link fault; the device's slot must end up holding
+/// the file.
 @Suite(.serialized)
 struct UploadUnderFaultsTests {
-    static let size = 1 << 20
+    static let size = 1 << 18
 
-    /// A 1 MiB MCUboot image (header, a patterned payload, a SHA-256 TLV) that the device lists
+    /// A 256 KiB MCUboot image (header, a patterned payload, a SHA-256 TLV) that the device lists
     /// once it is uploaded, so a finished upload whose last answer is lost is recognised. Only
     /// uploaded, never booted.
     static let file: Data = Data(
@@ -83,7 +84,7 @@ struct UploadUnderFaultsTests {
     /// device's buffers re-sends for back-pressure too, which is not what this measures.
     @Test(arguments: [1, nil])
     func aDisconnectMidUploadResumesAndResendsAtMostOneWindow(_ window: Int?) async throws {
-        let device = await Self.device(faults: [.disconnect(afterRequests: 200)])
+        let device = await Self.device(faults: [.disconnect(afterRequests: 60)])
         let counter = DataCounter()
         // Nothing is lost here but the link: a timeout long enough that a slow machine adds no
         // retries, whose re-sends would be counted as the disconnect's.
@@ -110,7 +111,7 @@ struct UploadUnderFaultsTests {
     }
 
     @Test func aDeviceThatLosesItsSessionGetsTheFileFromTheStart() async throws {
-        let device = await Self.device(faults: [.powerLoss(.duringUpload(atOffset: 300_000))])
+        let device = await Self.device(faults: [.powerLoss(.duringUpload(atOffset: 100_000))])
         let client = try await Self.client(device)
         do {
             try await client.uploadAndWait(Self.upload, options: .init(window: 4))
