@@ -10,8 +10,9 @@ import SMPUDPTransport
 // Upload throughput against the simulated device, measured side by side in one run:
 //  1. UDP to a device as strict as the observed Zephyr server (four buffers, 0.8 ms a request,
 //     1500-byte datagrams): our client at its default settings and at window 1, and Python
-//     smpclient's upload, against the same simulator configuration — without and with 20 ms
-//     added to every answer. Each side's upload loop is timed (not process start).
+//     smpclient's upload, against the same simulator configuration — with 0, 1.2 (the observed
+//     2 ms round trip) and 20 ms added to every answer. Each side's upload loop is timed (not
+//     process start).
 //  2. Serial (pty, console framing) paced at 115 200 baud: useful payload rate next to the
 //     line-rate limit after base64, framing and CBOR overhead.
 //
@@ -118,11 +119,13 @@ func uploadWithSmpclient(latency: Duration) async throws -> Double {
     return rate
 }
 
-for latency in [Duration.zero, .milliseconds(20)] {
+// 1.2 ms added to every answer makes the observed server's 2 ms request round trip (0.8 ms of
+// it the device's own processing); 0 ms leaves the device as the only limit, 20 ms is a slow link.
+for latency in [Duration.zero, .microseconds(1200), .milliseconds(20)] {
     let windowOne = try await uploadOverUDP(window: 1, latency: latency)
     let defaults = try await uploadOverUDP(window: nil, latency: latency)
     let smpclient = try await uploadWithSmpclient(latency: latency)
-    let milliseconds = Int(seconds(latency) * 1000)
+    let milliseconds = String(format: "%g", seconds(latency) * 1000)
     print("UDP to the observed device (buf_count 4, 0.8 ms a request), \(milliseconds) ms latency, \(size) bytes")
     print("| client | throughput (kB/s) | vs window 1 | vs smpclient |")
     print("|---|---:|---:|---:|")
@@ -157,12 +160,13 @@ func serialUpload(window: Int, bufferSize: Int) async throws -> (rate: Double, l
         SerialTransport(path: server.slavePath, baudRate: baud),
         configuration: .init(timeout: .seconds(5))
     )
-    let frame = await client.maximumFrameSize
     let upload = ImageUpload(data: makeImage(serialSize))
     let clock = ContinuousClock()
     let elapsed = try await clock.measure {
         try await client.uploadAndWait(upload, options: .init(window: window))
     }
+    // Read after the upload: the frame size follows the device's buf_size, read on first need.
+    let frame = await client.maximumFrameSize
     await client.close()
     // The limit: every request frame fills `frame` bytes; its data share of the wire bytes.
     let dataPerFrame = try ChunkSizing.dataSize(limit: frame, remaining: Int.max) {

@@ -124,14 +124,14 @@ extension MCUmgrCommand {
         }
     }
 
-    /// The exit status for an error: 1 when the device refused, 2 for link and protocol
+    /// The exit status for an error: 1 when the device refused, 2 for link, transfer and protocol
     /// failures, 3 for an upgrade whose verified outcome is not what its mode promised, 65 for an
     /// unusable package, 130 when cancelled, 64 for usage errors (swift-argument-parser's
     /// convention).
     static func status(for error: any Error) -> Int32 {
         switch error {
         case is SMPDeviceError: 1
-        case is SMPTransportError, is SMPError: 2
+        case is SMPTransportError, is SMPTransferError, is SMPError: 2
         case let failure as InputFileError: failure.kind == .unreadable ? 66 : 65
         case let failure as FirmwareUpgradeError:
             switch failure.code.category {

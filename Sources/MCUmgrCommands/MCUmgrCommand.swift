@@ -40,6 +40,9 @@ public struct MCUmgrCommand: AsyncParsableCommand {
         } catch let error as SMPTransportError {
             Console.err("error: " + describe(error))
             return status(for: error)
+        } catch let error as SMPTransferError {
+            Console.err("error: " + describe(error))
+            return status(for: error)
         } catch let error as SMPError {
             Console.err("error: " + describe(error))
             return status(for: error)

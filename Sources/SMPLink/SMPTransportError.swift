@@ -1,5 +1,5 @@
-/// A failure below SMP: the link could not be opened, dropped, or did not answer in time, or the
-/// bytes of a transfer arrived different from what was sent.
+/// A failure below SMP: the link could not be opened, dropped, or did not answer in time. (A
+/// transfer the device itself stalled or rejected is the client's `SMPTransferError`.)
 ///
 /// Equality compares ``code`` only.
 public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -7,7 +7,7 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
             case connectionFailed, disconnected, timeout, frameTooLarge, sendFailed, unavailable, invalidAddress
-            case integrityCheckFailed, outcomeUnknown, connectionRefused
+            case outcomeUnknown, connectionRefused
         }
         private let kind: Kind
 
@@ -25,9 +25,6 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
         public static let unavailable = Code(kind: .unavailable)
         /// The address could not be understood (a malformed URL, port or baud rate).
         public static let invalidAddress = Code(kind: .invalidAddress)
-        /// The device checked what it received against the hash sent with the transfer and it
-        /// differs: the data was corrupted on the way or in flash.
-        public static let integrityCheckFailed = Code(kind: .integrityCheckFailed)
         /// A request that must not be sent twice (a reset, a shell command) got no answer: it may
         /// or may not have been carried out, and it was not sent again.
         public static let outcomeUnknown = Code(kind: .outcomeUnknown)
@@ -43,7 +40,6 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
             case .sendFailed: "send failed"
             case .unavailable: "unavailable"
             case .invalidAddress: "invalid address"
-            case .integrityCheckFailed: "integrity check failed"
             case .outcomeUnknown: "outcome unknown"
             case .connectionRefused: "connection refused"
             }

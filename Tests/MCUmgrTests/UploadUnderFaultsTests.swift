@@ -132,7 +132,7 @@ struct UploadUnderFaultsTests {
         let wrong = ImageUpload(data: Self.file, sha256: Data(repeating: 0xa5, count: 32))
         let device = await Self.device(faults: [])
         let client = try await Self.client(device)
-        await #expect(throws: SMPTransportError(.integrityCheckFailed)) {
+        await #expect(throws: SMPTransferError(.deviceHashMismatch)) {
             try await client.uploadAndWait(wrong, options: .init(window: window))
         }
         // The right hash passes the same check.

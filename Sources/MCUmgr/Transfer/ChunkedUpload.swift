@@ -109,11 +109,11 @@ public struct ImageUpload: ChunkedUpload {
 
     /// With `CONFIG_IMG_ENABLE_IMAGE_CHECK` the device hashes the whole upload and answers
     /// `match`; `false` means the slot does not hold the file, whatever the offsets said.
-    /// - Throws: ``SMPTransportError`` `.integrityCheckFailed` when `match` is `false`.
+    /// - Throws: ``SMPTransferError`` `.deviceHashMismatch` when `match` is `false`.
     public func checkCompletion(_ response: ImageManagement.Upload.Response) throws {
         guard response.match == false else { return }
-        throw SMPTransportError(
-            .integrityCheckFailed,
+        throw SMPTransferError(
+            .deviceHashMismatch,
             "the device hashed the \(data.count)-byte upload and it does not match the SHA-256 sent with it: "
                 + "the data was corrupted on the way or in flash; upload again"
         )

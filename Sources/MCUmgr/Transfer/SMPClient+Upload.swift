@@ -187,8 +187,8 @@ extension SMPClient {
                 // The device kept nothing of the opening chunk; open the session again.
                 restarts += 1
                 guard restarts <= options.maximumRestarts else {
-                    throw SMPTransportError(
-                        .disconnected,
+                    throw SMPTransferError(
+                        .stalled,
                         "the device accepted none of the first chunk \(restarts) times"
                     )
                 }
@@ -291,8 +291,8 @@ extension SMPClient {
                     )
                     restarts += 1
                     guard restarts <= options.maximumRestarts else {
-                        throw SMPTransportError(
-                            .disconnected,
+                        throw SMPTransferError(
+                            .stalled,
                             "the device stopped accepting data at offset \(state.confirmed)"
                         )
                     }
@@ -332,8 +332,8 @@ extension SMPClient {
                         logger.debug("the device lost the upload session; opening it again")
                         restarts += 1
                         guard restarts <= options.maximumRestarts else {
-                            throw SMPTransportError(
-                                .disconnected,
+                            throw SMPTransferError(
+                                .sessionLost,
                                 "the device restarted the upload session \(restarts) times"
                             )
                         }

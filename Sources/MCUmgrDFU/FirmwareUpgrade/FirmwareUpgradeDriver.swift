@@ -172,8 +172,12 @@ struct FirmwareUpgradeDriver {
         case is UploadPaused: return .pause
         case let refusal as SMPDeviceError: return .deviceRefused(refusal)
         case let failure as FirmwareUpgradeError: return .failed(failure.code, failure.message)
-        case let link as SMPTransportError where link.code == .integrityCheckFailed:
-            return .uploadCorrupted(link)
+        case let transfer as SMPTransferError where transfer.code == .deviceHashMismatch:
+            return .uploadCorrupted(transfer)
+        case let transfer as SMPTransferError:
+            // The device answers but does not take the data: retried after a reconnection, as
+            // a link failure is, within the step's retries.
+            return .linkFailed(transfer)
         case let link as SMPTransportError:
             // A probe that timed out may be one lost datagram; a dropped link is the device gone.
             if case .probe = action, link.code == .timeout { return .probeUnanswered }
