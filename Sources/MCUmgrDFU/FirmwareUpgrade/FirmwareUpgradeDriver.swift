@@ -14,7 +14,7 @@ struct FirmwareUpgradeDriver {
     let continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation
     var machine: FirmwareUpgradeStateMachine
     var client: SMPClient?
-    private var shown = (states: 0, plan: FirmwareUpgradePlan?.none, warnings: 0)
+    private var events: UpgradeEventEmitter
     var uploadedBytes = 0
 
     init(
@@ -28,12 +28,13 @@ struct FirmwareUpgradeDriver {
         self.control = control
         self.continuation = continuation
         machine = FirmwareUpgradeStateMachine(configuration: upgrade.configuration, payload: payload)
+        events = UpgradeEventEmitter(continuation: continuation, logger: upgrade.logger)
     }
 
     mutating func run() async {
         var action = machine.handle(.start, at: upgrade.clock.elapsed())
         while true {
-            report()
+            events.report(machine)
             if Task.isCancelled || control.isCancelled, !action.ends {
                 action = machine.handle(.cancel, at: upgrade.clock.elapsed())
             } else if control.isPaused && !machine.isPaused && !action.ends {
@@ -42,13 +43,15 @@ struct FirmwareUpgradeDriver {
             }
             switch action {
             case .succeed, .fail:
-                report()
+                events.report(machine)
                 await client?.close()
                 if case .fail(let error) = action {
                     upgrade.logger.debug("upgrade failed", metadata: ["error": "\(error)"])
                     continuation.finish(throwing: error)
                 } else {
-                    continuation.yield(.completed(summary()))
+                    continuation.yield(
+                        .completed(events.summary(machine, uploadedBytes: uploadedBytes, at: upgrade.clock.elapsed()))
+                    )
                     continuation.finish()
                 }
                 return
@@ -62,35 +65,6 @@ struct FirmwareUpgradeDriver {
                 action = machine.handle(input, at: upgrade.clock.elapsed())
             }
         }
-    }
-
-    /// Emits what changed: the state, a new plan, new warnings.
-    private mutating func report() {
-        for (index, state) in machine.visited.enumerated().dropFirst(shown.states) {
-            let from = index == 0 ? FirmwareUpgrade.State.idle : machine.visited[index - 1]
-            continuation.yield(.stateChanged(from: from, to: state))
-            upgrade.logger.debug("upgrade state", metadata: ["from": "\(from)", "to": "\(state)"])
-        }
-        shown.states = machine.visited.count
-        for warning in machine.warnings.dropFirst(shown.warnings) { continuation.yield(.warning(warning)) }
-        shown.warnings = machine.warnings.count
-        if let plan = machine.plan, plan != shown.plan {
-            shown.plan = plan
-            continuation.yield(.planned(plan))
-        }
-    }
-
-    private func summary() -> FirmwareUpgrade.Summary {
-        FirmwareUpgrade.Summary(
-            plan: machine.plan,
-            before: machine.initialSlots ?? [],
-            after: machine.lastSlots,
-            bootloaderName: machine.bootloaderName,
-            bootloaderMode: machine.bootloaderMode,
-            uploadedBytes: uploadedBytes,
-            duration: upgrade.clock.elapsed(),
-            isUpToDate: machine.plan?.isUpToDate ?? false
-        )
     }
 
     /// Performs one action and says what happened.
@@ -160,66 +134,12 @@ struct FirmwareUpgradeDriver {
             }
             return .done
         } catch {
-            return classify(error, during: action)
-        }
-    }
-
-    private func classify(_ error: any Error, during action: FirmwareUpgradeStateMachine.Action)
-        -> FirmwareUpgradeStateMachine.Input
-    {
-        switch error {
-        case is CancellationError: return .cancel
-        case is UploadPaused: return .pause
-        case let refusal as SMPDeviceError: return .deviceRefused(refusal)
-        case let failure as FirmwareUpgradeError: return .failed(failure.code, failure.message)
-        case let transfer as SMPTransferError where transfer.code == .deviceHashMismatch:
-            return .uploadCorrupted(transfer)
-        case let transfer as SMPTransferError:
-            // The device answers but does not take the data: retried after a reconnection, as
-            // a link failure is, within the step's retries.
-            return .linkFailed(transfer)
-        case let link as SMPTransportError:
-            // A probe that timed out may be one lost datagram; a dropped link is the device gone.
-            if case .probe = action, link.code == .timeout { return .probeUnanswered }
-            // A request that must not be repeated, cut off or unanswered: it may have happened.
-            if link.code == .outcomeUnknown || (link.code == .disconnected && action.changesDevice) {
-                return .outcomeUnknown(link)
-            }
-            return .linkFailed(link)
-        case let malformed as SMPError: return .linkFailed(malformed)
-        default: return .linkFailed(SendableDescription(error))
+            return FirmwareUpgradeStateMachine.Input(failure: error, during: action)
         }
     }
 
     func connected() throws -> SMPClient {
         guard let client else { throw SMPTransportError(.disconnected, "no connection is open") }
         return client
-    }
-}
-
-/// Thrown inside the driver when a pause stops an upload.
-struct UploadPaused: Error {}
-
-/// An error that is not known to be `Sendable`, kept as its description.
-struct SendableDescription: Error, Sendable, CustomStringConvertible {
-    let description: String
-    init(_ error: any Error) { description = "\(error)" }
-}
-
-extension FirmwareUpgradeStateMachine.Action {
-    /// The run ends with it.
-    var ends: Bool {
-        switch self {
-        case .succeed, .fail: true
-        default: false
-        }
-    }
-
-    /// Sent once and never repeated: a cut link leaves its outcome unknown.
-    var changesDevice: Bool {
-        switch self {
-        case .reset, .eraseAppSettings, .processSUITEnvelope: true
-        default: false
-        }
     }
 }

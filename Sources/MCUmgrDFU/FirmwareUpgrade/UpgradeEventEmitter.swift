@@ -1,0 +1,52 @@
+import Logging
+
+/// Turns the machine's record (states visited, plan, warnings) into events, each once.
+struct UpgradeEventEmitter {
+    let continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation
+    let logger: Logger
+    private var shownStates = 0
+    private var shownWarnings = 0
+    private var shownPlan: FirmwareUpgradePlan?
+
+    init(continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation, logger: Logger) {
+        self.continuation = continuation
+        self.logger = logger
+    }
+
+    /// Emits what changed since the last call: states, a new plan, new warnings.
+    /// - Parameter machine: the machine after its latest input.
+    mutating func report(_ machine: FirmwareUpgradeStateMachine) {
+        for (index, state) in machine.visited.enumerated().dropFirst(shownStates) {
+            let from = index == 0 ? FirmwareUpgrade.State.idle : machine.visited[index - 1]
+            continuation.yield(.stateChanged(from: from, to: state))
+            logger.debug("upgrade state", metadata: ["from": "\(from)", "to": "\(state)"])
+        }
+        shownStates = machine.visited.count
+        for warning in machine.warnings.dropFirst(shownWarnings) { continuation.yield(.warning(warning)) }
+        shownWarnings = machine.warnings.count
+        if let plan = machine.plan, plan != shownPlan {
+            shownPlan = plan
+            continuation.yield(.planned(plan))
+        }
+    }
+
+    /// The summary of a finished upgrade.
+    /// - Parameters:
+    ///   - machine: the machine at the end.
+    ///   - uploadedBytes: bytes this run uploaded.
+    ///   - duration: time since the start.
+    func summary(_ machine: FirmwareUpgradeStateMachine, uploadedBytes: Int, at duration: Duration)
+        -> FirmwareUpgrade.Summary
+    {
+        FirmwareUpgrade.Summary(
+            plan: machine.plan,
+            before: machine.initialSlots ?? [],
+            after: machine.lastSlots,
+            bootloaderName: machine.bootloaderName,
+            bootloaderMode: machine.bootloaderMode,
+            uploadedBytes: uploadedBytes,
+            duration: duration,
+            isUpToDate: machine.plan?.isUpToDate ?? false
+        )
+    }
+}
