@@ -152,7 +152,7 @@ let package = Package(
             dependencies: ["MCUmgr", "MCUmgrDFU", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX"], swiftSettings: swiftSettings),
+        .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX", "SMPTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SMPTransportTests",
             dependencies: [
@@ -172,7 +172,7 @@ let package = Package(
             name: "SMPBLETransportTests",
             dependencies: [
                 "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot",
-                "MCUmgrCommands",
+                "MCUmgrCommands", "SMPTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

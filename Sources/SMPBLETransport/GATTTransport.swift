@@ -20,7 +20,7 @@ import SMPLink
 ///   reconnects after a reset by connecting again.
 public struct GATTTransport: SMPTransport {
     /// How the device handles messages larger than one write.
-    public struct Configuration: Sendable, Hashable {
+    public struct Configuration: Sendable {
         /// The device reassembles a message from several writes (Zephyr
         /// `MCUMGR_TRANSPORT_BT_REASSEMBLY`); frames then follow its `buf_size`. When `false`,
         /// each frame must fit in one write.
@@ -34,20 +34,25 @@ public struct GATTTransport: SMPTransport {
         /// retry's answer) and the stream would stay out of step. Keep it shorter than the
         /// client's request timeout, so a retry's answer always finds an empty buffer.
         public var reassemblyIdleTimeout: Duration
+        /// The clock the idle timeout is measured on (a test clock in tests).
+        public var clock: SMPClock
 
         /// Creates a configuration.
         /// - Parameters:
         ///   - deviceReassembles: the device reassembles messages larger than one write.
         ///   - assumedDeviceBufferSize: the frame size until the device reports its buffer.
         ///   - reassemblyIdleTimeout: how long a partial response waits for its next fragment.
+        ///   - clock: the clock the idle timeout is measured on.
         public init(
             deviceReassembles: Bool = true,
             assumedDeviceBufferSize: Int = 384,
-            reassemblyIdleTimeout: Duration = .seconds(1)
+            reassemblyIdleTimeout: Duration = .seconds(1),
+            clock: SMPClock = .continuous
         ) {
             self.deviceReassembles = deviceReassembles
             self.assumedDeviceBufferSize = assumedDeviceBufferSize
             self.reassemblyIdleTimeout = reassemblyIdleTimeout
+            self.clock = clock
         }
     }
 
@@ -113,16 +118,16 @@ public final class GATTConnection: SMPConnection, Sendable {
         self.continuation = continuation
         let events = link.events
         let idleLimit = configuration.reassemblyIdleTimeout
+        let clock = configuration.clock
         Task {
             var decoder = SMPStreamDecoder()
-            let clock = ContinuousClock()
-            var lastNotification = clock.now
+            var lastNotification = clock.elapsed()
             for await event in events {
                 switch event {
                 case .notification(let bytes):
                     // Checked on arrival, not by a timer: a stale head only matters once the
                     // next notification would be appended to it.
-                    let now = clock.now
+                    let now = clock.elapsed()
                     if decoder.bufferedByteCount > 0, now - lastNotification > idleLimit {
                         logger.debug(
                             "dropped a partial response after a silence",

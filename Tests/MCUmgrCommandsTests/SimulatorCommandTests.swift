@@ -3,6 +3,7 @@ import Foundation
 import SMPCore
 import SMPPOSIX
 import SMPSimulator
+import SMPTestSupport
 import Testing
 
 @testable import MCUmgrCommands
@@ -89,11 +90,8 @@ struct SimulatorCommandTests {
         let client = try UDPSocket(connectingTo: "127.0.0.1", port: port)
         defer { client.close() }
         try client.send(SMPFrame.request(OSManagement.Echo(text: "cli"), sequence: 3).bytes)
-        var reply: [UInt8]?
-        let deadline = ContinuousClock.now + .seconds(30)
-        while reply == nil && ContinuousClock.now < deadline {
-            reply = try client.receive(timeout: .milliseconds(1))?.bytes
-            if reply == nil { try await Task.sleep(for: .milliseconds(5)) }
+        let reply = try await RealIO.poll(timeout: .seconds(30)) {
+            try client.receive(timeout: .milliseconds(1))?.bytes
         }
         let frame = try SMPFrame(parsing: try #require(reply))
         #expect(try frame.decodeResponse(to: OSManagement.Echo.self).text == "cli")

@@ -32,7 +32,12 @@ struct DownloadTests {
 
     /// The offsets of the download requests sent, in order (other requests left out).
     static func downloadOffsets(_ connection: ScriptedConnection) -> [UInt64] {
-        connection.sent.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }
+        downloadOffsets(from: connection.sent)
+    }
+
+    /// The offsets of the download requests among `frames`, in order.
+    static func downloadOffsets(from frames: [SMPFrame]) -> [UInt64] {
+        frames.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }
     }
 
     /// A Zephyr-like FS download answer: `chunk` bytes from `off` (`len` at offset 0).
@@ -86,7 +91,8 @@ struct DownloadTests {
         await client.close()
     }
 
-    @Test func requestsArePipelinedUpToTheWindow() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func requestsArePipelinedUpToTheWindow() async throws {
         let file = Self.file(1000)
         let held = LockedFrames()
         // Answer the first request at once; hold the others to see how many are in flight.
@@ -98,16 +104,17 @@ struct DownloadTests {
         }
         let client = await client(connection, retries: 0)
         let task = Task { try await download(client, window: 3) }
-        for _ in 0..<100 where held.count < 3 { try await Task.sleep(for: .milliseconds(5)) }
-        try await Task.sleep(for: .milliseconds(20))
+        await connection.waitUntilSent { Self.downloadOffsets(from: $0).count(where: { $0 != 0 }) >= 3 }
+        // Nothing is answered any more, so the window can never move: after the download has
+        // ended, what was held is everything the client ever sent beyond the first request.
+        task.cancel()
+        _ = try? await task.value
         #expect(held.count == 3)
         #expect(
             held.all.compactMap { try? $0.decodeRequest(as: FileManagement.Download.self).offset }.sorted() == [
                 100, 200, 300,
             ]
         )
-        task.cancel()
-        _ = try? await task.value
         await client.close()
     }
 

@@ -522,7 +522,7 @@ enum UpgradeHarness {
         }
         let last = try await task.value
         #expect(last.map { if case .completed = $0 { true } else { false } } != true)
-        try await Task.sleep(for: .milliseconds(50))
+        // No reset was sent, so nothing the device may still be handling can make the image run.
         let states = await device.imageStates
         #expect(!states.contains { $0.isActive && $0.hash.map(Array.init) == images[0].hash })
         await device.reset()

@@ -113,21 +113,23 @@ struct SMPClientTests {
         }
     }
 
-    @Test func aDroppedLinkFailsWhatIsPending() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func aDroppedLinkFailsWhatIsPending() async throws {
         let connection = ScriptedConnection { _ in [] }
         let client = await client(connection, timeout: .seconds(10))
         let pending = Task { try await client.send(OSManagement.Echo(text: "x")) }
-        try await Task.sleep(for: .milliseconds(50))
+        await connection.waitUntilSent { $0.count == 1 }
         connection.drop()
         await #expect(throws: SMPTransportError(.disconnected)) { try await pending.value }
         await #expect(throws: SMPTransportError(.disconnected)) { try await client.send(OSManagement.Echo(text: "y")) }
     }
 
-    @Test func cancellationFreesTheRequest() async throws {
+    @Test(.timeLimit(.minutes(1)))
+    func cancellationFreesTheRequest() async throws {
         let connection = ScriptedConnection { _ in [] }
         let client = await client(connection, timeout: .seconds(10))
         let task = Task { try await client.send(OSManagement.Echo(text: "x")) }
-        try await Task.sleep(for: .milliseconds(50))
+        await connection.waitUntilSent { $0.count == 1 }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }

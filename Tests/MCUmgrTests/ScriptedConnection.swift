@@ -17,10 +17,11 @@ final class ScriptedConnection: SMPConnection, @unchecked Sendable {
         case notSupported
     }
 
-    // `lock` guards `sent` and `script`; the stream continuation is thread-safe.
+    // `lock` guards `sent`, `script` and `waiters`; the stream continuation is thread-safe.
     private let lock = NSLock()
     private var script: (SMPFrame) -> [[UInt8]]
     private var sentFrames: [SMPFrame] = []
+    private var waiters: [(condition: ([SMPFrame]) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
     private let parameters: Parameters
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     let frames: AsyncThrowingStream<[UInt8], any Error>
@@ -45,7 +46,32 @@ final class ScriptedConnection: SMPConnection, @unchecked Sendable {
 
     func send(_ frame: [UInt8]) async throws {
         let parsed = try SMPFrame(parsing: frame)
-        for reply in record(parsed) { continuation.yield(reply) }
+        let replies = record(parsed)
+        for waiter in satisfiedWaiters() { waiter.resume() }
+        for reply in replies { continuation.yield(reply) }
+    }
+
+    /// Waits until the frames sent so far meet `condition`: how a test knows a request is in
+    /// flight without sleeping. Give the test a time limit: a condition never met waits forever.
+    /// - Parameter condition: checked on every frame sent, under the connection's lock.
+    func waitUntilSent(_ condition: @escaping ([SMPFrame]) -> Bool) async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let met = lock.withLock {
+                if condition(sentFrames) { return true }
+                waiters.append((condition, waiter))
+                return false
+            }
+            if met { waiter.resume() }
+        }
+    }
+
+    private func satisfiedWaiters() -> [CheckedContinuation<Void, Never>] {
+        lock.withLock {
+            let frames = sentFrames
+            let ready = waiters.filter { $0.condition(frames) }.map(\.continuation)
+            waiters.removeAll { $0.condition(frames) }
+            return ready
+        }
     }
 
     private func record(_ frame: SMPFrame) -> [[UInt8]] {

@@ -1,6 +1,7 @@
 import Foundation
 import MCUmgr
 import SMPCore
+import SMPTestSupport
 import Testing
 
 @testable import SMPBLETransport
@@ -192,9 +193,10 @@ func echoResponse(_ text: String, sequence: UInt8) throws -> [UInt8] {
     /// from its own header instead of being swallowed by the stale head.
     @Test func aPartialResponseIsDroppedAfterASilence() async throws {
         let link = ScriptedLink(maximumWriteLength: 244)
+        let clock = ManualClock()
         let connection = try await GATTTransport(
             endpointDescription: "test",
-            configuration: .init(reassemblyIdleTimeout: .milliseconds(20))
+            configuration: .init(reassemblyIdleTimeout: .milliseconds(20), clock: SMPClock(clock))
         ) { link }.connect()
         let whole = try Self.frame(size: 40, sequence: 1)
         let truncated = try Self.frame(size: 300, sequence: 2)
@@ -204,7 +206,7 @@ func echoResponse(_ text: String, sequence: UInt8) throws -> [UInt8] {
         // is buffered before the silence starts.
         link.notify(whole + truncated.prefix(30))
         #expect(try await iterator.next() == whole)
-        try await Task.sleep(for: .milliseconds(100))
+        clock.advance(by: .milliseconds(21))
         link.notify(next)
         link.drop()
         #expect(try await iterator.next() == next)
@@ -213,16 +215,18 @@ func echoResponse(_ text: String, sequence: UInt8) throws -> [UInt8] {
     /// Within the idle limit the next notification continues the response it belongs to.
     @Test func aPartialResponseWaitsWithinTheLimit() async throws {
         let link = ScriptedLink(maximumWriteLength: 244)
+        let clock = ManualClock()
         let connection = try await GATTTransport(
             endpointDescription: "test",
-            configuration: .init(reassemblyIdleTimeout: .seconds(30))
+            configuration: .init(reassemblyIdleTimeout: .milliseconds(20), clock: SMPClock(clock))
         ) { link }.connect()
         let whole = try Self.frame(size: 40, sequence: 1)
         let split = try Self.frame(size: 300, sequence: 2)
         var iterator = connection.frames.makeAsyncIterator()
         link.notify(whole + split.prefix(30))
         #expect(try await iterator.next() == whole)
-        try await Task.sleep(for: .milliseconds(100))
+        // Exactly the limit is still within it.
+        clock.advance(by: .milliseconds(20))
         link.notify(Array(split.dropFirst(30)))
         link.drop()
         #expect(try await iterator.next() == split)

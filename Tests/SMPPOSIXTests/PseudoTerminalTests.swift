@@ -1,16 +1,15 @@
 import Foundation
 import SMPPOSIX
+import SMPTestSupport
 import Testing
 
 @Suite("PseudoTerminal and SerialPort")
 struct PseudoTerminalTests {
     static func read(_ body: () throws -> [UInt8], count: Int, timeout: Duration) async throws -> [UInt8] {
         var bytes: [UInt8] = []
-        let deadline = ContinuousClock.now + timeout
-        while bytes.count < count && ContinuousClock.now < deadline {
-            let more = try body()
-            if more.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
-            bytes += more
+        _ = try await RealIO.poll(timeout: timeout) { () throws -> Bool? in
+            bytes += try body()
+            return bytes.count >= count ? true : nil
         }
         return bytes
     }

@@ -1,5 +1,6 @@
 import Foundation
 import SMPPOSIX
+import SMPTestSupport
 import Testing
 
 @Suite("UDPSocket")
@@ -7,12 +8,7 @@ struct UDPSocketTests {
     /// Waits for a datagram without blocking a cooperative thread for long.
     static func receive(_ socket: UDPSocket, timeout: Duration) async throws -> (bytes: [UInt8], sender: SocketAddress)?
     {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let datagram = try socket.receive(timeout: .milliseconds(1)) { return datagram }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        return nil
+        try await RealIO.poll(timeout: timeout) { try socket.receive(timeout: .milliseconds(1)) }
     }
 
     @Test("bind port 0, connect, send both ways, read the sender back", arguments: ["127.0.0.1", "::1", "localhost"])
@@ -82,14 +78,18 @@ final class OnThread<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var result: Result<T, any Error>?
     private var finished: ContinuousClock.Instant?
+    private var waiters: [CheckedContinuation<T, any Error>] = []
 
     init(_ body: @escaping @Sendable () throws -> T) {
         let thread = Thread { [self] in
             let outcome = Result { try body() }
-            lock.lock()
-            result = outcome
-            finished = ContinuousClock.now
-            lock.unlock()
+            let waiting: [CheckedContinuation<T, any Error>] = lock.withLock {
+                result = outcome
+                finished = ContinuousClock.now
+                defer { waiters = [] }
+                return waiters
+            }
+            for waiter in waiting { waiter.resume(with: outcome) }
         }
         thread.start()
     }
@@ -101,17 +101,16 @@ final class OnThread<T: Sendable>: @unchecked Sendable {
         return finished
     }
 
-    private func current() -> Result<T, any Error>? {
-        lock.lock()
-        defer { lock.unlock() }
-        return result
-    }
-
+    /// The body's result, once it returned.
     var value: T {
         get async throws {
-            while true {
-                if let done = current() { return try done.get() }
-                try await Task.sleep(for: .milliseconds(2))
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<T, any Error>) in
+                let done: Result<T, any Error>? = lock.withLock {
+                    if let result { return result }
+                    waiters.append(waiter)
+                    return nil
+                }
+                if let done { waiter.resume(with: done) }
             }
         }
     }

@@ -158,20 +158,9 @@ final class FrameCollector: @unchecked Sendable {
         return frames.count
     }
 
-    /// The next frame, waiting up to `timeout`.
-    ///
-    /// The timeout counts 1 ms waits, not time on the clock: other suites run peer tools
-    /// synchronously on the few cooperative threads, which can stall every task for seconds.
-    /// Such a stall costs one wait here, so an answer that is on its way is still taken; each
-    /// wait lasts at least 1 ms, so silence is never declared sooner than `timeout`.
+    /// The next frame, waiting up to `timeout` (polled: the frames come from a real socket).
     func next(timeout: Duration) async -> [UInt8]? {
-        var waited = Duration.zero
-        while true {
-            if let frame = take() { return frame }
-            if waited >= timeout { return nil }
-            try? await Task.sleep(for: .milliseconds(1))
-            waited += .milliseconds(1)
-        }
+        (try? await RealIO.poll(timeout: timeout, every: .milliseconds(1)) { take() }) ?? nil
     }
 }
 
@@ -228,56 +217,26 @@ enum BoundedProcess {
     )
         async throws -> Result
     {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        var environment = ProcessInfo.processInfo.environment
-        environment["COLUMNS"] = "200"
-        environment["NO_COLOR"] = "1"
-        environment["TERM"] = "dumb"
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let outBox = Box()
-        let errBox = Box()
-        out.fileHandleForReading.readabilityHandler = { outBox.append($0.availableData) }
-        err.fileHandleForReading.readabilityHandler = { errBox.append($0.availableData) }
-        try process.run()
-        let deadline = ContinuousClock.now + timeout
-        var timedOut = false
-        while process.isRunning {
-            if ContinuousClock.now >= deadline {
-                timedOut = true
-                process.terminate()
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.waitUntilExit()
-        out.fileHandleForReading.readabilityHandler = nil
-        err.fileHandleForReading.readabilityHandler = nil
-        outBox.append(out.fileHandleForReading.readDataToEndOfFile())
-        errBox.append(err.fileHandleForReading.readDataToEndOfFile())
-        return Result(status: process.terminationStatus, stdout: outBox.text, stderr: errBox.text, timedOut: timedOut)
-    }
-
-    private final class Box: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var data = Data()
-        func append(_ more: Data) {
-            lock.lock()
-            data.append(more)
-            lock.unlock()
-        }
-        var text: String {
-            lock.lock()
-            defer { lock.unlock() }
-            return String(decoding: data, as: UTF8.self)
+        // Through the peers' runner: started from its own thread with an unblocked signal mask
+        // (so the timeout's SIGTERM is obeyed), awaited without polling, one per core.
+        do {
+            let run = try await Peers.runProcess(
+                executable,
+                arguments,
+                stdin: nil,
+                timeout: timeout,
+                directory: directory,
+                environment: ["COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"]
+            )
+            return Result(
+                status: run.status,
+                stdout: String(decoding: run.stdout, as: UTF8.self),
+                stderr: String(decoding: run.stderr, as: UTF8.self),
+                timedOut: false
+            )
+        } catch let failure as PeerError where failure.message.contains(" hung: killed after ") {
+            // A hung client is a result to report (with its stderr), not an error of the test.
+            return Result(status: -1, stdout: "", stderr: failure.message, timedOut: true)
         }
     }
 }

@@ -137,6 +137,8 @@ public enum Peers {
     ///   - arguments: its arguments.
     ///   - stdin: bytes for standard input, or `nil` for an empty one.
     ///   - timeout: how long it may run before it is terminated (then killed).
+    ///   - directory: the working folder, or the current one.
+    ///   - environment: variables added to this process's environment.
     /// - Returns: the exit status (or terminating signal) and both output streams.
     /// - Throws: ``PeerError`` if it cannot be started or hangs past `timeout`;
     ///   `CancellationError` if the task is cancelled (the child is killed).
@@ -144,11 +146,17 @@ public enum Peers {
         _ executable: String,
         _ arguments: [String],
         stdin: Data?,
-        timeout: Duration = processTimeout
+        timeout: Duration = processTimeout,
+        directory: URL? = nil,
+        environment: [String: String] = [:]
     ) async throws -> (status: Int32, stdout: Data, stderr: Data) {
         try await slots.acquire()
         do {
             let child = ChildProcess(executable: executable, arguments: arguments, stdin: stdin, timeout: timeout)
+            if let directory { child.process.currentDirectoryURL = directory }
+            if !environment.isEmpty {
+                child.process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
             let result = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     child.start { continuation.resume(with: $0) }
@@ -208,7 +216,8 @@ private final class ChildProcess: @unchecked Sendable {
         case cancelled
     }
 
-    private let process = Process()
+    // Configured (folder, environment) by `runProcess` before `start`.
+    let process = Process()
     private let name: String
     private let arguments: [String]
     private let input: Data?

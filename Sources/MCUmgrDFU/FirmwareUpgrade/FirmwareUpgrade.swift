@@ -28,7 +28,7 @@ public struct FirmwareUpgrade: Sendable {
     public let transport: any SMPTransport
     /// The configuration of every client a run opens.
     public let clientConfiguration: SMPClient.Configuration
-    let clock: UpgradeClock
+    let clock: SMPClock
     let logger: Logger
 
     /// Creates an upgrade.
@@ -48,7 +48,7 @@ public struct FirmwareUpgrade: Sendable {
         self.transport = transport
         self.configuration = configuration
         self.clientConfiguration = clientConfiguration
-        self.clock = UpgradeClock(clock)
+        self.clock = SMPClock(clock)
         self.logger = logger ?? Logger(label: "mcumgr.upgrade")
     }
 
@@ -128,20 +128,6 @@ public final class FirmwareUpgradeRun: AsyncSequence, Sendable {
 
     /// Whether the caller paused the upgrade.
     public var isPaused: Bool { control.isPaused }
-}
-
-/// The run's clock as two functions, so any `Clock<Duration>` (a test clock included) drives it.
-struct UpgradeClock: Sendable {
-    /// Time since the clock was made.
-    let elapsed: @Sendable () -> Duration
-    /// Sleeps on the clock.
-    let sleep: @Sendable (Duration) async throws -> Void
-
-    init<C: Clock<Duration>>(_ clock: C) {
-        let start = clock.now
-        elapsed = { start.duration(to: clock.now) }
-        sleep = { try await clock.sleep(for: $0) }
-    }
 }
 
 /// Pause, resume and cancel of one run, shared between its caller and its driver.

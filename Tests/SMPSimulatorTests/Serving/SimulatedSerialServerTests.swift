@@ -20,14 +20,12 @@ struct SimulatedSerialServerTests {
     {
         var console = SerialFrameDecoder()
         var raw = SMPStreamDecoder()
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        return try await RealIO.poll(timeout: timeout) { () throws -> [UInt8]? in
             let bytes = try port.read(timeout: .milliseconds(1))
-            if bytes.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
             let events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
             for case .frame(let frame) in events { return frame }
+            return nil
         }
-        return nil
     }
 
     @Test("answers over console and raw framing", arguments: SimulatedSerialServer.Framing.allCases)
@@ -61,20 +59,22 @@ struct SimulatedSerialServerTests {
         try port.write(burst)
         var answers: [UInt8: CBOR] = [:]
         var decoder = SerialFrameDecoder()
-        var deadline = ContinuousClock.now + .seconds(30)
-        var quietAfter: ContinuousClock.Instant?
-        while ContinuousClock.now < (quietAfter ?? deadline) {
-            let bytes = try port.read(timeout: .milliseconds(1))
-            if bytes.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
-            for case .frame(let frame) in decoder.feed(bytes) {
+        func readAnswers() throws {
+            for case .frame(let frame) in decoder.feed(try port.read(timeout: .milliseconds(1))) {
                 let parsed = try SMPFrame(parsing: frame)
                 answers[parsed.header.sequence] = try parsed.payloadValue()
             }
-            // Every expected answer is in: wait a moment for any that should not come.
-            if quietAfter == nil && answers.count >= min(count, 4) {
-                quietAfter = ContinuousClock.now + .milliseconds(400)
-                deadline = quietAfter ?? deadline
-            }
+        }
+        // Every expected answer (4 at most: a fifth request finds no buffer)...
+        let expected = min(count, 4)
+        _ = try await RealIO.poll(timeout: .seconds(30)) { () throws -> Bool? in
+            try readAnswers()
+            return answers.count >= expected ? true : nil
+        }
+        // ...then a moment for any that should not come.
+        _ = try await RealIO.poll(timeout: .milliseconds(400)) { () throws -> Bool? in
+            try readAnswers()
+            return answers.count > expected ? true : nil
         }
         BurstShape.check(answers, burst: count)
         #expect(await device.requestsDroppedForBuffers == max(0, count - 4))

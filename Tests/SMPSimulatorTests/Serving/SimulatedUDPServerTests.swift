@@ -19,12 +19,7 @@ import Testing
 struct SimulatedUDPServerTests {
     /// Receives without blocking a cooperative thread for long.
     func receive(_ socket: UDPSocket, timeout: Duration) async throws -> (bytes: [UInt8], sender: SocketAddress)? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let datagram = try socket.receive(timeout: .milliseconds(1)) { return datagram }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return nil
+        try await RealIO.poll(timeout: timeout) { try socket.receive(timeout: .milliseconds(1)) }
     }
 
     static func echoFrame(_ text: String, sequence: UInt8 = 0) throws -> [UInt8] {
