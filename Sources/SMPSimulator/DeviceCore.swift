@@ -188,19 +188,10 @@ struct DeviceCore {
         }
         guard let frame = try? SMPFrame(parsing: bytes) else { return .failure(.management(.corruptPayload)) }
         let request = SMPServerRequest(header: header, frame: frame)
+        // An unknown group, command or operation is ENOTSUP, as Zephyr's empty table slots are.
+        guard let route = Self.routes[SMPCommandID(header)] else { return .failure(.management(.notSupported)) }
         do throws(HandlerFailure) {
-            switch header.group {
-            case .os: return .success(try OSHandler.handle(request, device: &self, effects: &effects))
-            case .image: return .success(try ImageHandler.handle(request, device: &self, effects: &effects))
-            case .statistics: return .success(try StatisticsHandler.handle(request, device: &self))
-            case .settings: return .success(try SettingsHandler.handle(request, device: &self))
-            case .fileSystem: return .success(try FileSystemHandler.handle(request, device: &self))
-            case .shell: return .success(try ShellHandler.handle(request, device: &self))
-            case .enumeration: return .success(try EnumerationHandler.handle(request, device: &self))
-            case .zephyrBasic: return .success(try ZephyrBasicHandler.handle(request, device: &self, effects: &effects))
-            case .suit: return .success(try SUITHandler.handle(request, device: &self))
-            default: return .failure(.management(.notSupported))
-            }
+            return .success(try route.handle(request, &self, &effects))
         } catch {
             if error == .powerLoss {
                 effects.powerLoss = true
@@ -209,13 +200,6 @@ struct DeviceCore {
             return .failure(error)
         }
     }
-
-    /// The groups the handler table serves, in registration order.
-    static let groups: [(group: SMPGroup, name: String, handlers: Int)] = [
-        (.os, "os mgmt", 9), (.image, "img mgmt", 7), (.statistics, "stat mgmt", 2), (.settings, "settings mgmt", 4),
-        (.fileSystem, "fs mgmt", 5), (.shell, "shell mgmt", 1), (.enumeration, "enum mgmt", 4),
-        (.zephyrBasic, "zephyr basic mgmt", 1), (.suit, "suitfu mgmt", 7),
-    ]
 
     // MARK: - Reset
 

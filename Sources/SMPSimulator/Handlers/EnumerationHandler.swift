@@ -1,37 +1,55 @@
 import SMPCBOR
 import SMPCore
 
-/// Group 10, enumeration of the groups the handler table serves.
+/// Group 10, enumeration of the groups the device registers (``DeviceCore/handlerGroups``).
 enum EnumerationHandler {
-    static func handle(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
-        let groups = DeviceCore.groups
-        var map = CBORMap()
-        switch (request.header.command, request.isRead) {
-        case (0, true):
-            map.put("count", groups.count)
-        case (1, true):
-            map.put("groups", .array(groups.map { CBOR(Int($0.group.rawValue)) }))
-        case (2, true):
-            let index = Int(try request.decode(EnumerationManagement.GroupAtIndex.self).index ?? 0)
-            guard index < groups.count else {
-                throw .group(.enumeration, EnumerationManagement.ReturnCode.indexTooLarge.rawValue)
-            }
-            map.put("group", Int(groups[index].group.rawValue))
-            if index == groups.count - 1 { map.put("end", true) }
-        case (3, true):
-            let wanted = try request.decode(EnumerationManagement.GroupDetails.self).groups
-            var details: [CBOR] = []
-            for entry in groups where wanted?.contains(entry.group.rawValue) ?? true {
-                var item = CBORMap()
-                item.put("group", Int(entry.group.rawValue))
-                item.put("name", entry.name)
-                item.put("handlers", entry.handlers)
-                details.append(.map(item))
-            }
-            map.put("groups", .array(details))
-        default:
-            throw .management(.notSupported)
+    static let group = HandlerGroup(
+        group: .enumeration,
+        name: "enum mgmt",
+        routes: [
+            Route(EnumerationManagement.GroupCount.self) { _, _, _ in
+                var map = CBORMap()
+                map.put("count", DeviceCore.handlerGroups.count)
+                return map
+            },
+            Route(EnumerationManagement.ListGroups.self) { _, _, _ in
+                var map = CBORMap()
+                map.put("groups", .array(DeviceCore.handlerGroups.map { CBOR(Int($0.group.rawValue)) }))
+                return map
+            },
+            Route(EnumerationManagement.GroupAtIndex.self) { request, _, _ throws(HandlerFailure) in
+                try single(request)
+            },
+            Route(EnumerationManagement.GroupDetails.self) { request, _, _ throws(HandlerFailure) in
+                try details(request)
+            },
+        ]
+    )
+
+    static func single(_ request: SMPServerRequest) throws(HandlerFailure) -> CBORMap {
+        let groups = DeviceCore.handlerGroups
+        let index = Int(try request.decode(EnumerationManagement.GroupAtIndex.self).index ?? 0)
+        guard index < groups.count else {
+            throw .group(.enumeration, EnumerationManagement.ReturnCode.indexTooLarge.rawValue)
         }
+        var map = CBORMap()
+        map.put("group", Int(groups[index].group.rawValue))
+        if index == groups.count - 1 { map.put("end", true) }
+        return map
+    }
+
+    static func details(_ request: SMPServerRequest) throws(HandlerFailure) -> CBORMap {
+        let wanted = try request.decode(EnumerationManagement.GroupDetails.self).groups
+        var details: [CBOR] = []
+        for entry in DeviceCore.handlerGroups where wanted?.contains(entry.group.rawValue) ?? true {
+            var item = CBORMap()
+            item.put("group", Int(entry.group.rawValue))
+            item.put("name", entry.name)
+            item.put("handlers", entry.handlerCount)
+            details.append(.map(item))
+        }
+        var map = CBORMap()
+        map.put("groups", .array(details))
         return map
     }
 }

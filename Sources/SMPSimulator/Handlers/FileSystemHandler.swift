@@ -7,19 +7,29 @@ import SMPCore
 enum FileSystemHandler {
     typealias Code = FileManagement.ReturnCode
 
-    static func handle(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
-        switch (request.header.command, request.isRead) {
-        case (0, true): return try download(request, device: &device)
-        case (0, false): return try upload(request, device: &device)
-        case (1, true): return try status(request, device: device)
-        case (2, true): return try hash(request, device: device)
-        case (3, true): return supportedHashes(device)
-        case (4, false):
-            device.fileTransfer = nil
-            return CBORMap()
-        default: throw .management(.notSupported)
-        }
-    }
+    static let group = HandlerGroup(
+        group: .fileSystem,
+        name: "fs mgmt",
+        routes: [
+            Route(FileManagement.Download.self) { request, device, _ throws(HandlerFailure) in
+                try download(request, device: &device)
+            },
+            Route(FileManagement.Upload.self) { request, device, _ throws(HandlerFailure) in
+                try upload(request, device: &device)
+            },
+            Route(FileManagement.Status.self) { request, device, _ throws(HandlerFailure) in
+                try status(request, device: device)
+            },
+            Route(FileManagement.Hash.self) { request, device, _ throws(HandlerFailure) in
+                try hash(request, device: device)
+            },
+            Route(FileManagement.SupportedHashTypes.self) { _, device, _ in supportedHashes(device) },
+            Route(FileManagement.Close.self) { _, device, _ in
+                device.fileTransfer = nil
+                return CBORMap()
+            },
+        ]
+    )
 
     private static func fail(_ code: Code, extra: CBORMap = [:]) -> HandlerFailure {
         .group(.fileSystem, code.rawValue, extra: extra)

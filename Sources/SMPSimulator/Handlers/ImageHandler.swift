@@ -6,20 +6,23 @@ import SMPCore
 /// Group 1, image management, as Zephyr's `img_mgmt.c`/`img_mgmt_state.c` answer it, over the
 /// ``MCUbootModel``.
 enum ImageHandler {
-    static func handle(
-        _ request: SMPServerRequest,
-        device: inout DeviceCore,
-        effects: inout DeviceCore.Effects
-    ) throws(HandlerFailure) -> CBORMap {
-        switch (request.header.command, request.isRead) {
-        case (0, true): return stateList(device)
-        case (0, false): return try setState(request, device: &device)
-        case (1, false): return try upload(request, device: &device, effects: &effects)
-        case (5, false): return try erase(request, device: &device, effects: &effects)
-        case (6, true): return slotInfo(device)
-        default: throw .management(.notSupported)
-        }
-    }
+    static let group = HandlerGroup(
+        group: .image,
+        name: "img mgmt",
+        routes: [
+            Route(ImageManagement.StateRead.self) { _, device, _ in stateList(device) },
+            Route(ImageManagement.StateWrite.self) { request, device, _ throws(HandlerFailure) in
+                try setState(request, device: &device)
+            },
+            Route(ImageManagement.Upload.self) { request, device, effects throws(HandlerFailure) in
+                try upload(request, device: &device, effects: &effects)
+            },
+            Route(ImageManagement.Erase.self) { request, device, effects throws(HandlerFailure) in
+                try erase(request, device: &device, effects: &effects)
+            },
+            Route(ImageManagement.SlotInfo.self) { _, device, _ in slotInfo(device) },
+        ]
+    )
 
     /// The state list, every flag written, then `splitStatus: 0` (Zephyr without the frugal list).
     static func stateList(_ device: DeviceCore) -> CBORMap {

@@ -4,24 +4,31 @@ import SMPCore
 
 /// Group 0, OS management, as Zephyr's `os_mgmt.c` answers it.
 enum OSHandler {
-    static func handle(
-        _ request: SMPServerRequest,
-        device: inout DeviceCore,
-        effects: inout DeviceCore.Effects
-    ) throws(HandlerFailure) -> CBORMap {
-        switch (request.header.command, request.isRead) {
-        case (0, _): return try echo(request)
-        case (2, true): return taskStatistics(device)
-        case (3, true): return memoryPools()
-        case (4, true): return dateTime(device)
-        case (4, false): return try setDateTime(request, device: &device)
-        case (5, false): return try reset(request, device: &device, effects: &effects)
-        case (6, true): return parameters(device)
-        case (7, true): return try applicationInfo(request, device: device)
-        case (8, true): return try bootloaderInfo(request, device: device)
-        default: throw .management(.notSupported)
-        }
-    }
+    static let group = HandlerGroup(
+        group: .os,
+        name: "os mgmt",
+        routes: [
+            Route(OSManagement.Echo.self) { request, _, _ throws(HandlerFailure) in try echo(request) },
+            Route(OSManagement.Echo.self, operation: .read) { request, _, _ throws(HandlerFailure) in try echo(request)
+            },
+            Route(OSManagement.TaskStatistics.self) { _, device, _ in taskStatistics(device) },
+            Route(OSManagement.MemoryPoolStatistics.self) { _, _, _ in memoryPools() },
+            Route(OSManagement.DateTimeRead.self) { _, device, _ in dateTime(device) },
+            Route(OSManagement.DateTimeWrite.self) { request, device, _ throws(HandlerFailure) in
+                try setDateTime(request, device: &device)
+            },
+            Route(OSManagement.Reset.self) { request, device, effects throws(HandlerFailure) in
+                try reset(request, device: &device, effects: &effects)
+            },
+            Route(OSManagement.MCUmgrParameters.self) { _, device, _ in parameters(device) },
+            Route(OSManagement.ApplicationInfo.self) { request, device, _ throws(HandlerFailure) in
+                try applicationInfo(request, device: device)
+            },
+            Route(OSManagement.BootloaderInfo.self) { request, device, _ throws(HandlerFailure) in
+                try bootloaderInfo(request, device: device)
+            },
+        ]
+    )
 
     /// Echo answers a read or a write; a missing `d` echoes the empty string, as zcbor's bulk
     /// decoder leaves it empty.

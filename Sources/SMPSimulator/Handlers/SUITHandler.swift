@@ -32,49 +32,60 @@ enum SUITHandler {
     static let applicationRootRole: UInt32 = 0x20
     static let requestedResource = "file://app.bin"
 
-    static func handle(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
-        switch (request.header.command, request.isRead) {
-        case (0, true):
-            var manifest = CBORMap()
-            manifest.put("role", Int(applicationRootRole))
-            var map = CBORMap()
-            map.put("manifests", .array([.map(manifest)]))
-            return map
-        case (1, true):
-            let role = try request.decode(SUITManagement.ManifestState.self).role
-            guard role == applicationRootRole else { throw .management(.noEntry) }
-            var map = CBORMap()
-            map.put("class_id", bytes: Array(repeating: 0xc1, count: 16))
-            map.put("vendor_id", bytes: Array(repeating: 0x7e, count: 16))
-            map.put("downgrade_prevention_policy", 1)
-            map.put("independent_updateability_policy", 1)
-            map.put("signature_verification_policy", 0)
-            map.put("digest", bytes: device.suit.installedDigest)
-            map.put("digest_algorithm", -16)
-            map.put("signature_check", 2)
-            map.put("sequence_number", Int(device.suit.installedSequence))
-            map.put("semantic_version", .array([1, 0, 0]))
-            return map
-        case (2, false):
-            return try envelopeUpload(request, device: &device)
-        case (3, true):
-            var map = CBORMap()
-            if let pending = device.suit.pendingRequest {
-                map.put("stream_session_id", Int(pending.session))
-                map.put("resource_id", bytes: Array(pending.resource.utf8))
-            }
-            return map
-        case (4, false):
-            return try resourceUpload(request, device: &device)
-        case (5, false):
-            let chunk = try request.decode(SUITManagement.CacheRawUpload.self)
-            return chunkResponse(rc: 0, offset: Int(chunk.offset) + chunk.data.count)
-        case (6, false):
-            device.suit.resetVolatile()
-            return CBORMap()
-        default:
-            throw .management(.notSupported)
-        }
+    static let group = HandlerGroup(
+        group: .suit,
+        name: "suitfu mgmt",
+        routes: [
+            Route(SUITManagement.ManifestList.self) { _, _, _ in
+                var manifest = CBORMap()
+                manifest.put("role", Int(applicationRootRole))
+                var map = CBORMap()
+                map.put("manifests", .array([.map(manifest)]))
+                return map
+            },
+            Route(SUITManagement.ManifestState.self) { request, device, _ throws(HandlerFailure) in
+                try manifestState(request, device: device)
+            },
+            Route(SUITManagement.EnvelopeUpload.self) { request, device, _ throws(HandlerFailure) in
+                try envelopeUpload(request, device: &device)
+            },
+            Route(SUITManagement.MissingImageState.self) { _, device, _ in
+                var map = CBORMap()
+                if let pending = device.suit.pendingRequest {
+                    map.put("stream_session_id", Int(pending.session))
+                    map.put("resource_id", bytes: Array(pending.resource.utf8))
+                }
+                return map
+            },
+            Route(SUITManagement.MissingImageUpload.self) { request, device, _ throws(HandlerFailure) in
+                try resourceUpload(request, device: &device)
+            },
+            Route(SUITManagement.CacheRawUpload.self) { request, _, _ throws(HandlerFailure) in
+                let chunk = try request.decode(SUITManagement.CacheRawUpload.self)
+                return chunkResponse(rc: 0, offset: Int(chunk.offset) + chunk.data.count)
+            },
+            Route(SUITManagement.Cleanup.self) { _, device, _ in
+                device.suit.resetVolatile()
+                return CBORMap()
+            },
+        ]
+    )
+
+    static func manifestState(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
+        let role = try request.decode(SUITManagement.ManifestState.self).role
+        guard role == applicationRootRole else { throw .management(.noEntry) }
+        var map = CBORMap()
+        map.put("class_id", bytes: Array(repeating: 0xc1, count: 16))
+        map.put("vendor_id", bytes: Array(repeating: 0x7e, count: 16))
+        map.put("downgrade_prevention_policy", 1)
+        map.put("independent_updateability_policy", 1)
+        map.put("signature_verification_policy", 0)
+        map.put("digest", bytes: device.suit.installedDigest)
+        map.put("digest_algorithm", -16)
+        map.put("signature_check", 2)
+        map.put("sequence_number", Int(device.suit.installedSequence))
+        map.put("semantic_version", .array([1, 0, 0]))
+        return map
     }
 
     private static func chunkResponse(rc: Int, offset: Int) -> CBORMap {

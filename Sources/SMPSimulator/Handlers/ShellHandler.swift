@@ -6,8 +6,17 @@ enum ShellHandler {
     /// `CONFIG_MCUMGR_GRP_SHELL_MAX_ARGUMENTS`-ish limit on the joined command line.
     static let maximumCommandLength = 256
 
-    static func handle(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
-        guard request.header.command == 0, !request.isRead else { throw .management(.notSupported) }
+    static let group = HandlerGroup(
+        group: .shell,
+        name: "shell mgmt",
+        routes: [
+            Route(ShellManagement.Execute.self) { request, device, _ throws(HandlerFailure) in
+                try execute(request, device: device)
+            }
+        ]
+    )
+
+    static func execute(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
         let arguments = try request.decode(ShellManagement.Execute.self).arguments
         guard !arguments.isEmpty, !arguments[0].isEmpty else {
             throw .group(.shell, ShellManagement.ReturnCode.emptyCommand.rawValue)
