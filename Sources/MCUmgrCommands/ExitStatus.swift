@@ -87,9 +87,13 @@ struct FailureReport: Sendable, Equatable {
             // Said before anything was sent: the request, made of what the user typed, does not
             // fit the device. Not a link failure; retrying cannot help, sending less can.
             self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error.message).description)
-        case let error as SMPError where error.code == .frameTooLarge || error.code == .encodingFailed:
+        case let error as SMPError where error.code == .frameTooLarge:
             // Raised while encoding our own request (a payload over the 16-bit length).
             self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error.message).description)
+        case let error as SMPError where error.code == .encodingFailed:
+            // Our own request, made of what the user gave, that CBOR cannot carry. The library's
+            // message names the request type, so only the code is shown.
+            self.init(status: .badInput, kind: "bad_input", message: "the request cannot be sent: \(error.code)")
         case let error as RequestTooLarge:
             self.init(status: .badInput, kind: "bad_input", message: error.description)
         case let error as SMPTransportError:
