@@ -193,9 +193,13 @@ struct RequestTooLarge: Error, CustomStringConvertible {
             guard rest.dropFirst(digits.count).hasPrefix(suffix) else { return nil }
             return Int(digits)
         }
+        // The transports say "N bytes exceed the M-byte … limit" or "N-byte frame exceeds …".
+        let leading = Int(message.prefix { $0.isNumber })
         self.init(
-            size: number(after: "needs ", before: " bytes") ?? number(after: "payload of ", before: " bytes"),
-            limit: number(after: "the limit is ") ?? number(after: "exceeds the ", before: "-byte"),
+            size: number(after: "needs ", before: " bytes") ?? number(after: "payload of ", before: " bytes")
+                ?? leading,
+            limit: number(after: "the limit is ") ?? number(after: "exceeds the ", before: "-byte")
+                ?? number(after: "exceed the ", before: "-byte") ?? number(after: "device's ", before: "-byte"),
             what: what
         )
     }

@@ -193,6 +193,9 @@ import Testing
             ("Execute needs 3018 bytes; the limit is 2048", 3018, 2048),
             ("an upload chunk with no data already exceeds the 128-byte frame limit", nil, 128),
             ("payload of 70000 bytes exceeds the 16-bit length field", 70000, nil),
+            ("3000 bytes exceed the 1472-byte datagram limit", 3000, 1472),
+            ("3000-byte frame exceeds the simulated device's 2048-byte buffer", 3000, 2048),
+            ("something else", nil, nil),
         ] as [(String, Int?, Int?)]
     )
     func requestTooLargeReadsTheSizes(_ message: String, _ size: Int?, _ limit: Int?) {
