@@ -30,10 +30,13 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "The link profile: legacy, fast, reassembly or coded.")
         var profile: String = "reassembly"
 
-        @Option(help: "Requests in flight (default: every window from 1 to the device's buffer count).")
+        @Option(
+            parsing: .unconditional,
+            help: "Requests in flight (default: every window from 1 to the device's buffer count)."
+        )
         var window: Int?
 
-        @Option(help: "Image size in bytes.")
+        @Option(parsing: .unconditional, help: "Image size in bytes.")
         var size: Int = 131_072
 
         func validate() throws {
@@ -61,15 +64,15 @@ struct BenchCommand: AsyncParsableCommand {
                     .object([
                         ("profile", .string(link.name)),
                         ("phy", .string(link.phy.rawValue)),
-                        ("attMTU", .int(Int64(link.attMTU))),
-                        ("dataLength", .int(Int64(link.dataLength))),
-                        ("connectionIntervalMs", .double(link.connectionIntervalMilliseconds)),
-                        ("packetsPerEvent", .int(Int64(link.centralSlotsPerEvent))),
+                        ("att_mtu", .int(Int64(link.attMTU))),
+                        ("data_length", .int(Int64(link.dataLength))),
+                        ("connection_interval_ms", .double(link.connectionIntervalMilliseconds)),
+                        ("packets_per_event", .int(Int64(link.centralSlotsPerEvent))),
                         ("reassembly", .bool(link.deviceReassembly)),
-                        ("bufSize", .int(Int64(link.deviceBufferSize))),
-                        ("bufCount", .int(Int64(link.deviceBufferCount))),
-                        ("capacityBytesPerSecond", .double(link.theoreticalWriteCapacity.rounded())),
-                        ("linkLayerBytesPerSecond", .double(link.linkLayerCapacity.rounded())),
+                        ("buf_size", .int(Int64(link.deviceBufferSize))),
+                        ("buf_count", .int(Int64(link.deviceBufferCount))),
+                        ("capacity_bytes_per_second", .double(link.theoreticalWriteCapacity.rounded())),
+                        ("link_layer_bytes_per_second", .double(link.linkLayerCapacity.rounded())),
                         (
                             "results",
                             .array(
@@ -77,15 +80,15 @@ struct BenchCommand: AsyncParsableCommand {
                                     .object([
                                         ("window", .int(Int64(result.window))),
                                         ("bytes", .int(Int64(result.bytes))),
-                                        ("frameSize", .int(Int64(result.frameSize))),
+                                        ("frame_size", .int(Int64(result.frameSize))),
                                         ("seconds", .double(result.seconds)),
-                                        ("bytesPerSecond", .double(result.bytesPerSecond.rounded())),
-                                        ("fractionOfCapacity", .double(result.fractionOfCapacity)),
+                                        ("bytes_per_second", .double(result.bytesPerSecond.rounded())),
+                                        ("fraction_of_capacity", .double(result.fractionOfCapacity)),
                                     ])
                                 }
                             )
                         ),
-                        ("bestWindow", best.map { .int(Int64($0.window)) } ?? .null),
+                        ("best_window", best.map { .int(Int64($0.window)) } ?? .null),
                     ])
                 )
                 return

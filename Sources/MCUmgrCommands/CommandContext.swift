@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MCUboot
 import MCUmgr
 import MCUmgrDFU
 import SMPBLETransport
@@ -119,29 +120,15 @@ extension MCUmgrCommand {
             return "malformed answer from the device: \(error)"
         case let error as FirmwareUpgradeError:
             return "\(error)"
+        case let error as MCUbootError:
+            return error.message.isEmpty ? "\(error.code)" : "\(error.code): \(error.message)"
         default:
             return "\(error)"
         }
     }
 
-    /// The exit status for an error: 1 when the device refused, 2 for link, transfer and protocol
-    /// failures, 3 for an upgrade whose verified outcome is not what its mode promised, 65 for an
-    /// unusable package, 130 when cancelled, 64 for usage errors (swift-argument-parser's
-    /// convention).
+    /// The exit status for an error, from the table in ``ExitStatus``.
     static func status(for error: any Error) -> Int32 {
-        switch error {
-        case is SMPDeviceError: 1
-        case is SMPTransportError, is SMPTransferError, is SMPError: 2
-        case let failure as InputFileError: failure.kind == .unreadable ? 66 : 65
-        case let failure as FirmwareUpgradeError:
-            switch failure.code.category {
-            case .deviceRefused: 1
-            case .link: 2
-            case .outcome: 3
-            case .input: 65
-            case .cancelled: 130
-            }
-        default: exitCode(for: error).rawValue
-        }
+        FailureReport(error).status.rawValue
     }
 }

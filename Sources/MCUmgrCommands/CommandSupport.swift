@@ -55,6 +55,21 @@ enum CommandSupport {
         if let window, !(1...64).contains(window) { throw ValidationError("--window must be from 1 to 64") }
     }
 
+    /// The help of every `--alignment` option (`image upload`, `upgrade`).
+    static let alignmentHelp = ArgumentHelp(
+        "Round upload chunks down to a multiple of this many bytes, the device's flash write alignment: 1, 2, 4, … 256.",
+        valueName: "bytes"
+    )
+
+    /// Checks an `--alignment` value: flash write sizes are powers of two, and beyond 256 a
+    /// chunk would no longer fit the smallest devices' buffers.
+    /// - Throws: `ValidationError` unless a power of two from 1 to 256.
+    static func checkAlignment(_ alignment: Int) throws {
+        guard (1...256).contains(alignment), alignment & (alignment - 1) == 0 else {
+            throw ValidationError("--alignment must be a power of two from 1 to 256 (1, 2, 4, 8, 16, …)")
+        }
+    }
+
     /// Prints one JSON document on stdout.
     static func emit(_ value: JSONValue) {
         Console.out(value.rendered())
@@ -98,13 +113,22 @@ func loadPackage(_ path: String) throws -> FirmwarePackage {
     guard !data.isEmpty else { throw InputFileError(.badData, "\(name): empty file") }
     do {
         return try FirmwarePackage(data: data, fileName: name)
+    } catch let error as MCUbootError {
+        throw InputFileError(.badData, packageProblem(error, name: name))
     } catch {
         throw InputFileError(.badData, "\(name): \(error)")
     }
 }
 
-/// A local file a command needs that is missing or unreadable (exit status 66), or that is not
-/// what it must be (65).
+/// What is wrong with a package, naming the file once. The error's `cause` (a zip or CBOR
+/// library's error) is left out: its text names library types, and the message says enough.
+func packageProblem(_ error: MCUbootError, name: String) -> String {
+    let detail = error.message.isEmpty ? "\(error.code)" : error.message
+    return detail.hasPrefix(name) ? detail : "\(name): \(detail)"
+}
+
+/// A local file a command needs that is missing or unreadable (exit status 66), or input data
+/// (a file, a key, `decode`'s bytes) that is not what it must be (65).
 struct InputFileError: Error, CustomStringConvertible {
     /// Which.
     enum Kind {

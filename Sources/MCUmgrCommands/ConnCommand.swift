@@ -10,11 +10,15 @@ struct ConnCommand: ParsableCommand {
     )
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Save a profile: mcumgr conn add NAME URL.")
+        static let configuration = CommandConfiguration(
+            abstract: "Save a profile: mcumgr conn add NAME URL.",
+            discussion: "An existing profile of that name is kept unless --force is given."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The profile name.") var name: String
         @Argument(help: "The connection URL, e.g. udp://192.168.1.10 or serial:///dev/ttyACM0?baud=115200.") var url:
             String
+        @Flag(help: "Replace a profile of the same name.") var force = false
 
         func validate() throws {
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
@@ -28,7 +32,7 @@ struct ConnCommand: ParsableCommand {
         }
 
         func run() throws {
-            try ProfileStore().save(name: name, url: url)
+            try ProfileStore().save(name: name, url: url, replacing: force)
             if global.json {
                 Console.out(JSONValue.object([("name", .string(name)), ("url", .string(url))]).rendered())
             } else {

@@ -46,6 +46,22 @@ public enum Console {
         )
     }
 
+    /// A source of standard input (`mcumgr decode -`).
+    public struct Source: Sendable {
+        /// Reads everything until the end.
+        public var readAll: @Sendable () -> Data
+
+        /// Creates a source.
+        /// - Parameter readAll: reads everything until the end.
+        public init(readAll: @escaping @Sendable () -> Data) { self.readAll = readAll }
+
+        /// Standard input.
+        public static let standardInput = Source { FileHandle.standardInput.readDataToEndOfFile() }
+    }
+
+    /// Where commands read standard input from; task-local like the sinks, so tests supply it.
+    @TaskLocal public static var input = Source.standardInput
+
     /// The sink for results.
     @TaskLocal public static var output = Sink.standardOutput
     /// The sink for diagnostics and errors.

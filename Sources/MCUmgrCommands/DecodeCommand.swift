@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SMPBytes
 import SMPCBOR
 import SMPCore
@@ -13,26 +14,45 @@ struct DecodeCommand: ParsableCommand {
             The input may be split over several arguments and may contain spaces, colons or 0x \
             prefixes. It is read as: serial console lines when it starts with 06 09; otherwise \
             one or more SMP frames back to back when the header lengths account for every byte; \
-            otherwise a single CBOR item.
+            otherwise a single CBOR item. With - as the only argument the hex is read from \
+            standard input (line breaks allowed), e.g. from a capture: mcumgr decode - < frame.hex
             """
     )
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The bytes, in hex.")
+    @Argument(help: "The bytes, in hex; - reads the hex from standard input.")
     var hex: [String]
 
     func run() throws {
-        let text = hex.joined(separator: " ")
+        let fromStandardInput = hex == ["-"]
+        let text: String
+        if fromStandardInput {
+            let data = Console.input.readAll()
+            guard let read = String(data: data, encoding: .utf8) else {
+                throw InputFileError(.badData, "standard input is not hex text (it is not even UTF-8)")
+            }
+            // Line breaks of a capture file become spaces, which Hex.decode skips (it does not
+            // skip a lone "\n": its separator list holds "\r\n" as one Character).
+            text = read.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        } else {
+            text = hex.joined(separator: " ")
+        }
+        // What is given here is the data itself: what cannot be decoded is bad input data
+        // (status 65), not a usage error and not a device's malformed answer.
         guard let bytes = Hex.decode(text), !bytes.isEmpty else {
-            throw ValidationError("'\(text.prefix(40))' is not hex: use pairs of digits 0-9 a-f")
+            let shown = text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(40)
+            let source = fromStandardInput ? "standard input" : "'\(shown)'"
+            throw InputFileError(
+                .badData,
+                shown.isEmpty ? "\(source) is empty" : "\(source) is not hex: use pairs of digits 0-9 a-f"
+            )
         }
         let documents: [Document]
         do {
             documents = try DecodeCommand.decode(bytes)
         } catch let error as SMPError {
-            // The bytes come from the user, not from a device: report them as bad input.
-            throw ValidationError("cannot decode: \(error)")
+            throw InputFileError(.badData, "cannot decode: \(error)")
         }
         for document in documents {
             if global.json {
@@ -71,7 +91,8 @@ struct DecodeCommand: ParsableCommand {
             let value = try CBORReader.decode(bytes)
             return [Document(json: .object([("cbor", JSONValue(value))]), text: value.diagnostic())]
         } catch {
-            throw ValidationError(
+            throw InputFileError(
+                .badData,
                 "neither an SMP frame (header length does not match the \(bytes.count) bytes) nor CBOR: \(error)"
             )
         }

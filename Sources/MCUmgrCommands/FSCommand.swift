@@ -35,7 +35,7 @@ struct FSCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The local file.") var local: String
         @Argument(help: "The path on the device, e.g. /lfs1/config.txt.") var remote: String
-        @Option(help: CommandSupport.windowHelp) var window: Int?
+        @Option(parsing: .unconditional, help: CommandSupport.windowHelp) var window: Int?
 
         func validate() throws {
             try CommandSupport.checkWindow(window)
@@ -75,7 +75,7 @@ struct FSCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The path on the device.") var remote: String
         @Argument(help: "The local file to write.") var local: String
-        @Option(help: CommandSupport.windowHelp) var window: Int?
+        @Option(parsing: .unconditional, help: CommandSupport.windowHelp) var window: Int?
 
         func validate() throws {
             try CommandSupport.checkWindow(window)

@@ -16,11 +16,13 @@ public struct GlobalOptions: ParsableArguments {
     public var profile: String?
 
     /// Seconds to wait for each answer.
-    @Option(help: "Seconds to wait for each answer.")
+    // `.unconditional`: `--timeout -1` reaches `validate()` and gets a range error, instead of
+    // the parser taking `-1` for an option and saying the value is missing.
+    @Option(parsing: .unconditional, help: "Seconds to wait for each answer.")
     public var timeout: Double = 3
 
     /// Attempts after a timeout.
-    @Option(help: "Times a request is sent again after a timeout.")
+    @Option(parsing: .unconditional, help: "Times a request is sent again after a timeout.")
     public var retries: Int = 3
 
     /// Print one JSON document (or one JSON object per line for long-running commands).
@@ -34,11 +36,28 @@ public struct GlobalOptions: ParsableArguments {
     public init() {}
 
     public mutating func validate() throws {
+        if connection != nil && profile != nil {
+            throw ValidationError("give either --conn URL or -c PROFILE, not both")
+        }
         guard timeout > 0, timeout <= 3600 else {
             throw ValidationError("--timeout must be between 0 and 3600 seconds")
         }
         guard (0...100).contains(retries) else { throw ValidationError("--retries must be between 0 and 100") }
     }
+
+    /// The global options for `mcumgr --help`, as lines of at most 78 columns (the root command
+    /// does not parse them itself, so the parser does not list them there, and it wraps longer
+    /// lines without indenting them).
+    static let helpLines: [String] = [
+        "--conn <url>     The device: udp://HOST[:PORT], serial:///dev/PATH?baud=N,",
+        "                 ble://NAME or sim:// (default: $MCUMGR_CONN).",
+        "-c <profile>     A saved connection profile (mcumgr conn add NAME URL).",
+        "--timeout <s>    Seconds to wait for each answer (default: 3; up to 3600).",
+        "--retries <n>    Times a request is sent again after a timeout (default: 3;",
+        "                 0 to 100).",
+        "--json           Print JSON on stdout and nothing else.",
+        "-v, --verbose    More detail on stderr: -v decisions, -vv every frame.",
+    ]
 
     /// Global options that take a value, for moving them behind the subcommand.
     static let optionsWithValue: Set<String> = ["--conn", "-c", "--timeout", "--retries"]

@@ -11,17 +11,27 @@ enum ImageCommands {
     // MARK: - Shared rendering
 
     /// The image list as a table (Go mcumgr's fields, one row per slot).
-    static func text(_ response: ImageManagement.StateRead.Response) -> [String] {
+    /// - Parameters:
+    ///   - response: the device's image list.
+    ///   - shortHashes: show each hash as its first 8 hex digits and "…" (enough to tell slots
+    ///     apart and to give to `image test`, which takes a unique prefix).
+    static func text(_ response: ImageManagement.StateRead.Response, shortHashes: Bool = false) -> [String] {
         guard !response.images.isEmpty else { return ["no images"] }
         let rows = response.images.map { state -> [String] in
             [
                 "\(state.imageNumber)", "\(state.slot)", state.version, flags(state).joined(separator: " "),
-                state.hash.map { Hex.encode($0) } ?? "unavailable",
+                state.hash.map { shortHashes ? shortHash($0) : Hex.encode($0) } ?? "unavailable",
             ]
         }
         var lines = CommandSupport.table(["image", "slot", "version", "flags", "hash"], rows, rightAligned: [0, 1])
         if let split = response.splitStatus, split != 0 { lines.append("split status: \(split)") }
         return lines
+    }
+
+    /// A hash shortened for people: its first 8 hex digits and "…".
+    static func shortHash(_ hash: Data) -> String {
+        let full = Hex.encode(hash)
+        return full.count > 8 ? String(full.prefix(8)) + "…" : full
     }
 
     /// The flags a slot has, in Go mcumgr's order, then `bootable`.
@@ -57,15 +67,15 @@ enum ImageCommands {
                 )
             )
         ]
-        if let split = response.splitStatus { members.append(("splitStatus", .int(Int64(split)))) }
+        if let split = response.splitStatus { members.append(("split_status", .int(Int64(split)))) }
         return .object(members)
     }
 
-    static func show(_ response: ImageManagement.StateRead.Response, json: Bool) {
+    static func show(_ response: ImageManagement.StateRead.Response, json: Bool, shortHashes: Bool = false) {
         if json {
             CommandSupport.emit(Self.json(response))
         } else {
-            for line in text(response) { Console.out(line) }
+            for line in text(response, shortHashes: shortHashes) { Console.out(line) }
         }
     }
 
@@ -99,12 +109,13 @@ enum ImageCommands {
             abstract: "List the images on the device: image, slot, version, flags and hash."
         )
         @OptionGroup var global: GlobalOptions
+        @Flag(help: "Shorten hashes to their first 8 hex digits (JSON keeps them whole).") var short = false
 
         func run() async throws {
             let response = try await CommandContext.withClient(global) {
                 try await $0.send(ImageManagement.StateRead())
             }
-            ImageCommands.show(response, json: global.json)
+            ImageCommands.show(response, json: global.json, shortHashes: short)
         }
     }
 
@@ -121,16 +132,19 @@ enum ImageCommands {
         )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The image (.bin) or firmware package (.zip).") var file: String
-        @Option(help: "The image number to upload to (0 = application; default: the package's, else 0).")
+        @Option(
+            parsing: .unconditional,
+            help: "The image number to upload to (0 = application; default: the package's, else 0)."
+        )
         var image: Int?
         @Flag(help: "Ask the device to refuse the image unless it is newer than the running one.") var upgrade = false
-        @Option(help: CommandSupport.windowHelp) var window: Int?
-        @Option(help: "Round chunks down to a multiple of this (the device's flash write alignment).")
-        var alignment = 1
+        @Option(parsing: .unconditional, help: CommandSupport.windowHelp) var window: Int?
+        @Option(parsing: .unconditional, help: CommandSupport.alignmentHelp)
+        var alignment: Int = 1
 
         func validate() throws {
             try CommandSupport.checkWindow(window)
-            guard (1...4096).contains(alignment) else { throw ValidationError("--alignment must be from 1 to 4096") }
+            try CommandSupport.checkAlignment(alignment)
             if let image, image < 0 || image > 255 { throw ValidationError("--image must be from 0 to 255") }
         }
 

@@ -34,15 +34,16 @@ struct ImageInfoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let package = try FirmwarePackage(contentsOf: URL(fileURLWithPath: file))
+        // The same reading as `image upload` and `upgrade`: a missing file, a folder or an empty
+        // file get the same one-line messages and statuses everywhere.
+        let package = try loadPackage(file)
         let publicKey = try key.map { path throws -> ImagePublicKey in
-            let contents: Data
+            let contents = try readLocalFile(path)
             do {
-                contents = try Data(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw MCUbootError(.readFailed, "cannot read key file \(path)")
+                return try ImagePublicKey(keyFile: contents)
+            } catch let error as MCUbootError {
+                throw InputFileError(.badData, "--key " + packageProblem(error, name: path))
             }
-            return try ImagePublicKey(keyFile: contents)
         }
         let reports = package.images.map { image in image.mcuboot?.verify(publicKey: publicKey) }
         if global.json {

@@ -124,7 +124,7 @@ struct OSCommand: AsyncParsableCommand {
                 var members: [(String, JSONValue)] = []
                 if let name = response.bootloader { members.append(("bootloader", .string(name))) }
                 if let mode = response.mode { members.append(("mode", .int(Int64(mode.rawValue)))) }
-                if let noDowngrade = response.noDowngrade { members.append(("no-downgrade", .bool(noDowngrade))) }
+                if let noDowngrade = response.noDowngrade { members.append(("no_downgrade", .bool(noDowngrade))) }
                 CommandSupport.emit(.object(members))
                 return
             }

@@ -1,31 +1,41 @@
 import Foundation
 
 /// Saved connection profiles: a name → connection URL map in the user's config directory
-/// (`$MCUMGR_CONFIG_DIR`, else `$XDG_CONFIG_HOME/mcumgr`, else `~/.config/mcumgr`; on macOS
-/// `~/Library/Application Support/mcumgr`), file `profiles.json`.
+/// (`$MCUMGR_CONFIG_DIR`, else `$XDG_CONFIG_HOME/mcumgr`, else `$HOME/.config/mcumgr`; on macOS
+/// `$HOME/Library/Application Support/mcumgr` unless `XDG_CONFIG_HOME` is set), file
+/// `profiles.json`.
 public struct ProfileStore: Sendable {
     /// The directory holding `profiles.json`.
     public let directory: URL
 
+    /// A directory that replaces the default for the current task (tests run commands in-process
+    /// and must not touch the user's profiles, nor change the process's environment under
+    /// other tests).
+    @TaskLocal static var directoryOverride: URL?
+
     /// Creates a store.
     /// - Parameter directory: the directory; `nil` uses the default described above.
     public init(directory: URL? = nil) {
-        self.directory = directory ?? ProfileStore.defaultDirectory()
+        self.directory =
+            directory ?? ProfileStore.directoryOverride
+            ?? ProfileStore.defaultDirectory(environment: ProcessInfo.processInfo.environment)
     }
 
-    private static func defaultDirectory() -> URL {
-        let environment = ProcessInfo.processInfo.environment
-        if let explicit = environment["MCUMGR_CONFIG_DIR"], !explicit.isEmpty { return URL(fileURLWithPath: explicit) }
+    /// The default directory for an environment.
+    /// - Parameter environment: the process environment.
+    /// - Returns: the directory holding `profiles.json`.
+    static func defaultDirectory(environment: [String: String]) -> URL {
+        func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        if let explicit = value("MCUMGR_CONFIG_DIR") { return URL(fileURLWithPath: explicit) }
+        if let xdg = value("XDG_CONFIG_HOME") { return URL(fileURLWithPath: xdg).appendingPathComponent("mcumgr") }
+        // `$HOME` first: it is what the user (or a sandbox, a CI job, sudo -E) set; the password
+        // database's home directory is the fallback.
+        let home = value("HOME").map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
         #if os(macOS)
-            let base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
-                "Library/Application Support"
-            )
+            return home.appendingPathComponent("Library/Application Support/mcumgr")
         #else
-            let base =
-                environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
+            return home.appendingPathComponent(".config/mcumgr")
         #endif
-        return base.appendingPathComponent("mcumgr")
     }
 
     private var file: URL { directory.appendingPathComponent("profiles.json") }
@@ -36,7 +46,10 @@ public struct ProfileStore: Sendable {
         guard FileManager.default.fileExists(atPath: file.path) else { return [] }
         let data = try Data(contentsOf: file)
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: String] else {
-            throw ProfileError("\(file.path) is not a JSON object of profile names to URLs; fix or delete it")
+            throw ProfileError(
+                "\(file.path) is not a JSON object of profile names to URLs; fix or delete it",
+                badFile: true
+            )
         }
         return object.sorted { $0.key < $1.key }.map { (name: $0.key, url: $0.value) }
     }
@@ -51,13 +64,18 @@ public struct ProfileStore: Sendable {
         return entry.url
     }
 
-    /// Adds or replaces a profile (the URL is validated first).
+    /// Adds a profile, or replaces one when `replacing` (the URL is validated first).
     /// - Parameters:
     ///   - name: the profile name.
     ///   - url: the connection URL.
-    public func save(name: String, url: String) throws {
+    ///   - replacing: replace a profile of that name; otherwise one is an error.
+    /// - Throws: ``ProfileError`` when the profile exists and `replacing` is false.
+    public func save(name: String, url: String, replacing: Bool = false) throws {
         _ = try ConnectionURL(parsing: url)
         var profiles = Dictionary(uniqueKeysWithValues: try load().map { ($0.name, $0.url) })
+        if let existing = profiles[name], !replacing, existing != url {
+            throw ProfileError("profile '\(name)' exists (\(existing)); add --force to replace it")
+        }
         profiles[name] = url
         try write(profiles)
     }
@@ -83,6 +101,12 @@ public struct ProfileStore: Sendable {
 public struct ProfileError: Error, Sendable, CustomStringConvertible {
     /// The explanation.
     public var message: String
-    init(_ message: String) { self.message = message }
+    /// The profiles file itself is not what it must be (exit status 65); otherwise the command
+    /// line named a profile wrongly (64).
+    var badFile: Bool
+    init(_ message: String, badFile: Bool = false) {
+        self.message = message
+        self.badFile = badFile
+    }
     public var description: String { message }
 }

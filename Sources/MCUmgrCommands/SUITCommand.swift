@@ -111,8 +111,9 @@ struct SUITCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The SUIT envelope or SUIT zip.") var file: String
         @Flag(name: .customLong("defer"), help: "Store the envelope; do not process it yet.") var deferInstall = false
-        @Option(help: "Seconds to keep polling for images the device asks for (0 = ask once).") var wait: Double = 5
-        @Option(help: CommandSupport.windowHelp) var window: Int?
+        @Option(parsing: .unconditional, help: "Seconds to keep polling for images the device asks for (0 = ask once).")
+        var wait: Double = 5
+        @Option(parsing: .unconditional, help: CommandSupport.windowHelp) var window: Int?
 
         func validate() throws {
             try CommandSupport.checkWindow(window)

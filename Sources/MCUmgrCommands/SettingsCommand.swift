@@ -14,34 +14,62 @@ struct SettingsCommand: AsyncParsableCommand {
 
     struct Read: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Read a setting; the value is shown in hex, or as text with --text."
+            abstract: "Read a setting: shown as text when it is printable UTF-8, else in hex (--hex forces hex).",
+            discussion: """
+                A value is shown as written: 'mcumgr settings write app/name hello' reads back as \
+                hello. Values that are not printable UTF-8 text (binary, or with control \
+                characters other than tab and line breaks) are shown in hex. With --json the value \
+                is always in "val" as hex, and also in "text" when it is printable.
+                """
         )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting's name, e.g. bt/name.") var name: String
         @Option(name: .customLong("max-size"), help: "The most bytes to return.") var maxSize: UInt32?
-        @Flag(help: "Show the value as UTF-8 text.") var text = false
+        @Flag(help: "Show the value in hex even when it is text.") var hex = false
+        @Flag(help: "Show the value as text, warning when it is not UTF-8 (the default for printable values).")
+        var text = false
+
+        func validate() throws {
+            if hex && text { throw ValidationError("give --hex or --text, not both") }
+        }
+
+        /// The value as text when it is valid UTF-8 with no control characters but tab, line
+        /// feed and carriage return (which a terminal shows as written); `nil` otherwise.
+        static func printableText(_ value: Data) -> String? {
+            guard let decoded = String(data: value, encoding: .utf8) else { return nil }
+            let allowed: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
+            let printable = decoded.unicodeScalars.allSatisfy {
+                allowed.contains($0) || $0.properties.generalCategory != .control
+            }
+            return printable ? decoded : nil
+        }
 
         func run() async throws {
             let response = try await CommandContext.withClient(global) {
                 try await $0.send(SettingsManagement.Read(name: name, maxSize: maxSize))
             }
-            let decoded = String(data: response.value, encoding: .utf8)
-            if text && decoded == nil {
+            let printable = Self.printableText(response.value)
+            let utf8 = String(data: response.value, encoding: .utf8)
+            if text && utf8 == nil {
                 Console.err("warning: the value of \(name) is not UTF-8 text; showing hex")
             }
+            // --text shows any UTF-8 (control characters included); by default only printable text.
+            let shown = hex ? nil : (text ? utf8 : printable)
             if global.json {
                 var members: [(String, JSONValue)] = [
                     ("name", .string(name)), ("val", .string(Hex.encode(response.value))),
                 ]
-                if text, let decoded { members.append(("text", .string(decoded))) }
+                if let shown { members.append(("text", .string(shown))) }
                 if let limit = response.maxSize { members.append(("max_size", .uint(UInt64(limit)))) }
                 CommandSupport.emit(.object(members))
                 return
             }
-            if text, let decoded {
-                CommandSupport.emitText(decoded)
+            if response.value.isEmpty {
+                Console.out("(empty)")
+            } else if let shown {
+                CommandSupport.emitText(shown)
             } else {
-                Console.out(response.value.isEmpty ? "(empty)" : Hex.encode(response.value))
+                Console.out(Hex.encode(response.value))
             }
             if let limit = response.maxSize {
                 Console.err("note: the device returns at most \(limit) bytes of a value")

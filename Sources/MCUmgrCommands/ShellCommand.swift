@@ -1,6 +1,7 @@
 import ArgumentParser
 import MCUmgr
 import SMPCore
+import SMPLink
 
 /// `mcumgr shell exec ARGS...`: the shell group (9).
 struct ShellCommand: AsyncParsableCommand {
@@ -14,10 +15,11 @@ struct ShellCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run a shell command on the device and print its output.",
             discussion: """
-                Prints what the command wrote. A non-zero return code of the shell command is shown \
-                on stderr ('ret N') but is not a failure of mcumgr: the exit status is 0 unless the \
-                device refuses the request. Put the command after -- when it has options of its own \
-                that mcumgr would take: mcumgr shell exec -- log --json.
+                Prints what the command wrote, then exits with status 1 when the shell command's \
+                return code ('ret') is not zero (its output is printed either way). Put the command \
+                after -- when it has options of its own that mcumgr would take: \
+                mcumgr shell exec -- log --json. A command longer than the device's buffer is \
+                refused before it is sent (status 65).
                 """
         )
         @OptionGroup var global: GlobalOptions
@@ -32,17 +34,38 @@ struct ShellCommand: AsyncParsableCommand {
 
         func run() async throws {
             let words = arguments.filter { $0 != "--" }
-            let response = try await CommandContext.withClient(global) {
-                try await $0.send(ShellManagement.Execute(arguments: words))
+            let response: ShellManagement.Execute.Response
+            do {
+                response = try await CommandContext.withClient(global) {
+                    try await $0.send(ShellManagement.Execute(arguments: words))
+                }
+            } catch let error as SMPTransportError where error.code == .frameTooLarge {
+                throw RequestTooLarge(error.message, what: "the shell command")
+            } catch let error as SMPError where error.code == .frameTooLarge {
+                throw RequestTooLarge(error.message, what: "the shell command")
             }
             if global.json {
                 var members: [(String, JSONValue)] = [("o", .string(response.output))]
                 if let ret = response.returnCode { members.append(("ret", .int(Int64(ret)))) }
                 CommandSupport.emit(.object(members))
-                return
+            } else {
+                CommandSupport.emitText(response.output)
             }
-            CommandSupport.emitText(response.output)
-            if let ret = response.returnCode, ret != 0 { Console.err("ret \(ret)") }
+            if let ret = response.returnCode, ret != 0 {
+                throw ShellCommandFailed(command: words.joined(separator: " "), returnCode: ret)
+            }
         }
+    }
+}
+
+/// A shell command that ran on the device and returned non-zero: exit status 1, like a shell
+/// running it locally would report failure.
+struct ShellCommandFailed: Error, CustomStringConvertible {
+    var command: String
+    var returnCode: Int
+
+    var description: String {
+        let shown = command.count > 60 ? command.prefix(57) + "..." : Substring(command)
+        return "'\(shown)' returned \(returnCode) on the device"
     }
 }

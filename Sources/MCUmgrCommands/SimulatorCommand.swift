@@ -45,19 +45,26 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "Framing on the pseudo-terminal: console or raw.")
     var framing: String = "console"
 
-    @Option(help: "Baud rate the pseudo-terminal is paced at (10 bits per byte); 0 for no pacing.")
+    @Option(
+        parsing: .unconditional,
+        help: "Baud rate the pseudo-terminal is paced at (10 bits per byte); 0 for no pacing."
+    )
     var baud: Int = 115_200
 
-    @Option(help: "Number of images (slot pairs), 1-8.")
+    @Option(parsing: .unconditional, help: "Number of images (slot pairs), 1-8.")
     var images: Int = 1
 
     @Option(help: "Bootloader mode: \(BootloaderMode.allCases.map(\.rawValue).joined(separator: ", ")).")
     var mode: String = "swap"
 
-    @Option(name: .customLong("buf-size"), help: "SMP buffer size (default 2048 when serving UDP, else 384).")
+    @Option(
+        name: .customLong("buf-size"),
+        parsing: .unconditional,
+        help: "SMP buffer size (default 2048 when serving UDP, else 384)."
+    )
     var bufferSize: Int?
 
-    @Option(name: .customLong("buf-count"), help: "SMP buffer count.")
+    @Option(name: .customLong("buf-count"), parsing: .unconditional, help: "SMP buffer count.")
     var bufferCount: Int = 4
 
     @Option(name: .customLong("slot-size"), help: "Slot size in bytes (decimal or 0x hex).")
@@ -69,7 +76,11 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "PEM key (public or private) MCUboot trusts; images must then be signed with it.")
     var key: String?
 
-    @Option(name: .customLong("latency-ms"), help: "Link latency added to every response, in milliseconds.")
+    @Option(
+        name: .customLong("latency-ms"),
+        parsing: .unconditional,
+        help: "Link latency added to every response, in milliseconds."
+    )
     var latencyMilliseconds: Int = 0
 
     @Flag(name: .customLong("no-downgrade"), help: "MCUboot refuses downgrades (reported in bootloader info).")
@@ -81,13 +92,25 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "Answer as this Zephyr release where releases differ: 3.4 (observed, default) or latest.")
     var zephyr: String = "3.4"
 
-    @Option(name: .customLong("processing-us"), help: "Time the device spends on each request, in microseconds.")
+    @Option(
+        name: .customLong("processing-us"),
+        parsing: .unconditional,
+        help: "Time the device spends on each request, in microseconds."
+    )
     var processingMicroseconds: Int = 800
 
-    @Option(name: .customLong("reset-ms"), help: "How long the device runs on after answering a reset, in ms.")
+    @Option(
+        name: .customLong("reset-ms"),
+        parsing: .unconditional,
+        help: "How long the device runs on after answering a reset, in ms."
+    )
     var resetMilliseconds: Int = 250
 
-    @Option(name: .customLong("boot-ms"), help: "How long a reboot takes until the device answers again, in ms.")
+    @Option(
+        name: .customLong("boot-ms"),
+        parsing: .unconditional,
+        help: "How long a reboot takes until the device answers again, in ms."
+    )
     var bootMilliseconds: Int = 750
 
     @Flag(name: .customLong("unlimited-buffers"), help: "An ideal device: no limit on requests held at once.")
@@ -161,7 +184,8 @@ struct SimulatorCommand: AsyncParsableCommand {
             do {
                 configuration.signingKey = try ImagePublicKey(keyFile: pem)
             } catch {
-                throw InputFileError(.badData, "--key \(key): \(error)")
+                // `ImagePublicKey` throws only `MCUbootError` (typed throws).
+                throw InputFileError(.badData, "--key " + packageProblem(error, name: key))
             }
         }
         return configuration

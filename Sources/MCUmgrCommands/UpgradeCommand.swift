@@ -31,13 +31,13 @@ struct UpgradeCommand: AsyncParsableCommand {
     @Option(help: "test-and-confirm, confirm-only, test-only or upload-only.")
     var mode: FirmwareUpgrade.Mode = .confirmOnly
 
-    @Option(help: CommandSupport.windowHelp)
+    @Option(parsing: .unconditional, help: CommandSupport.windowHelp)
     var window: Int?
 
-    @Option(help: "Round upload chunks down to a multiple of this many bytes (1, 2, 4, 8 or 16).")
+    @Option(parsing: .unconditional, help: CommandSupport.alignmentHelp)
     var alignment: Int = 1
 
-    @Option(help: "Largest SMP frame the device reassembles, if smaller than its buffer.")
+    @Option(parsing: .unconditional, help: "Largest SMP frame the device reassembles, if smaller than its buffer.")
     var reassemblySize: Int?
 
     @Flag(help: "Erase the application's settings storage after the upload.")
@@ -48,23 +48,27 @@ struct UpgradeCommand: AsyncParsableCommand {
     )
     var allowDowngrade = false
 
-    @Option(help: "Seconds the bootloader needs to swap after the reset (waited before reconnecting).")
+    @Option(
+        parsing: .unconditional,
+        help: "Seconds the bootloader needs to swap after the reset (waited before reconnecting)."
+    )
     var swapTime: Double = 0
 
-    @Option(help: "Seconds to keep reconnecting after a reset.")
+    @Option(parsing: .unconditional, help: "Seconds to keep reconnecting after a reset.")
     var reconnectTimeout: Double = 60
 
-    @Option(help: "Seconds the first chunk of each image may take (the device erases the slot).")
+    @Option(
+        parsing: .unconditional,
+        help: "Seconds the first chunk of each image may take (the device erases the slot)."
+    )
     var firstChunkTimeout: Double = 40
 
-    @Option(help: "Times a step that failed on the link is retried after reconnecting.")
+    @Option(parsing: .unconditional, help: "Times a step that failed on the link is retried after reconnecting.")
     var stepRetries: Int = 3
 
     mutating func validate() throws {
         try CommandSupport.checkWindow(window)
-        guard [1, 2, 4, 8, 16].contains(alignment) else {
-            throw ValidationError("--alignment must be 1, 2, 4, 8 or 16")
-        }
+        try CommandSupport.checkAlignment(alignment)
         if let reassemblySize, !(64...65535).contains(reassemblySize) {
             throw ValidationError("--reassembly-size must be between 64 and 65535")
         }

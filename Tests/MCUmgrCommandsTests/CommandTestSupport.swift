@@ -11,8 +11,35 @@ enum CLI {
 
     /// Runs a command line as typed after `mcumgr`. The captured sinks are not terminals, so
     /// progress comes as plain lines.
-    static func run(_ arguments: [String]) async -> Result {
-        await MCUmgrCommand.run(arguments: arguments)
+    static func run(_ arguments: [String], stdin: Data = Data()) async -> Result {
+        await MCUmgrCommand.run(arguments: arguments, stdin: stdin)
+    }
+
+    /// Words that must never reach a user's stderr: Foundation's error dumps and our own type
+    /// names (a message built with `"\(R.self)"` or `"\(error)"` of a type without a description).
+    static let internalNames = [
+        "NSCocoaErrorDomain", "NSPOSIXErrorDomain", "UserInfo", "Error Domain", "SMPTransportError",
+        "SMPTransferError", "SMPDeviceError", "SMPError", "FirmwareUpgradeError", "InputFileError", "MCUbootError",
+        "ValidationError", "CBORError", "Execute", "Upload", "Request", "Response", "Optional(", "CodingKeys",
+        "MCUmgrCommands.", "ArgumentParser.",
+    ]
+
+    /// The internal names a text contains (none, for anything a user reads).
+    static func internalNames(in text: String) -> [String] {
+        internalNames.filter { text.contains($0) }
+    }
+
+    /// Checks that a failed command said so in exactly one line on stderr, `error: …`, without
+    /// internal names.
+    static func expectOneErrorLine(
+        _ result: Result,
+        _ comment: Comment? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let lines = lines(result.stderr)
+        #expect(lines.count == 1, "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(lines.first?.hasPrefix("error: ") == true, "\(result.stderr)", sourceLocation: sourceLocation)
+        #expect(internalNames(in: result.stderr) == [], "\(result.stderr)", sourceLocation: sourceLocation)
     }
 
     /// Runs a command against a fresh simulated device (`--conn sim://…` appended).
@@ -101,4 +128,27 @@ func closedUDPPort() throws -> String {
     let port = socket.localAddress.port
     socket.close()
     return "udp://127.0.0.1:\(port)"
+}
+
+/// A temporary folder for local input files (images, keys, folders given as files), removed
+/// when released.
+final class Scratch: Sendable {
+    let folder: URL
+
+    init() {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-scratch-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    /// Writes a file and returns its path.
+    func file(_ name: String, _ contents: Data) throws -> String {
+        let url = folder.appendingPathComponent(name)
+        try contents.write(to: url)
+        return url.path
+    }
+
+    /// A path inside the folder where nothing is.
+    func missing(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 }

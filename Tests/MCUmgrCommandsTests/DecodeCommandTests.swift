@@ -59,9 +59,31 @@ struct DecodeCommandTests {
     ])
     func badInputIsOneLineOnStderr(_ arguments: [String], _ fragment: String) async {
         let result = await MCUmgrCommand.run(arguments: arguments)
-        #expect(result.status != 0)
+        #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.split(separator: "\n").count == 1)
         #expect(result.stderr.contains(fragment), "\(result.stderr)")
+    }
+
+    /// `decode -` reads the hex from standard input, line breaks and all (a capture file).
+    @Test func readsStandardInput() async {
+        let stdin = Data("0a00000900000000\na161646568656c6c6f\n".utf8)
+        let result = await CLI.run(["decode", "-"], stdin: stdin)
+        #expect(result.status == 0, "\(result.stderr)")
+        let direct = await CLI.run(["decode", "0a00000900000000a161646568656c6c6f"])
+        #expect(result.stdout == direct.stdout)
+        #expect(result.stdout.contains(#"payload: {"d": "hello"}"#))
+    }
+
+    /// What cannot be decoded is bad input data (65), from the arguments as from stdin.
+    @Test(arguments: [
+        ("", "error: standard input is empty\n"),
+        ("zz\n", "error: standard input is not hex: use pairs of digits 0-9 a-f\n"),
+    ])
+    func badStandardInputIsBadData(_ stdin: String, _ message: String) async {
+        let result = await CLI.run(["decode", "-"], stdin: Data(stdin.utf8))
+        #expect(result.status == 65)
+        #expect(result.stdout == "")
+        #expect(result.stderr == message)
     }
 }

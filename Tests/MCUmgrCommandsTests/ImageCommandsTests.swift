@@ -24,6 +24,22 @@ import Testing
         #expect(result.stderr == "")
     }
 
+    /// `--short` shows the first 8 hex digits of each hash (a prefix `image test` takes).
+    @Test func listShortShortensHashes() async throws {
+        let result = await CLI.sim("image", "list", "--short")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout == """
+                image  slot  version  flags                      hash
+                    0     0  1.0.0    active confirmed bootable  \(Self.factoryHash.prefix(8))…
+
+                """
+        )
+        // JSON is for programs: the whole hash.
+        let json = await CLI.sim("image", "list", "--short", "--json")
+        #expect(json.stdout.contains(Self.factoryHash))
+    }
+
     @Test func listJSONUsesWireNamesAndEveryFlag() async throws {
         let result = await CLI.sim("image", "list", "--json")
         #expect(result.status == 0)
@@ -148,6 +164,52 @@ import Testing
         let result = await CLI.sim("image", "upload", CLI.fixture("unsigned.bin"), "--window", "0")
         #expect(result.status == 64)
         #expect(result.stderr == "error: --window must be from 1 to 64\n")
+    }
+
+    /// `--alignment` and `--window` are checked alike by `image upload` and `upgrade`, negative
+    /// numbers included (a range error, not "missing value").
+    @Test(arguments: [
+        (["--alignment", "-1"], "error: --alignment must be a power of two from 1 to 256 (1, 2, 4, 8, 16, …)\n"),
+        (["--alignment", "0"], "error: --alignment must be a power of two from 1 to 256 (1, 2, 4, 8, 16, …)\n"),
+        (["--alignment", "3"], "error: --alignment must be a power of two from 1 to 256 (1, 2, 4, 8, 16, …)\n"),
+        (["--alignment", "512"], "error: --alignment must be a power of two from 1 to 256 (1, 2, 4, 8, 16, …)\n"),
+        (["--window", "-1"], "error: --window must be from 1 to 64\n"),
+    ])
+    func uploadAndUpgradeCheckAlike(_ options: [String], _ message: String) async {
+        for verb in [["image", "upload"], ["upgrade"]] {
+            let result = await CLI.sim(arguments: verb + [CLI.fixture("unsigned.bin")] + options)
+            #expect(result.status == 64, "\(verb)")
+            #expect(result.stderr == message, "\(verb)")
+        }
+    }
+
+    /// An alignment both accept, beyond the old upgrade limit of 16.
+    @Test func anAlignmentOf32IsAcceptedByBoth() async {
+        let upload = await CLI.sim("image", "upload", CLI.fixture("unsigned.bin"), "--alignment", "32")
+        #expect(upload.status == 0, "\(upload.stderr)")
+        let upgrade = await CLI.sim("upgrade", "/nonexistent/app.bin", "--alignment", "32")
+        #expect(upgrade.status == 66, "\(upgrade.stderr)")
+    }
+
+    /// Local files: each problem one line with the file's name and the status of the table.
+    @Test func localFileProblemsAreOneLine() async throws {
+        let scratch = Scratch()
+        let empty = try scratch.file("empty.bin", Data())
+        let text = try scratch.file("notes.txt", Data("hello".utf8))
+        let cases: [([String], Int32, String)] = [
+            (["image", "upload", scratch.folder.path], 66, "error: \(scratch.folder.path) is a folder, not a file\n"),
+            (["image", "upload", empty], 65, "error: empty.bin: empty file\n"),
+            (
+                ["image", "upload", text], 65,
+                "error: notes.txt starts with 68 65 6c 6c: not an MCUboot image (3d b8 f3 96), a zip (50 4b 03 04) "
+                    + "or a SUIT envelope (d8 6b)\n"
+            ),
+        ]
+        for (arguments, status, message) in cases {
+            let result = await CLI.sim(arguments: arguments)
+            #expect(result.status == status, "\(arguments)")
+            #expect(result.stderr == message, "\(arguments)")
+        }
     }
 
     @Test func testingTheRunningImageIsRefusedByName() async {

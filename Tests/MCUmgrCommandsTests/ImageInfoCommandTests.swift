@@ -129,21 +129,29 @@ import Testing
         let notAKey = directory.appendingPathComponent("key.pem")
         try Data("hello".utf8).write(to: notAKey)
 
-        let cases: [([String], String)] = [
-            ([directory.appendingPathComponent("missing.bin").path], "read failed"),
-            ([truncated.path], "truncated image"),
-            ([Self.fixture("unsigned.bin"), "--key", notAKey.path], "invalid key"),
+        let empty = directory.appendingPathComponent("empty.bin")
+        try Data().write(to: empty)
+
+        let cases: [([String], Int32, String)] = [
             (
-                [Self.fixture("unsigned.bin"), "--key", directory.appendingPathComponent("nokey.pem").path],
-                "cannot read key file"
+                [directory.appendingPathComponent("missing.bin").path], 66,
+                "error: cannot read \(directory.path)/missing.bin: No such file or directory"
+            ),
+            ([directory.path], 66, "error: \(directory.path) is a folder, not a file"),
+            ([empty.path], 65, "error: empty.bin: empty file"),
+            ([truncated.path], 65, "error: truncated.bin"),
+            ([Self.fixture("unsigned.bin"), "--key", notAKey.path], 65, "error: --key \(notAKey.path)"),
+            (
+                [Self.fixture("unsigned.bin"), "--key", directory.appendingPathComponent("nokey.pem").path], 66,
+                "error: cannot read \(directory.path)/nokey.pem: No such file or directory"
             ),
         ]
-        for (arguments, message) in cases {
+        for (arguments, status, message) in cases {
             let result = await Self.info(arguments)
-            #expect(result.status != 0, "\(arguments)")
+            #expect(result.status == status, "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty, "\(arguments)")
-            #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
-            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            CLI.expectOneErrorLine(result, "\(arguments)")
+            #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
-import MCUmgrCommands
 import Testing
+
+@testable import MCUmgrCommands
 
 /// `mcumgr settings …` against the simulated device. Every command boots the simulated device
 /// again, which keeps only saved settings; the values read are seeded as saved ones.
@@ -11,26 +12,56 @@ import Testing
         return device
     }
 
-    @Test func readShowsHexOrText() async throws {
+    /// A value is shown as written: text when it is printable UTF-8, hex otherwise; `--hex`
+    /// forces hex. JSON always has the hex, and the text when it is printable.
+    @Test func readShowsTextWhenPrintableElseHex() async throws {
         let device = try Self.seeded()
-        let hex = await CLI.sim("settings", "read", "app/name", device: device)
-        #expect(hex.status == 0, "\(hex.stderr)")
-        #expect(hex.stdout == "626c696e6b79\n")
-        let text = await CLI.sim("settings", "read", "app/name", "--text", device: device)
+        let text = await CLI.sim("settings", "read", "app/name", device: device)
+        #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout == "blinky\n")
+        let hex = await CLI.sim("settings", "read", "app/name", "--hex", device: device)
+        #expect(hex.stdout == "626c696e6b79\n")
         let json = await CLI.sim("settings", "read", "app/name", "--json", device: device)
-        #expect(json.stdout == #"{"name":"app/name","val":"626c696e6b79"}"# + "\n")
+        #expect(json.stdout == #"{"name":"app/name","val":"626c696e6b79","text":"blinky"}"# + "\n")
+        let jsonHex = await CLI.sim("settings", "read", "app/name", "--json", "--hex", device: device)
+        #expect(jsonHex.stdout == #"{"name":"app/name","val":"626c696e6b79"}"# + "\n")
         let bytes = await CLI.sim("settings", "read", "app/blob", "--max-size", "16", device: device)
         #expect(bytes.stdout == "00ff10\n")
+        let bytesJSON = await CLI.sim("settings", "read", "app/blob", "--json", device: device)
+        #expect(bytesJSON.stdout == #"{"name":"app/blob","val":"00ff10"}"# + "\n")
     }
 
-    @Test func textThatIsNotUTF8FallsBackToHex() async throws {
+    /// Which values count as printable: UTF-8 without control characters other than tab and
+    /// line breaks.
+    @Test(
+        arguments: [
+            (Data("hello".utf8), "hello"),
+            (Data("grüße, 日本".utf8), "grüße, 日本"),
+            (Data("a\tb\r\nc".utf8), "a\tb\r\nc"),
+            (Data([0x68, 0x69, 0x00]), nil),
+            (Data([0x1b, 0x5b, 0x32, 0x4a]), nil),
+            (Data([0xff, 0xfe]), nil),
+            (Data([0x00, 0xff, 0x10]), nil),
+        ] as [(Data, String?)]
+    )
+    func printableText(_ value: Data, _ expected: String?) {
+        #expect(SettingsCommand.Read.printableText(value) == expected)
+    }
+
+    /// What `settings write k hello` wrote reads back as hello.
+    @Test func writtenTextReadsBackAsText() async throws {
         let device = SimDevice()
-        try device.saveSettings(["app/raw": Data([0xff, 0xfe])])
-        let result = await CLI.sim("settings", "read", "app/raw", "--text", device: device)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == "fffe\n")
-        #expect(result.stderr == "warning: the value of app/raw is not UTF-8 text; showing hex\n")
+        let write = await CLI.sim("settings", "write", "app/greeting", "hello", device: device)
+        #expect(write.status == 0, "\(write.stderr)")
+        let read = await CLI.sim("settings", "read", "app/greeting", device: device)
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == "hello\n")
+    }
+
+    @Test func hexAndTextTogetherAreAUsageError() async {
+        let result = await CLI.sim("settings", "read", "app/name", "--hex", "--text")
+        #expect(result.status == 64)
+        #expect(result.stderr == "error: give --hex or --text, not both\n")
     }
 
     @Test func writeTextOrHex() async throws {

@@ -11,14 +11,30 @@ import Testing
         #expect(result.stderr == "")
     }
 
-    @Test func aNonZeroReturnCodeIsShownButIsNoFailure() async {
+    /// A shell command that returns non-zero fails (status 1), like it would in a local shell;
+    /// its output is printed all the same.
+    @Test func aNonZeroReturnCodeIsAFailureAndTheOutputIsPrinted() async {
         let result = await CLI.sim("shell", "exec", "kernel")
-        #expect(result.status == 0)
+        #expect(result.status == 1)
         #expect(result.stdout == "kernel - Kernel commands\nSubcommands:\n  uptime\n  version\n")
-        #expect(result.stderr == "ret 1\n")
+        #expect(result.stderr == "error: 'kernel' returned 1 on the device\n")
         let unknown = await CLI.sim("shell", "exec", "frobnicate")
+        #expect(unknown.status == 1)
         #expect(unknown.stdout == "frobnicate: command not found\n")
-        #expect(unknown.stderr == "ret -8\n")
+        #expect(unknown.stderr == "error: 'frobnicate' returned -8 on the device\n")
+    }
+
+    /// Refused before it is sent: the shell command does not fit the device's buffer. Said in
+    /// the user's terms (no request type names), with the sizes and what to do; status 65.
+    @Test func anOversizeCommandIsRefusedWithTheSizes() async {
+        let result = await CLI.sim(arguments: ["shell", "exec", "echo", String(repeating: "x", count: 3000)])
+        #expect(result.status == 65)
+        #expect(result.stdout == "")
+        #expect(
+            result.stderr
+                == "error: the shell command is too large for the device: the request takes 3023 bytes and the "
+                + "device accepts at most 2048 per request; shorten it\n"
+        )
     }
 
     @Test func optionsOfTheShellCommandPassThrough() async {
@@ -30,12 +46,18 @@ import Testing
         #expect(separated.stdout == "--json\n")
     }
 
-    @Test func jsonCarriesOutputAndReturnCode() async throws {
+    @Test func jsonCarriesOutputAndReturnCodeThenTheError() async throws {
         let result = await CLI.sim("shell", "exec", "kernel", "--json")
-        #expect(result.status == 0)
-        let json = try CLI.json(result.stdout)
-        #expect(json["o"] as? String == "kernel - Kernel commands\nSubcommands:\n  uptime\n  version\n")
-        #expect(json["ret"] as? Int == 1)
+        #expect(result.status == 1)
+        let lines = try CLI.jsonLines(result.stdout)
+        #expect(lines.count == 2)
+        #expect(lines.first?["o"] as? String == "kernel - Kernel commands\nSubcommands:\n  uptime\n  version\n")
+        #expect(lines.first?["ret"] as? Int == 1)
+        let error = try #require(lines.last?["error"] as? [String: Any])
+        #expect(error["status"] as? Int == 1)
+        let success = await CLI.sim("shell", "exec", "kernel", "version", "--json")
+        #expect(success.status == 0)
+        #expect(try CLI.json(success.stdout)["ret"] as? Int == 0)
     }
 
     @Test func anEmptyCommandIsAUsageError() async {

@@ -111,7 +111,7 @@ import Testing
 
     @Test func aMissingFileIsOneLineOnStderr() async {
         let result = await CLI.sim("upgrade", "/nonexistent/app.bin")
-        #expect(result.status != 0)
+        #expect(result.status == 66)
         #expect(result.stdout.isEmpty)
         #expect(CLI.lines(result.stderr).count == 1)
         #expect(result.stderr.contains("/nonexistent/app.bin"))
@@ -134,8 +134,11 @@ import Testing
         #expect(result.status == 3)
         #expect(CLI.lines(result.stderr).count == 1)
         #expect(result.stderr.contains("upgrade failed while verifying"))
-        let failed = try #require(try CLI.jsonLines(result.stdout).last)
+        let lines = try CLI.jsonLines(result.stdout)
+        // The engine's own failure event, then the error object every failing command ends with.
+        let failed = try #require(lines.dropLast().last)
         #expect(failed["event"] as? String == "failed")
+        #expect((lines.last?["error"] as? [String: Any])?["status"] as? Int == 3)
         #expect(failed["state"] as? String == "verifying")
         #expect(failed["code"] as? String == "image missing after reset")
     }

@@ -1,0 +1,221 @@
+import ArgumentParser
+import Foundation
+import MCUmgr
+import MCUmgrDFU
+import SMPCore
+import SMPLink
+import SMPPOSIX
+
+/// The exit statuses of `mcumgr`: one table, from which the help text, the `--json` error
+/// object and the tests all read, so that they cannot drift apart.
+public enum ExitStatus: Int32, CaseIterable, Sendable {
+    /// Everything worked.
+    case success = 0
+    /// The device refused, or the operation failed on the device (a shell command that returned
+    /// non-zero, an image MCUboot would reject).
+    case failed = 1
+    /// The link failed or timed out, or the device's answers made no sense.
+    case link = 2
+    /// An upgrade whose verified outcome is not what its mode promised.
+    case upgradeOutcome = 3
+    /// The command line is wrong (sysexits `EX_USAGE`).
+    case usage = 64
+    /// Input that is not what it must be: not an image, a corrupt package, a value too large for
+    /// the device to take (sysexits `EX_DATAERR`).
+    case badInput = 65
+    /// An input file that is missing, a folder or unreadable (sysexits `EX_NOINPUT`).
+    case unreadableInput = 66
+    /// Interrupted (SIGINT) or cancelled: 128 + 2, as shells report it.
+    case interrupted = 130
+
+    /// What the status means, for `mcumgr --help` and the README.
+    public var meaning: String {
+        switch self {
+        case .success: "success"
+        case .failed: "the device refused, or the operation failed on the device"
+        case .link: "link failure or timeout, or answers that make no sense"
+        case .upgradeOutcome: "an upgrade whose verified outcome is not what its mode promised"
+        case .usage: "usage error"
+        case .badInput: "bad input data: not an image, a corrupt package, too big for the device"
+        case .unreadableInput: "an input file that is missing, a folder or unreadable"
+        case .interrupted: "interrupted"
+        }
+    }
+
+    /// The table as lines, `STATUS  MEANING`.
+    static var helpLines: [String] {
+        allCases.map { String($0.rawValue).padding(toLength: 5, withPad: " ", startingAt: 0) + $0.meaning }
+    }
+}
+
+/// A failure as the user sees it: one line on stderr, an exit status, and with `--json` one
+/// error object on stdout. Built from any error the command tree throws.
+struct FailureReport: Sendable, Equatable {
+    /// The exit status.
+    var status: ExitStatus
+    /// A stable machine name for the class of failure, finer than the status (both
+    /// `device_refused` and `failed` exit 1); see ``kinds``.
+    var kind: String
+    /// One line for people, without the `error: ` prefix.
+    var message: String
+
+    /// Every `kind` and the status it comes with (documented in `mcumgr --help`).
+    static let kinds: [(kind: String, status: ExitStatus)] = [
+        ("device_refused", .failed), ("failed", .failed), ("link", .link), ("transfer", .link),
+        ("protocol", .link), ("upgrade_outcome", .upgradeOutcome), ("usage", .usage),
+        ("bad_input", .badInput), ("unreadable_input", .unreadableInput), ("interrupted", .interrupted),
+    ]
+
+    init(status: ExitStatus, kind: String, message: String) {
+        self.status = status
+        self.kind = kind
+        // One line whatever the source: a message with line breaks would break the contract
+        // that scripts read one line of stderr.
+        self.message = message.split(whereSeparator: \.isNewline).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        .filter { !$0.isEmpty }.joined(separator: "; ")
+    }
+
+    /// Classifies an error. swift-argument-parser's own errors (usage, `ExitCode`) keep its
+    /// statuses; help and version requests are not failures and must not come here.
+    init(_ error: any Error) {
+        switch error {
+        case let error as SMPDeviceError:
+            self.init(status: .failed, kind: "device_refused", message: MCUmgrCommand.describe(error))
+        case let error as SMPTransportError where error.code == .frameTooLarge:
+            // Said before anything was sent: the request, made of what the user typed, does not
+            // fit the device. Not a link failure; retrying cannot help, sending less can.
+            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error.message).description)
+        case let error as SMPError where error.code == .frameTooLarge:
+            // Raised while encoding our own request (a payload over the 16-bit length).
+            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error.message).description)
+        case let error as SMPError where error.code == .encodingFailed:
+            // Our own request, made of what the user gave, that CBOR cannot carry. The library's
+            // message names the request type, so only the code is shown.
+            self.init(status: .badInput, kind: "bad_input", message: "the request cannot be sent: \(error.code)")
+        case let error as RequestTooLarge:
+            self.init(status: .badInput, kind: "bad_input", message: error.description)
+        case let error as SMPTransportError:
+            self.init(status: .link, kind: "link", message: MCUmgrCommand.describe(error))
+        case let error as SMPTransferError:
+            self.init(status: .link, kind: "transfer", message: MCUmgrCommand.describe(error))
+        case let error as SMPError:
+            self.init(status: .link, kind: "protocol", message: MCUmgrCommand.describe(error))
+        case let error as InputFileError:
+            self.init(
+                status: error.kind == .unreadable ? .unreadableInput : .badInput,
+                kind: error.kind == .unreadable ? "unreadable_input" : "bad_input",
+                message: error.description
+            )
+        case let error as FirmwareUpgradeError:
+            let (status, kind): (ExitStatus, String) =
+                switch error.code.category {
+                case .deviceRefused: (.failed, "device_refused")
+                case .link: (.link, "link")
+                case .outcome: (.upgradeOutcome, "upgrade_outcome")
+                case .input: (.badInput, "bad_input")
+                case .cancelled: (.interrupted, "interrupted")
+                }
+            self.init(status: status, kind: kind, message: MCUmgrCommand.describe(error))
+        case is CancellationError:
+            self.init(status: .interrupted, kind: "interrupted", message: "interrupted")
+        case let error as ProfileError:
+            // A profile the user named that is not there, or a profiles file to fix by hand.
+            if error.badFile {
+                self.init(status: .badInput, kind: "bad_input", message: error.message)
+            } else {
+                self.init(status: .usage, kind: "usage", message: error.message)
+            }
+        case let error as CocoaError:
+            // A file error that escaped a command's own handling: the system's words, not
+            // Foundation's `Error Domain=… UserInfo={…}` dump.
+            let path = error.filePath ?? error.url?.path
+            self.init(
+                status: .unreadableInput,
+                kind: "unreadable_input",
+                message: (path.map { "\($0): " } ?? "") + FileErrorReason.describe(error)
+            )
+        case let error as ExitCode:
+            // Thrown on purpose with a number: keep it; the kind says what it means when the
+            // number is one of ours.
+            let status = ExitStatus(rawValue: error.rawValue) ?? .failed
+            let kind = Self.kinds.first { $0.status == status }?.kind ?? "failed"
+            self.init(status: status, kind: kind, message: "exit status \(error.rawValue)")
+        default:
+            if MCUmgrCommand.exitCode(for: error) == .validationFailure {
+                // A parse or validation error: the parser's first line names the problem.
+                self.init(status: .usage, kind: "usage", message: MCUmgrCommand.parserMessage(for: error))
+            } else {
+                // Our own failures (`CommandFailure`, a shell command's return code, an image
+                // MCUboot would reject) say what happened in their description, on every line.
+                self.init(status: .failed, kind: "failed", message: "\(error)")
+            }
+        }
+    }
+
+    /// The `--json` error object: `{"error": {"status": N, "kind": "...", "message": "..."}}`,
+    /// the same shape for every verb.
+    var json: JSONValue {
+        .object([
+            (
+                "error",
+                .object([
+                    ("status", .int(Int64(status.rawValue))), ("kind", .string(kind)), ("message", .string(message)),
+                ])
+            )
+        ])
+    }
+}
+
+/// A request that does not fit the device, said in terms of what the user can change.
+struct RequestTooLarge: Error, CustomStringConvertible {
+    /// The request's size in bytes, when known.
+    var size: Int?
+    /// The largest request the device takes, when known.
+    var limit: Int?
+    /// What the user gave that made it too large, e.g. "the shell command"; `nil` when unknown.
+    var what: String?
+
+    init(size: Int?, limit: Int?, what: String? = nil) {
+        self.size = size
+        self.limit = limit
+        self.what = what
+    }
+
+    /// Reads the numbers out of the client's message ("… needs N bytes; the limit is M"), whose
+    /// wording names internal request types and so is not shown as it is.
+    init(_ message: String, what: String? = nil) {
+        func number(after marker: String, before suffix: String = "") -> Int? {
+            guard let range = message.range(of: marker) else { return nil }
+            let rest = message[range.upperBound...]
+            let digits = rest.prefix { $0.isNumber }
+            guard rest.dropFirst(digits.count).hasPrefix(suffix) else { return nil }
+            return Int(digits)
+        }
+        // The transports say "N bytes exceed the M-byte … limit" or "N-byte frame exceeds …".
+        let leading = Int(message.prefix { $0.isNumber })
+        self.init(
+            size: number(after: "needs ", before: " bytes") ?? number(after: "payload of ", before: " bytes")
+                ?? leading,
+            limit: number(after: "the limit is ") ?? number(after: "exceeds the ", before: "-byte")
+                ?? number(after: "exceed the ", before: "-byte") ?? number(after: "device's ", before: "-byte"),
+            what: what
+        )
+    }
+
+    var description: String {
+        let subject = what ?? "the request"
+        var text = "\(subject) is too large for the device"
+        // "it" is the request itself; a named subject is part of one.
+        let request = what == nil ? "it" : "the request"
+        switch (size, limit) {
+        case (let size?, let limit?):
+            text += ": \(request) takes \(size) bytes and the device accepts at most \(limit) per request"
+        case (nil, let limit?): text += ": the device accepts at most \(limit) bytes per request"
+        case (let size?, nil): text += ": \(request) takes \(size) bytes"
+        case (nil, nil): break
+        }
+        return text + "; " + (what == nil ? "send less (a shorter value, name or command)" : "shorten it")
+    }
+}
