@@ -20,7 +20,9 @@ public enum Hex {
     /// - Returns: the bytes, or `nil` if the text has a non-hex character or an odd number of digits.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var cleaned = text.lowercased().replacingOccurrences0x()
-        cleaned.removeAll { " \t\r\n:-,_".contains($0) }
+        // By scalar, not Character: in a Character set "\r\n" is one grapheme, so a lone "\n"
+        // would not match it.
+        cleaned.unicodeScalars.removeAll { " \t\r\n:-,_".unicodeScalars.contains($0) }
         let utf8 = Array(cleaned.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var out: [UInt8] = []

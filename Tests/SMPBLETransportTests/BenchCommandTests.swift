@@ -11,13 +11,13 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(object["profile"] as? String == "reassembly")
-        #expect(object["attMTU"] as? Int == 498)
+        #expect(object["att_mtu"] as? Int == 498)
         let results = try #require(object["results"] as? [[String: Any]])
         #expect(results.count == 1)
         #expect(results.first?["window"] as? Int == 2)
-        #expect(results.first?["frameSize"] as? Int == 2475)
-        let capacity = try #require(object["capacityBytesPerSecond"] as? Double)
-        let rate = try #require(results.first?["bytesPerSecond"] as? Double)
+        #expect(results.first?["frame_size"] as? Int == 2475)
+        let capacity = try #require(object["capacity_bytes_per_second"] as? Double)
+        let rate = try #require(results.first?["bytes_per_second"] as? Double)
         #expect(rate > 0 && rate <= capacity)
     }
 

@@ -67,6 +67,8 @@ struct HexTests {
             ("0a00 0009", [0x0a, 0x00, 0x00, 0x09]), ("0x0A:0x0b", [0x0a, 0x0b]),
             ("DE-AD be,ef", [0xde, 0xad, 0xbe, 0xef]),
             ("00", [0x00]), ("", []),
+            // Line breaks of every kind: "\r\n" is one Character, so each must be matched by scalar.
+            ("0a00\n0009\n", [0x0a, 0x00, 0x00, 0x09]), ("0a\r\n0b\r", [0x0a, 0x0b]),
         ] as [(String, [UInt8])]
     )
     func parsesLeniently(_ text: String, _ expected: [UInt8]) {
