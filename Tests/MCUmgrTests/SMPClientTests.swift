@@ -2,6 +2,7 @@ import Foundation
 import MCUmgr
 import SMPCBOR
 import SMPCore
+import SMPTestSupport
 import Testing
 
 struct SMPClientTests {
@@ -111,6 +112,38 @@ struct SMPClientTests {
         } catch let error as SMPDeviceError {
             #expect(error.description == "image error 9 NO_FREE_SLOT")
         }
+    }
+
+    /// Timeouts run on the configured clock: with a manual clock each timeout is a step the test
+    /// takes — the request is sent again when the clock passes the timeout, and fails when it
+    /// passes the last attempt's — with no waiting at all.
+    @Test(.timeLimit(.minutes(1)))
+    func aTimeoutIsAStepOfTheClock() async throws {
+        let connection = ScriptedConnection { _ in [] }
+        let clock = ManualClock()
+        let client = SMPClient(
+            connection: connection,
+            configuration: .init(timeout: .seconds(3), retries: 1, firstSequence: 0, clock: SMPClock(clock))
+        )
+        await client.start()
+        let pending = Task { try await client.send(OSManagement.Echo(text: "x")) }
+        await connection.waitUntilSent { $0.count == 1 }
+        try await Self.untilSleeping(clock)
+        clock.advance(by: .seconds(2))
+        #expect(connection.sent.count == 1, "sent again before its timeout")
+        clock.advance(by: .seconds(1))
+        await connection.waitUntilSent { $0.count == 2 }
+        try await Self.untilSleeping(clock)
+        clock.advance(by: .seconds(3))
+        await #expect(throws: SMPTransportError(.timeout)) { try await pending.value }
+        #expect(connection.sent.count == 2)
+        await client.close()
+    }
+
+    /// Yields until a task sleeps on the clock (the client arms its timeout just after sending).
+    static func untilSleeping(_ clock: ManualClock) async throws {
+        for _ in 0..<100_000 where clock.sleeperCount == 0 { await Task.yield() }
+        try #require(clock.sleeperCount > 0, "nothing waits on the clock")
     }
 
     @Test(.timeLimit(.minutes(1)))

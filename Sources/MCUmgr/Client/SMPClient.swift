@@ -39,6 +39,9 @@ public actor SMPClient {
         /// engine and `mcumgr.group.NAME` for each group's frames and refusals (the client's own
         /// logger is the one passed to it). Swap it to route them to your log handler.
         public var makeLogger: @Sendable (String) -> Logger
+        /// The clock timeouts, back-off pauses and transfer rates are measured on (a test clock in
+        /// tests, so that a timeout is a step the test takes, not a wait).
+        public var clock: SMPClock
 
         /// Creates a configuration.
         /// - Parameters:
@@ -50,6 +53,7 @@ public actor SMPClient {
         ///   - readsParameters: read the device's buffer parameters when first needed.
         ///   - firstSequence: first sequence number, or `nil` for a random one.
         ///   - makeLogger: makes the loggers of the transfer engine and of each group.
+        ///   - clock: the clock of timeouts and pauses.
         public init(
             timeout: Duration = .seconds(3),
             retries: Int = 3,
@@ -58,7 +62,8 @@ public actor SMPClient {
             preferredVersion: SMPVersion = .v2,
             readsParameters: Bool = true,
             firstSequence: UInt8? = nil,
-            makeLogger: @escaping @Sendable (String) -> Logger = { Logger(label: $0) }
+            makeLogger: @escaping @Sendable (String) -> Logger = { Logger(label: $0) },
+            clock: SMPClock = .continuous
         ) {
             self.timeout = timeout
             self.retries = retries
@@ -68,6 +73,7 @@ public actor SMPClient {
             self.readsParameters = readsParameters
             self.firstSequence = firstSequence
             self.makeLogger = makeLogger
+            self.clock = clock
         }
     }
 
@@ -360,7 +366,7 @@ public actor SMPClient {
     ) async {
         for attempt in 1...(retries + 1) {
             do {
-                try await Task.sleep(for: timeout)
+                try await configuration.clock.sleep(timeout)
             } catch {
                 return  // the request finished or was cancelled
             }

@@ -44,7 +44,7 @@ public struct SMPPendingResponse<R: SMPRequest>: Sendable {
                 }
                 if error.isTransientRefusal {
                     busyAttempts += 1
-                    try await Task.sleep(for: client.configuration.busyBackoff * busyAttempts)
+                    try await client.configuration.clock.sleep(client.configuration.busyBackoff * busyAttempts)
                 }
                 current = try await client.submit(
                     request,

@@ -71,8 +71,8 @@ extension SMPClient {
         options: TransferOptions,
         report: @Sendable (TransferProgress) -> Void
     ) async throws -> Data {
-        let clock = ContinuousClock()
-        let started = clock.now
+        let clock = configuration.clock
+        let started = clock.elapsed()
         let timeout = options.chunkTimeout
         _ = try await loadParameters()
         let first = try await send(FileManagement.Download(offset: 0, name: name), timeout: timeout)
@@ -86,7 +86,7 @@ extension SMPClient {
         var bytesReceived = 0
 
         func progress() -> TransferProgress {
-            let elapsed = (clock.now - started) / .seconds(1)
+            let elapsed = (clock.elapsed() - started) / .seconds(1)
             let rate = elapsed > 0 ? Double(state.received) / elapsed : 0
             let eta: Duration? = rate > 0 ? .seconds(Double(state.length - state.received) / rate) : nil
             return TransferProgress(

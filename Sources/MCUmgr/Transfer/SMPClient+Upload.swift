@@ -92,10 +92,10 @@ extension SMPClient {
         // The longest the device may stay silent while chunks are re-sent: what the client's
         // timeout and retries promise for one request.
         let silenceLimit = chunkTimeout * (configuration.retries + 1)
-        let clock = ContinuousClock()
+        let clock = configuration.clock
         // Rates count from the opening chunk's answer (the slot erase is not transfer time) and
         // only the bytes this run confirmed (not those a resumed session already held).
-        var rateStart: (time: ContinuousClock.Instant, confirmed: Int)?
+        var rateStart: (time: Duration, confirmed: Int)?
         var sentBefore = 0
         var restarts = 0
         var changes: [WindowChange] = []
@@ -104,7 +104,7 @@ extension SMPClient {
         func progress(_ confirmed: Int, _ sent: Int) -> TransferProgress {
             var rate = 0.0
             if let rateStart {
-                let elapsed = (clock.now - rateStart.time) / .seconds(1)
+                let elapsed = (clock.elapsed() - rateStart.time) / .seconds(1)
                 if elapsed > 0 { rate = Double(confirmed - rateStart.confirmed) / elapsed }
             }
             let eta: Duration? = rate > 0 ? .seconds(Double(total - confirmed) / rate) : nil
@@ -200,7 +200,7 @@ extension SMPClient {
                 logger.debug("the device resumes an interrupted upload", metadata: ["offset": "\(resumed)"])
                 report(.resumed(offset: resumed))
             }
-            if rateStart == nil { rateStart = (clock.now, min(resumed, total)) }
+            if rateStart == nil { rateStart = (clock.elapsed(), min(resumed, total)) }
             var state = UploadWindow(total: total, deviceOffset: resumed)
             report(.progress(progress(state.confirmed, sentBefore)))
             if state.isFinished {
@@ -212,7 +212,7 @@ extension SMPClient {
             var tasks: [Int: (generation: Int, task: Task<Void, Never>)] = [:]
             var generation = 0
             defer { for entry in tasks.values { entry.task.cancel() } }
-            var lastAnswer = clock.now
+            var lastAnswer = clock.elapsed()
             // Smoothed round trip of a chunk, for the pause after back-pressure.
             var roundTrip = Duration.milliseconds(2)
 
@@ -259,7 +259,7 @@ extension SMPClient {
                     generation += 1
                     let current = generation
                     tasks[start]?.task.cancel()
-                    let sentAt = clock.now
+                    let sentAt = clock.elapsed()
                     let task = Task {
                         let result: Result<Int, any Error>
                         do {
@@ -272,7 +272,7 @@ extension SMPClient {
                                 start: start,
                                 generation: current,
                                 result: result,
-                                roundTrip: clock.now - sentAt
+                                roundTrip: clock.elapsed() - sentAt
                             )
                         )
                     }
@@ -311,7 +311,7 @@ extension SMPClient {
                 tasks[answer.start] = nil
                 switch answer.result {
                 case .success(let deviceOffset):
-                    lastAnswer = clock.now
+                    lastAnswer = clock.elapsed()
                     roundTrip = (roundTrip * 7 + answer.roundTrip) / 8
                     answersWithoutProgress += 1
                     switch state.acknowledge(start: answer.start, deviceOffset: deviceOffset) {
@@ -353,13 +353,13 @@ extension SMPClient {
                 case .failure(let error as SMPDeviceError) where error.isTransientRefusal:
                     // Back-pressure: the device did not process the chunk, so nothing after it
                     // was written either. Shrink the window and continue from the chunk.
-                    lastAnswer = clock.now
+                    lastAnswer = clock.elapsed()
                     let pause = pushedBack(at: answer.start, error.returnCode == .busy ? .busy : .outOfBuffers)
-                    if pause > .zero { try await Task.sleep(for: pause) }
+                    if pause > .zero { try await clock.sleep(pause) }
                 case .failure(let error as SMPTransportError) where error.code == .timeout:
                     // The chunk or its answer was lost — or the device, its buffers all held,
                     // dropped it. Shrink and send it again, unless the device has gone silent.
-                    let silence = clock.now - lastAnswer
+                    let silence = clock.elapsed() - lastAnswer
                     guard silence < silenceLimit else {
                         throw SMPTransportError(
                             .timeout,
@@ -369,7 +369,7 @@ extension SMPClient {
                         )
                     }
                     let pause = pushedBack(at: answer.start, .noAnswer)
-                    if pause > .zero { try await Task.sleep(for: pause) }
+                    if pause > .zero { try await clock.sleep(pause) }
                 case .failure(let error):
                     if state.chunkFailed(start: answer.start) && !(error is CancellationError) { throw error }
                 }
