@@ -85,6 +85,8 @@ public enum ZephyrRelease: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// Zephyr 3.4 as observed: erasing a slot that does not exist answers FLASH_OPEN_FAILED (10),
     /// erasing a blank slot UNKNOWN (1); a missing statistics group answers in group 63; the
     /// statistics answers carry `rc: 0`; bootloader info never reports `no-downgrade`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // A release number reads as one: `v3_4`, not `v34`.
     case v3_4 = "3.4"
     /// Zephyr's main branch (2026): INVALID_SLOT (14) for a missing slot, success for a blank one,
     /// statistics errors in the statistics group, no `rc` in success answers, `no-downgrade`
