@@ -325,6 +325,37 @@ struct UpgradeProgressView {
             lines.append("after:")
             lines += ImageCommands.text(.init(images: summary.after)).map { "  " + $0 }
         }
+        return lines + nextSteps(summary)
+    }
+
+    /// What the device is left with when the mode stops short of a confirmed image, and the
+    /// command that finishes the job.
+    static func nextSteps(_ summary: FirmwareUpgrade.Summary) -> [String] {
+        guard let plan = summary.plan, !summary.isUpToDate else { return [] }
+        var lines: [String] = []
+        for image in plan.images where image.action != .skip {
+            let hash = Data(image.hash)
+            let slots = summary.after.filter { $0.hash == hash && Int($0.imageNumber) == image.imageIndex }
+            let version = image.version ?? slots.first?.version ?? "the new image"
+            let hex = Hex.encode(image.hash)
+            switch plan.mode {
+            case .uploadOnly:
+                guard let slot = slots.first(where: { !$0.isActive }) else { continue }
+                lines.append(
+                    "image \(image.imageIndex): \(version) uploaded to slot \(slot.slot), not marked; run "
+                        + "`mcumgr image test \(hex)` (one boot, reverts unless confirmed) or "
+                        + "`mcumgr image confirm \(hex)` (permanent), then `mcumgr os reset`"
+                )
+            case .testOnly:
+                guard slots.contains(where: { $0.isActive && !$0.isConfirmed }) else { continue }
+                lines.append(
+                    "image \(image.imageIndex): running \(version) in test mode: confirm it "
+                        + "(`mcumgr image confirm \(hex)`) or it reverts at the next reset"
+                )
+            default:
+                continue
+            }
+        }
         return lines
     }
 

@@ -33,6 +33,26 @@ import Testing
         #expect(result.stderr.contains("100%"))
     }
 
+    /// Modes that stop short of a confirmed image say what the device is left with and the
+    /// command that finishes the job; the modes that confirm say nothing more.
+    @Test(
+        arguments: [
+            ("upload-only", "image 0: 1.1.0 uploaded to slot 1, not marked; run `mcumgr image test \(exampleHash)`"),
+            ("test-only", "image 0: running 1.1.0 in test mode: confirm it (`mcumgr image confirm \(exampleHash)`)"),
+            ("confirm-only", nil), ("test-and-confirm", nil),
+        ] as [(String, String?)]
+    )
+    func theResultSaysWhatIsLeftToDo(_ mode: String, _ next: String?) async throws {
+        let result = await CLI.sim("upgrade", Self.example, "--mode", mode)
+        #expect(result.status == 0, "\(result.stderr)")
+        let last = CLI.lines(result.stdout).last ?? ""
+        if let next {
+            #expect(last.hasPrefix(next), "\(result.stdout)")
+        } else {
+            #expect(!result.stdout.contains("mcumgr image"), "\(result.stdout)")
+        }
+    }
+
     @Test(arguments: ["test-and-confirm", "confirm-only", "test-only", "upload-only"])
     func everyModeRunsAndReportsJSONLines(_ mode: String) async throws {
         let result = await CLI.sim("upgrade", Self.example, "--mode", mode, "--json")
