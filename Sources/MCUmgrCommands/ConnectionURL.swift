@@ -33,8 +33,13 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         var query: [String: String] = [:]
         if let mark = rest.firstIndex(of: "?") {
             for pair in rest[rest.index(after: mark)...].split(separator: "&") where !pair.isEmpty {
-                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-                query[parts[0].lowercased()] = parts.count > 1 ? (parts[1].removingPercentEncoding ?? parts[1]) : ""
+                // Empty pieces kept: "=" is a pair with no name, not no pair (found by fuzzing).
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                    .map(String.init)
+                guard let name = parts.first, !name.isEmpty else {
+                    throw ConnectionURLError("'\(text)' has a query option without a name ('\(pair)')")
+                }
+                query[name.lowercased()] = parts.count > 1 ? (parts[1].removingPercentEncoding ?? parts[1]) : ""
             }
             rest = String(rest[..<mark])
         }

@@ -50,6 +50,9 @@ struct ConnectionURLTests {
         ("ble://kit?psm=x", "psm 'x'"),
         ("ble://kit?mtu=5", "unknown ble option"),
         ("sim://other", "takes options as a query"),
+        // Found by fuzzing: a pair with no name used to crash the parser.
+        ("sim://?=", "a query option without a name ('=')"),
+        ("udp://host?=5&a=1", "a query option without a name ('=5')"),
     ])
     func rejectsWithASpecificMessage(_ text: String, _ fragment: String) {
         do {
