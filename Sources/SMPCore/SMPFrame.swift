@@ -96,7 +96,7 @@ public struct SMPFrame: Sendable, Hashable {
         } catch let error as SMPError {
             throw error
         } catch {
-            throw SMPError(.encodingFailed, "\(R.self)", cause: error)
+            throw SMPError(.encodingFailed, "\(R.group) command \(R.command)", cause: error)
         }
     }
 

@@ -186,11 +186,11 @@ import Testing
         #expect(lines.status == .failed)
     }
 
-    /// The client's message names the request type ("Execute needs 3018 bytes"); what reaches
+    /// The client's message names the command ("shell command 0 needs 3018 bytes"); what reaches
     /// people is the sizes and what to do.
     @Test(
         arguments: [
-            ("Execute needs 3018 bytes; the limit is 2048", 3018, 2048),
+            ("shell command 0 needs 3018 bytes; the limit is 2048", 3018, 2048),
             ("an upload chunk with no data already exceeds the 128-byte frame limit", nil, 128),
             ("payload of 70000 bytes exceeds the 16-bit length field", 70000, nil),
             ("3000 bytes exceed the 1472-byte datagram limit", 3000, 1472),

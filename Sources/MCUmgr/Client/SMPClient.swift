@@ -284,7 +284,10 @@ public actor SMPClient {
     ) {
         if let closedError { throw closedError }
         guard let responseOperation = R.operation.response else {
-            throw SMPError(.unexpectedOperation, "\(R.self) is not a request")
+            throw SMPError(
+                .unexpectedOperation,
+                "\(R.group) command \(R.command) is not a request (a response operation)"
+            )
         }
         let expectation = Expectation(group: R.group, command: R.command, operation: responseOperation)
         // Encode once to fail early (and size-check) before anything is registered.
@@ -295,7 +298,10 @@ public actor SMPClient {
         }
         let limit = maximumFrameSize
         guard probe.bytes.count <= limit else {
-            throw SMPTransportError(.frameTooLarge, "\(R.self) needs \(probe.bytes.count) bytes; the limit is \(limit)")
+            throw SMPTransportError(
+                .frameTooLarge,
+                "\(R.group) command \(R.command) needs \(probe.bytes.count) bytes; the limit is \(limit)"
+            )
         }
         let promise = ResponsePromise()
         let id = pending.add(promise)
