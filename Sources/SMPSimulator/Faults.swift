@@ -24,6 +24,10 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     case disconnect(afterRequests: Int)
     /// Close the link right after answering a reset, as a USB or BLE device disappears.
     case disconnectOnReset
+    /// Lose the answer to the n-th request from now, once (the request was carried out).
+    case loseAnswer(toRequest: Int)
+    /// Close the link once, right after answering the n-th request from now.
+    case linkLoss(atRequest: Int)
     /// Lose power at a moment: the request in flight is not answered, RAM state is lost and the
     /// device boots again (an interrupted swap is resumed, as MCUboot does).
     case powerLoss(PowerLossMoment)
@@ -44,6 +48,8 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .corruptResponses(let n): "corrupt every \(n). response"
         case .disconnect(let n): "disconnect after \(n) requests"
         case .disconnectOnReset: "disconnect on reset"
+        case .loseAnswer(let n): "lose the answer to request \(n)"
+        case .linkLoss(let n): "link loss at request \(n)"
         case .powerLoss(let moment): "power loss \(moment)"
         case .corruptFlash(let offset): "corrupt flash at offset \(offset)"
         }
@@ -216,6 +222,8 @@ struct FaultInjector: Sendable {
             for fault in faults.faults {
                 switch fault {
                 case .dropResponses(let n) where n > 0 && responseCount % n == 0: copies = 0
+                // Answers go out right after their request is handled: the count is this one's.
+                case .loseAnswer(let n) where requestCount == n: copies = 0
                 case .dropResponsesRandomly(let p) where Double(random.next() % 1_000_000) / 1_000_000 < p: copies = 0
                 case .duplicateResponses(let n) where n > 0 && responseCount % n == 0: copies = max(copies, 1) * 2
                 case .delayResponses(let extra, let n) where n > 0 && responseCount % n == 0: delay += extra
@@ -240,6 +248,7 @@ struct FaultInjector: Sendable {
         for fault in faults.faults {
             if case .disconnect(let n) = fault, requestCount >= n { disconnect = true }
             if fault == .disconnectOnReset && wasReset { disconnect = true }
+            if case .linkLoss(let n) = fault, requestCount == n { disconnect = true }
         }
         return LinkDelivery(responses: out, disconnect: disconnect)
     }

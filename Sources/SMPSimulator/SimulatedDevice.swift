@@ -419,6 +419,11 @@ public actor SimulatedDevice {
     /// Buffers of the pool held now (requests waiting or in work, answers being sent).
     public var buffersHeld: Int { pool.held }
 
+    /// Requests the device handled since it was made (across reboots): the indexes that the
+    /// request-counted faults (`.powerLoss(.atRequest:)`, `.loseAnswer`, `.linkLoss`) refer to,
+    /// when no other fault drops requests.
+    public var requestsHandled: Int { core.requestCount }
+
     /// How many times the device handled requests of a type since it was made (across reboots):
     /// a request dropped, refused for buffers or lost to a reboot does not count.
     /// - Parameter request: the request type.

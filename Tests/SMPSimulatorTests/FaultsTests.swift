@@ -25,6 +25,8 @@ struct FaultsTests {
             (.reorderResponses(every: 2), [[0], [2], [1], [4], [3]]),
             (.dropResponsesRandomly(probability: 1), []),
             (.dropResponsesRandomly(probability: 0), [[0], [1], [2], [3], [4]]),
+            // Once: the answer to the 3rd request (index 2), and no other.
+            (.loseAnswer(toRequest: 3), [[0], [1], [3], [4]]),
         ]
     )
     func responses(fault: Fault, expected: [[UInt8]]) {
@@ -56,6 +58,16 @@ struct FaultsTests {
         var injector = FaultInjector(Faults([.busy(count: 2), .dropRequests(every: 4), .powerLoss(.atRequest(6))]))
         let fates = (0..<7).map { _ in injector.admit() }
         #expect(fates == [.busy, .busy, .process, .drop, .process, .powerLoss, .process])
+    }
+
+    @Test("a link loss at request n closes the link once, after that request's answer")
+    func linkLossOnce() {
+        var injector = FaultInjector(Faults([.linkLoss(atRequest: 2)]))
+        let closes = (1...4).map { index in
+            _ = injector.admit()
+            return injector.deliver([[UInt8(index)]], latency: .zero, wasReset: false).disconnect
+        }
+        #expect(closes == [false, true, false, false])
     }
 
     @Test("disconnect after n requests and on reset")
