@@ -13,8 +13,9 @@ import Testing
 /// boots, must report success only when the promised slot state holds, and the same command run
 /// again must complete the upgrade.
 ///
-/// `swift test` runs a slice of cells (one per bootloader family); `MCUMGR_FAULT_MATRIX=full`
-/// runs every cell (scripts/fault-matrix.sh; the counts are in docs/RELIABILITY.md).
+/// Every cell runs in `swift test` (about 1,700 upgrades, eight at a time per cell: seconds, as
+/// the simulated device reboots in 110 ms); `MCUMGR_FAULT_MATRIX=slice` runs one cell per
+/// bootloader family. The counts are in docs/RELIABILITY.md.
 @Suite struct FaultMatrixTests {
     struct Cell: Sendable, CustomTestStringConvertible {
         var mode: FirmwareUpgrade.Mode
@@ -42,7 +43,7 @@ import Testing
     ]
 
     static var cells: [Cell] {
-        guard ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX"] == "full" else { return slice }
+        guard ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX"] != "slice" else { return slice }
         let bootloaders: [BootloaderMode] = [
             .swapUsingMove, .swapUsingScratch, .overwriteOnly, .directXIP, .directXIPWithRevert,
         ]

@@ -129,20 +129,32 @@ import Testing
         #expect(Self.failure(&unreachable, silence)?.code == .linkFailed)
     }
 
-    /// Bootloader info the device refuses, or does not answer once it answered the parameters:
-    /// plan without it (a warning says so), never hang.
+    /// Bootloader info the device refuses: plan without it (a warning says so). No answer, once
+    /// the device answered the parameters, is the link and not the device: reconnect and ask
+    /// again (the mode decides the plan); plan without it only when the retries are spent.
     @Test func missingBootloaderInfoIsAssumedAndSaid() {
         let notSupported = SMPDeviceError(.management(.notSupported), requestGroup: .os, command: 8)
-        for answer in [Input.deviceRefused(notSupported), Self.timeout] {
-            var machine = Self.machine()
-            Self.run(
-                &machine,
-                Array(Self.probes.prefix(3)) + [(answer, .zero, .readImageList, .validating)]
-            )
-            #expect(machine.bootloaderMode == nil)
-            _ = machine.handle(.imageList([Self.factory]))
-            #expect(machine.warnings.contains { $0.contains("assuming") })
-        }
+        var refused = Self.machine()
+        Self.run(
+            &refused,
+            Array(Self.probes.prefix(3)) + [(.deviceRefused(notSupported), .zero, .readImageList, .validating)]
+        )
+        #expect(refused.bootloaderMode == nil)
+        _ = refused.handle(.imageList([Self.factory]))
+        #expect(refused.warnings.contains { $0.contains("assuming") })
+
+        var silent = Self.machine(retries: 1)
+        Self.run(
+            &silent,
+            Array(Self.probes.prefix(3)) + [
+                (Self.timeout, .zero, .connect, .reconnecting),
+                (.connected, .zero, .readBootloaderInfo(query: nil), .readingBootloaderInfo),
+                (Self.timeout, .zero, .readImageList, .validating),
+            ]
+        )
+        #expect(silent.bootloaderMode == nil)
+        _ = silent.handle(.imageList([Self.factory]))
+        #expect(silent.warnings.contains { $0.contains("did not answer bootloader info") })
     }
 
     @Test func aLinkFailureReconnectsAndRepeatsTheStepUntilTheRetriesRunOut() {

@@ -215,6 +215,80 @@ enum Slots {
         #expect(plan.isUpToDate == row.steps.isEmpty)
     }
 
+    /// Two images, found by the fault matrix: image 1 runs unconfirmed from an earlier test (a
+    /// power loss between the two test writes), image 0 waits in slot 1. The reset image 0 needs
+    /// would revert image 1: test-only reverts it first and tests both again under one reset;
+    /// test-and-confirm confirms it before that reset.
+    static let halfTested = [
+        Slots.entry(0, 0, Slots.a, "ac"), Slots.entry(0, 1, Slots.b),
+        Slots.entry(1, 0, Slots.b, "a"), Slots.entry(1, 1, Slots.a, "c"),
+    ]
+    static let twoImages = [Slots.image(Slots.b, index: 0), Slots.image(Slots.b, index: 1)]
+
+    @Test func aResetNeverRevertsAnImageThePlanLeavesAlone() throws {
+        let testOnly = try MCUbootPlanner.plan(
+            images: Self.twoImages,
+            slots: Self.halfTested,
+            bootloaderMode: .swapUsingMove,
+            mode: .testOnly
+        )
+        #expect(testOnly.steps == [.resetBeforeUpload])
+        #expect(testOnly.warnings.contains { $0.contains("image 1: runs unconfirmed from an earlier test") })
+
+        let testAndConfirm = try MCUbootPlanner.plan(
+            images: Self.twoImages,
+            slots: Self.halfTested,
+            bootloaderMode: .swapUsingMove,
+            mode: .testAndConfirm
+        )
+        #expect(
+            testAndConfirm.steps == [
+                .confirm(hash: Self.b), .test(hash: Self.b), .reset, .verify(.active), .confirm(hash: Self.b),
+                .verify(.activeConfirmed),
+            ]
+        )
+    }
+
+    /// The verdict after a reset covers every image of the package, skipped ones too: an image
+    /// the reset reverted is not a success.
+    @Test func theVerdictCoversSkippedImages() {
+        let plan = FirmwareUpgradePlan(
+            mode: .testOnly,
+            bootloaderMode: .swapUsingMove,
+            images: [
+                .init(
+                    imageIndex: 0,
+                    packageIndex: 0,
+                    hash: Self.b,
+                    version: "2.0.0",
+                    slot: 1,
+                    action: .alreadyUploaded,
+                    reason: ""
+                ),
+                .init(
+                    imageIndex: 1,
+                    packageIndex: 1,
+                    hash: Self.b,
+                    version: "2.0.0",
+                    slot: 0,
+                    action: .skip,
+                    reason: ""
+                ),
+            ],
+            steps: [.test(hash: Self.b), .reset, .verify(.active)]
+        )
+        let reverted = [
+            Slots.entry(0, 0, Slots.b, "a"), Slots.entry(0, 1, Slots.a, "c"),
+            Slots.entry(1, 0, Slots.a, "ac"), Slots.entry(1, 1, Slots.b),
+        ]
+        guard case .failed(let code, let message) = MCUbootPlanner.verify(.active, plan: plan, slots: reverted) else {
+            Issue.record("a reverted image passed")
+            return
+        }
+        #expect(code == .imageNotActive)
+        #expect(message.hasPrefix("image 1"))
+    }
+
     @Test func overwriteOnlyUsesTheSameSequence() throws {
         for mode in Mode.allCases {
             let swap = try MCUbootPlanner.plan(

@@ -106,6 +106,7 @@ extension FirmwareUpgradeStateMachine {
 
     private static func state(of action: Action, default current: FirmwareUpgrade.State) -> FirmwareUpgrade.State {
         switch action {
+        case .readBootloaderInfo: .readingBootloaderInfo
         case .upload, .uploadSUIT: .uploading
         case .writeImageState(_, let confirm): confirm ? .confirming : .testing
         case .pollSUIT, .readSUITManifests: .installing

@@ -256,12 +256,19 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             bootloaderMode = mode
             noDowngrade = refusesDowngrades
             return planOrReadList()
-        case (.readingBootloaderInfo, .deviceRefused), (.readingBootloaderInfo, .linkFailed):
-            // No bootloader info, or no answer to it (the device answered the parameters): plan
-            // without it rather than hang, as Nordic's Android library once did.
-            if case .linkFailed(let cause) = input {
-                warnings.append("the device did not answer bootloader info (\(cause)); assuming MCUboot")
+        case (.readingBootloaderInfo, .deviceRefused):
+            // No bootloader info: plan without it.
+            return planOrReadList()
+        case (.readingBootloaderInfo, .linkFailed(let cause)):
+            // The device answered before: a lost answer here is the link, not a device without
+            // bootloader info, and the mode decides the plan — ask again after reconnecting. Plan
+            // without it only when the retries are spent (rather than hang, as Nordic's Android
+            // library once did).
+            if retriesLeft > 0, let retry = lastAction {
+                retriesLeft -= 1
+                return reconnect(then: .repeat(retry))
             }
+            warnings.append("the device did not answer bootloader info (\(cause)); assuming MCUboot")
             return planOrReadList()
 
         case (.validating, .imageList(let slots)):

@@ -125,6 +125,8 @@ package struct MCUbootPlanner: UpgradePlanner {
 
         var plans: [FirmwareUpgradePlan.ImagePlan] = []
         var needsResetFirst: [String] = []
+        // Images running unconfirmed from an earlier test, left as they are (test-only).
+        var unconfirmedRunning: [Int] = []
         let indices = images.map(\.imageIndex).reduce(into: [Int]()) { if !$0.contains($1) { $0.append($1) } }
         for index in indices {
             let candidates = images.enumerated().filter { $0.element.imageIndex == index }
@@ -159,6 +161,7 @@ package struct MCUbootPlanner: UpgradePlanner {
                         )
                     } else {
                         plans.append(make(.skip, "already running (unconfirmed) in slot \(slot)"))
+                        unconfirmedRunning.append(index)
                     }
                     continue
                 }
@@ -249,6 +252,18 @@ package struct MCUbootPlanner: UpgradePlanner {
             )
         }
 
+        // A reset for the other images would revert an image running unconfirmed: revert it
+        // first, so that it is tested again together with them, under the one reset.
+        let resets = plans.contains {
+            $0.action == .upload || $0.action == .alreadyUploaded || $0.action == .alreadyMarked
+        }
+        if resets && strategy != .directXIP {
+            for index in unconfirmedRunning {
+                needsResetFirst.append(
+                    "image \(index): runs unconfirmed from an earlier test, and the reset the other images need would revert it; it is reverted first and tested again with them"
+                )
+            }
+        }
         if !needsResetFirst.isEmpty {
             warnings += needsResetFirst
             return FirmwareUpgradePlan(
@@ -301,9 +316,12 @@ package struct MCUbootPlanner: UpgradePlanner {
                 steps.append(.verify(.activeConfirmed))
             }
         case .testAndConfirm:
+            // An image already running from an earlier test came up: confirm it before the
+            // reset, which would otherwise revert it.
+            if needsReset { for plan in running { steps.append(.confirm(hash: plan.hash)) } }
             for plan in fresh { steps.append(.test(hash: plan.hash)) }
             if needsReset { steps += [.reset, .verify(.active)] }
-            for plan in fresh + marked + running { steps.append(.confirm(hash: plan.hash)) }
+            for plan in fresh + marked + (needsReset ? [] : running) { steps.append(.confirm(hash: plan.hash)) }
             if needsReset || !running.isEmpty { steps.append(.verify(.activeConfirmed)) }
         }
         return steps
@@ -360,7 +378,9 @@ package struct MCUbootPlanner: UpgradePlanner {
         plan: FirmwareUpgradePlan,
         slots: [ImageManagement.SlotState]
     ) -> Verdict {
-        for image in plan.activeImages {
+        // Every image of the package, skipped ones included: the reset may have changed them too
+        // (an image running unconfirmed reverts), and the promise is about all of them.
+        for image in plan.images {
             let entries = slots.filter { Int($0.imageNumber) == image.imageIndex }
             let holding = entries.filter { $0.hash.map(Array.init) == image.hash }
             let name = "image \(image.imageIndex)\(image.version.map { " version \($0)" } ?? "")"
