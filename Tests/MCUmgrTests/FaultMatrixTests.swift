@@ -17,12 +17,8 @@ import Testing
 /// the simulated device reboots in 110 ms); `MCUMGR_FAULT_MATRIX=slice` runs one cell per
 /// bootloader family. The counts are in docs/RELIABILITY.md.
 @Suite struct FaultMatrixTests {
-    struct Cell: Sendable, CustomTestStringConvertible {
-        var mode: FirmwareUpgrade.Mode
-        var bootloader: BootloaderMode
-        var images: Int
-        var testDescription: String { "\(mode) on \(bootloader), \(images) image(s)" }
-    }
+    /// An upgrade cell: mode, bootloader mode, image count (the integration tests' combination).
+    typealias Cell = FirmwareUpgradeIntegrationTests.Combination
 
     /// What one faulted run came to.
     struct Verdict: Sendable {
