@@ -38,12 +38,37 @@ public enum Console {
             write: { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
         )
 
-        /// Standard error.
+        /// Standard error. A line written while a progress bar is drawn first clears the bar's
+        /// line, so an error (an interrupt, a failure mid-transfer) never lands after a half bar.
         public static let standardError = Sink(
             isTerminal: isatty(2) == 1,
-            writePartial: { FileHandle.standardError.write(Data($0.utf8)) },
-            write: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+            writePartial: { text in
+                barOpen.set(!text.hasSuffix("\n"))
+                FileHandle.standardError.write(Data(text.utf8))
+            },
+            write: { line in
+                let clear = barOpen.take() ? "\r\u{1B}[K" : ""
+                FileHandle.standardError.write(Data((clear + line + "\n").utf8))
+            }
         )
+    }
+
+    /// Whether a partial line (a progress bar) is open on standard error.
+    private static let barOpen = Flag()
+
+    /// A flag shared by the standard-error sink's closures.
+    private final class Flag: @unchecked Sendable {
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var value = false
+        func set(_ newValue: Bool) { lock.withLock { value = newValue } }
+        /// Returns the value and clears it.
+        func take() -> Bool {
+            lock.withLock {
+                defer { value = false }
+                return value
+            }
+        }
     }
 
     /// A source of standard input (`mcumgr decode -`).

@@ -51,6 +51,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
 /// A failure as the user sees it: one line on stderr, an exit status, and with `--json` one
 /// error object on stdout. Built from any error the command tree throws.
 struct FailureReport: Sendable, Equatable {
+    /// What to do after an interrupt: uploads resume where the device stopped.
+    static let resumeHint = "; run the same command again to resume (an upload continues where the device stopped)"
+
     /// The exit status.
     var status: ExitStatus
     /// A stable machine name for the class of failure, finer than the status (both
@@ -117,9 +120,10 @@ struct FailureReport: Sendable, Equatable {
                 case .input: (.badInput, "bad_input")
                 case .cancelled: (.interrupted, "interrupted")
                 }
-            self.init(status: status, kind: kind, message: MCUmgrCommand.describe(error))
+            let resume = status == .interrupted ? Self.resumeHint : ""
+            self.init(status: status, kind: kind, message: MCUmgrCommand.describe(error) + resume)
         case is CancellationError:
-            self.init(status: .interrupted, kind: "interrupted", message: "interrupted")
+            self.init(status: .interrupted, kind: "interrupted", message: "interrupted" + Self.resumeHint)
         case let error as ProfileError:
             // A profile the user named that is not there, or a profiles file to fix by hand.
             if error.badFile {

@@ -52,6 +52,7 @@ struct FSCommand: AsyncParsableCommand {
                     for try await event in client.upload(upload, options: TransferOptions(window: window)) {
                         view.update(event)
                     }
+                    try Task.checkCancellation()
                 }
             }
             let elapsed = clock.now - began
@@ -93,6 +94,7 @@ struct FSCommand: AsyncParsableCommand {
                         case .finished(let data): return data
                         }
                     }
+                    try Task.checkCancellation()
                     throw SMPTransportError(.disconnected, "the download of \(remote) stopped before it finished")
                 }
             }

@@ -204,6 +204,8 @@ enum ImageCommands {
             do {
                 try await CommandContext.withClient(global) { client in
                     for try await event in client.upload(upload, options: options) { view.update(event) }
+                    // An interrupt ends the event stream quietly: it is no finished upload.
+                    try Task.checkCancellation()
                 }
             } catch {
                 view.finish()

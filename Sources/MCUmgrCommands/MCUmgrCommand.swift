@@ -79,8 +79,10 @@ public struct MCUmgrCommand: AsyncParsableCommand {
 
     /// Whether an error is a failure (not a request for help or the version).
     static func isFailure(_ error: any Error) -> Bool {
-        // The parser maps every error it does not know to failure; only its clean exits succeed.
-        exitCode(for: error) != .success
+        // The parser maps every error it does not know to failure and its clean exits to success
+        // — and a cancellation to success too, which for an interrupted transfer it is not.
+        if error is CancellationError { return true }
+        return exitCode(for: error) != .success
     }
 
     /// Whether the command line asks for JSON: `--json` before any `--` (after it, the words

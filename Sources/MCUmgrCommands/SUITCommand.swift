@@ -207,6 +207,7 @@ struct SUITCommand: AsyncParsableCommand {
             var view = TransferProgressView(label: label, json: json)
             do {
                 for try await event in client.upload(upload, options: options) { view.update(event) }
+                try Task.checkCancellation()
             } catch {
                 view.finish()
                 throw error

@@ -120,6 +120,7 @@ struct UpgradeCommand: AsyncParsableCommand {
         )
         do {
             for try await event in upgrade.run(package) { view.show(event) }
+            try Task.checkCancellation()
         } catch let error as FirmwareUpgradeError {
             view.failed(error)
             throw error

@@ -164,6 +164,20 @@ import Testing
     }
 
     /// Every kind the error object can carry is the status the table gives it.
+    /// Ctrl-C cancels the command's task (MCUmgrCLI's `Interrupt`); an upload or upgrade then
+    /// ends with 130 and one line saying how to resume, wherever the cancel caught it.
+    @Test(arguments: [["image", "upload"], ["upgrade"]])
+    func anInterruptedTransferSaysHowToResume(_ verb: [String]) async {
+        let example = Peers.packageRoot.appendingPathComponent("Examples/hello-1.1.0.bin").path
+        let task = Task { await CLI.run(["--conn", "sim://?latency_ms=20"] + verb + [example]) }
+        task.cancel()
+        let result = await task.value
+        #expect(result.status == 130, "\(result.stdout)\n\(result.stderr)")
+        let lines = CLI.lines(result.stderr).filter { $0.hasPrefix("error:") }
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("run the same command again to resume") == true, "\(result.stderr)")
+    }
+
     @Test func kindsAndStatusesAgree() {
         for (kind, status) in FailureReport.kinds {
             #expect(FailureReport(status: status, kind: kind, message: "x").status.rawValue == status.rawValue)

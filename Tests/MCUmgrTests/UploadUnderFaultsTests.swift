@@ -110,6 +110,17 @@ struct UploadUnderFaultsTests {
         await second.close()
     }
 
+    /// A cancelled upload is an error, not a finished upload: the event stream of a cancelled
+    /// consumer just ends, which `uploadAndWait` must not take for completion.
+    @Test func aCancelledUploadThrowsCancellation() async throws {
+        let device = await Self.device(faults: [])
+        let client = try await Self.client(device)
+        let task = Task { try await client.uploadAndWait(Self.upload, options: .init(window: 1)) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        await client.close()
+    }
+
     @Test func aDeviceThatLosesItsSessionGetsTheFileFromTheStart() async throws {
         let device = await Self.device(faults: [.powerLoss(.duringUpload(atOffset: 100_000))])
         let client = try await Self.client(device)

@@ -58,6 +58,8 @@ extension SMPClient {
         for try await event in download(name: name, options: options) {
             if case .finished(let data) = event { return data }
         }
+        // A cancelled consumer's stream just ends: say so, not "disconnected".
+        try Task.checkCancellation()
         throw SMPTransportError(.disconnected, "the download of \(name) stopped before it finished")
     }
 

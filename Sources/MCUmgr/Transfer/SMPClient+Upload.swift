@@ -55,6 +55,8 @@ extension SMPClient {
         for try await event in self.upload(upload, options: options) {
             if case .progress(let progress) = event { last = progress }
         }
+        // A cancelled consumer's stream just ends: that is no finished upload.
+        try Task.checkCancellation()
         return last
             ?? TransferProgress(bytesConfirmed: 0, totalBytes: upload.data.count, bytesSent: 0, bytesPerSecond: 0)
     }
