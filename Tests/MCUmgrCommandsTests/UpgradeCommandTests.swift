@@ -33,6 +33,17 @@ import Testing
         #expect(result.stderr.contains("100%"))
     }
 
+    /// `-v` on a clean run: each state once, in order, and no resynchronisation chatter.
+    @Test func verboseShowsEachStateOnceAndNothingWentWrong() async throws {
+        let result = await CLI.sim("-v", "upgrade", Self.example)
+        #expect(result.status == 0, "\(result.stderr)")
+        let states = CLI.lines(result.stderr).filter { $0.hasPrefix("» ") }
+        #expect(states.count == Set(states).count, "\(states)")
+        #expect(!result.stderr.contains("upgrade state"))
+        #expect(!result.stderr.contains("resynchronis"))
+        #expect(!result.stderr.contains("window"))
+    }
+
     /// Modes that stop short of a confirmed image say what the device is left with and the
     /// command that finishes the job; the modes that confirm say nothing more.
     @Test(

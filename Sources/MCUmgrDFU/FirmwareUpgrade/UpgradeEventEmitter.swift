@@ -19,7 +19,8 @@ struct UpgradeEventEmitter {
         for (index, state) in machine.visited.enumerated().dropFirst(shownStates) {
             let from = index == 0 ? FirmwareUpgrade.State.idle : machine.visited[index - 1]
             continuation.yield(.stateChanged(from: from, to: state))
-            logger.debug("upgrade state", metadata: ["from": "\(from)", "to": "\(state)"])
+            // Trace, not debug: `-v` already shows each state once, as the progress view draws it.
+            logger.trace("upgrade state", metadata: ["from": "\(from)", "to": "\(state)"])
         }
         shownStates = machine.visited.count
         for warning in machine.warnings.dropFirst(shownWarnings) { continuation.yield(.warning(warning)) }
