@@ -75,6 +75,13 @@ enum CommandSupport {
         Console.out(value.rendered())
     }
 
+    /// Prints a response as the device sent it: keys are its wire names.
+    /// - Parameter response: the decoded response.
+    /// - Throws: an encoding error (not for the SMPCore response types).
+    static func emit(response: some Encodable) throws {
+        emit(try JSONValue(encoding: response))
+    }
+
     /// Prints text that may end with a newline as lines (a final newline does not make an empty
     /// line).
     static func emitText(_ text: String) {

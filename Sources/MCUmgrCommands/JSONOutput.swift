@@ -63,6 +63,14 @@ public indirect enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// A response as JSON, with the keys it has on the wire (its `CodingKeys`), through the same
+    /// CBOR encoding the device side uses: the wire names are written once, in SMPCore.
+    /// - Parameter response: the decoded response.
+    /// - Throws: an encoding error (not for the SMPCore response types).
+    public init(encoding response: some Encodable) throws {
+        self.init(try CBOREncoder().encodeToValue(response))
+    }
+
     /// Converts CBOR to JSON the way the CLI shows payloads: byte strings as lowercase hex,
     /// non-text map keys in diagnostic notation, tags as `{"tag": n, "value": …}`.
     /// - Parameter value: the CBOR value.

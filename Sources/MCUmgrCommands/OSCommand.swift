@@ -24,7 +24,7 @@ struct OSCommand: AsyncParsableCommand {
                 try await $0.send(OSManagement.Echo(text: text))
             }
             if global.json {
-                CommandSupport.emit(.object([("r", .string(response.text))]))
+                try CommandSupport.emit(response: response)
             } else {
                 Console.out(response.text)
             }
@@ -66,12 +66,7 @@ struct OSCommand: AsyncParsableCommand {
                 try await $0.send(OSManagement.MCUmgrParameters())
             }
             if global.json {
-                CommandSupport.emit(
-                    .object([
-                        ("buf_size", CommandSupport.int(response.bufferSize)),
-                        ("buf_count", CommandSupport.int(response.bufferCount)),
-                    ])
-                )
+                try CommandSupport.emit(response: response)
             } else {
                 Console.out("buf_size   \(response.bufferSize)")
                 Console.out("buf_count  \(response.bufferCount)")
@@ -102,7 +97,7 @@ struct OSCommand: AsyncParsableCommand {
                 try await $0.send(OSManagement.ApplicationInfo(format: format))
             }
             if global.json {
-                CommandSupport.emit(.object([("output", .string(response.output))]))
+                try CommandSupport.emit(response: response)
             } else {
                 Console.out(response.output)
             }
@@ -121,6 +116,7 @@ struct OSCommand: AsyncParsableCommand {
                 try await $0.send(OSManagement.BootloaderInfo(query: query))
             }
             if global.json {
+                // Hand-shaped: the wire key `no-downgrade` becomes snake_case, as every JSON key.
                 var members: [(String, JSONValue)] = []
                 if let name = response.bootloader { members.append(("bootloader", .string(name))) }
                 if let mode = response.mode { members.append(("mode", .int(Int64(mode.rawValue)))) }
@@ -149,20 +145,7 @@ struct OSCommand: AsyncParsableCommand {
                 try await $0.send(OSManagement.TaskStatistics())
             }
             if global.json {
-                let tasks: [(String, JSONValue)] = response.tasks.map { entry in
-                    let task = entry.value
-                    var members: [(String, JSONValue)] = [
-                        ("prio", .int(Int64(task.priority))), ("tid", .uint(task.id)), ("state", .uint(task.state)),
-                    ]
-                    let optional: [(String, UInt64?)] = [
-                        ("stkuse", task.stackUsed), ("stksiz", task.stackSize), ("cswcnt", task.contextSwitches),
-                        ("runtime", task.runtime), ("last_checkin", task.lastCheckin),
-                        ("next_checkin", task.nextCheckin),
-                    ]
-                    for (key, value) in optional { if let value { members.append((key, .uint(value))) } }
-                    return (entry.name, .object(members))
-                }
-                CommandSupport.emit(.object([("tasks", .object(tasks))]))
+                try CommandSupport.emit(response: response)
                 return
             }
             guard !response.tasks.isEmpty else {
@@ -199,16 +182,7 @@ struct OSCommand: AsyncParsableCommand {
                 try await $0.send(OSManagement.MemoryPoolStatistics())
             }
             if global.json {
-                let pools: [(String, JSONValue)] = response.pools.map { entry in
-                    let pool = entry.value
-                    var members: [(String, JSONValue)] = []
-                    if let size = pool.blockSize { members.append(("blksiz", .uint(size))) }
-                    members.append(("nblks", .uint(pool.blockCount)))
-                    members.append(("nfree", .uint(pool.freeBlocks)))
-                    if let minimum = pool.minimumFreeBlocks { members.append(("min", .uint(minimum))) }
-                    return (entry.name, .object(members))
-                }
-                CommandSupport.emit(.object([("mpools", .object(pools))]))
+                try CommandSupport.emit(response: response)
                 return
             }
             guard !response.pools.isEmpty else {
@@ -249,7 +223,7 @@ struct OSCommand: AsyncParsableCommand {
                     try await $0.send(OSManagement.DateTimeRead())
                 }
                 if global.json {
-                    CommandSupport.emit(.object([("datetime", .string(response.dateTime))]))
+                    try CommandSupport.emit(response: response)
                 } else {
                     Console.out(response.dateTime)
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import SMPCore
 import Testing
 
 @testable import MCUmgrCommands
@@ -70,6 +71,14 @@ import Testing
     }
 
     /// After `--`, `--json` belongs to the shell command: no error object for it.
+    /// A response prints with its wire keys, from its type: nothing is spelled again in the CLI.
+    @Test func responsesPrintWithTheirWireKeys() throws {
+        let parameters = OSManagement.MCUmgrParameters.Response(bufferSize: 2048, bufferCount: 4)
+        #expect(try JSONValue(encoding: parameters).rendered() == #"{"buf_size":2048,"buf_count":4}"#)
+        let echo = OSManagement.Echo.Response(text: "hi")
+        #expect(try JSONValue(encoding: echo).rendered() == #"{"r":"hi"}"#)
+    }
+
     @Test func jsonAfterTheSeparatorIsNotOurs() {
         #expect(MCUmgrCommand.wantsJSON(["shell", "exec", "--json"]))
         #expect(!MCUmgrCommand.wantsJSON(["shell", "exec", "--", "log", "--json"]))
