@@ -23,7 +23,7 @@ struct EnumCommand: AsyncParsableCommand {
                 try await $0.send(EnumerationManagement.GroupCount())
             }
             if global.json {
-                CommandSupport.emit(.object([("count", .uint(UInt64(response.count)))]))
+                try CommandSupport.emit(response: response)
             } else {
                 Console.out("\(response.count) group\(response.count == 1 ? "" : "s")")
             }
@@ -39,7 +39,7 @@ struct EnumCommand: AsyncParsableCommand {
                 try await $0.send(EnumerationManagement.ListGroups())
             }
             if global.json {
-                CommandSupport.emit(.object([("groups", .array(response.groups.map { .uint(UInt64($0)) }))]))
+                try CommandSupport.emit(response: response)
                 return
             }
             let rows = response.groups.map { ["\($0)", SMPGroup(rawValue: $0).name] }

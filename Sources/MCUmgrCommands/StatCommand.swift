@@ -20,7 +20,7 @@ struct StatCommand: AsyncParsableCommand {
                 try await $0.send(StatisticsManagement.ListGroups())
             }
             if global.json {
-                CommandSupport.emit(.object([("stat_list", .array(response.groups.map { .string($0) }))]))
+                try CommandSupport.emit(response: response)
             } else if response.groups.isEmpty {
                 Console.out("no statistics groups")
             } else {
@@ -48,12 +48,7 @@ struct StatCommand: AsyncParsableCommand {
                 try await $0.send(StatisticsManagement.GroupData(name: name))
             }
             if global.json {
-                CommandSupport.emit(
-                    .object([
-                        ("name", .string(response.name)),
-                        ("fields", .object(response.fields.map { ($0.name, .uint($0.value)) })),
-                    ])
-                )
+                try CommandSupport.emit(response: response)
                 return
             }
             Console.out("stat group \(response.name)")
