@@ -71,6 +71,17 @@ struct BulkMap {
     }
 }
 
+extension CBORMap {
+    /// A response's map, with the wire keys of its SMPCore type (declaration order): the
+    /// simulator answers in the shape the client decodes, spelled once.
+    /// - Parameter response: the response.
+    init(response: some Encodable) {
+        // The SMPCore response types encode to a map without fail; an empty map would show at
+        // once in every test of that command.
+        self = (try? CBOREncoder().encodeToValue(response).mapValue) ?? CBORMap()
+    }
+}
+
 /// How a handler refuses a request.
 enum HandlerFailure: Error, Equatable {
     /// A management-layer code, sent as `{rc}` to every client.

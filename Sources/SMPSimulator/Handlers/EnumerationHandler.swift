@@ -8,14 +8,16 @@ enum EnumerationHandler {
         name: "enum mgmt",
         routes: [
             Route(EnumerationManagement.GroupCount.self) { _, _, _ in
-                var map = CBORMap()
-                map.put("count", DeviceCore.handlerGroups.count)
-                return map
+                CBORMap(
+                    response: EnumerationManagement.GroupCount.Response(count: UInt32(DeviceCore.handlerGroups.count))
+                )
             },
             Route(EnumerationManagement.ListGroups.self) { _, _, _ in
-                var map = CBORMap()
-                map.put("groups", .array(DeviceCore.handlerGroups.map { CBOR(Int($0.group.rawValue)) }))
-                return map
+                CBORMap(
+                    response: EnumerationManagement.ListGroups.Response(
+                        groups: DeviceCore.handlerGroups.map(\.group.rawValue)
+                    )
+                )
             },
             Route(EnumerationManagement.GroupAtIndex.self) { request, _, _ throws(HandlerFailure) in
                 try single(request)

@@ -33,10 +33,7 @@ enum OSHandler {
     /// Echo answers a read or a write; a missing `d` echoes the empty string, as zcbor's bulk
     /// decoder leaves it empty.
     static func echo(_ request: SMPServerRequest) throws(HandlerFailure) -> CBORMap {
-        let text = try request.map().text("d") ?? ""
-        var map = CBORMap()
-        map.put("r", text)
-        return map
+        CBORMap(response: OSManagement.Echo.Response(text: try request.map().text("d") ?? ""))
     }
 
     static let threads: [(name: String, priority: Int, state: Int, stackSize: Int, stackUsed: Int)] = [
@@ -90,9 +87,7 @@ enum OSHandler {
             parts.minute ?? 0,
             parts.second ?? 0
         )
-        var map = CBORMap()
-        map.put("datetime", text)
-        return map
+        return CBORMap(response: OSManagement.DateTimeRead.Response(dateTime: text))
     }
 
     /// Zephyr's parser: 19–25 characters, `yyyy-MM-ddTHH:mm:ss` with any single delimiters,
@@ -150,10 +145,12 @@ enum OSHandler {
     }
 
     static func parameters(_ device: DeviceCore) -> CBORMap {
-        var map = CBORMap()
-        map.put("buf_size", device.configuration.bufferSize)
-        map.put("buf_count", device.configuration.bufferCount)
-        return map
+        CBORMap(
+            response: OSManagement.MCUmgrParameters.Response(
+                bufferSize: UInt32(clamping: device.configuration.bufferSize),
+                bufferCount: UInt32(clamping: device.configuration.bufferCount)
+            )
+        )
     }
 
     /// Application info: letters in any order, fields in Zephyr's fixed order.

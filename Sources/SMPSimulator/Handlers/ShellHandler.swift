@@ -25,10 +25,7 @@ enum ShellHandler {
             throw .group(.shell, ShellManagement.ReturnCode.commandTooLong.rawValue)
         }
         let (output, status) = run(arguments, device: device)
-        var map = CBORMap()
-        map.put("o", output)
-        map.put("ret", status)
-        return map
+        return CBORMap(response: ShellManagement.Execute.Response(output: output, returnCode: status))
     }
 
     /// Runs a command line; returns its output and exit status.
