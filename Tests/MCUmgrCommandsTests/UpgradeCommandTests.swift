@@ -125,9 +125,11 @@ import Testing
         let elapsed = ContinuousClock.now - began
         #expect(result.status == 2)
         #expect(CLI.lines(result.stderr).last?.contains("the device does not answer") == true)
-        // The first request, twice, and nothing after it, in about 2 s (slack for a loaded machine).
+        // The first request, twice, and nothing after it: about 2 s. The bound is a hang guard
+        // with slack for a loaded machine (7 s seen in CI-like runs); a ladder of probes or a wait
+        // beyond the attempts would take 20 s or more.
         #expect(try silent.datagrams() == 2)
-        #expect(elapsed < .seconds(6), "\(elapsed)")
+        #expect(elapsed < .seconds(12), "\(elapsed)")
     }
 
     @Test func aClosedPortEndsTheUpgradeAtOnce() async throws {

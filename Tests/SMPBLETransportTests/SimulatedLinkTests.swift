@@ -170,18 +170,20 @@ enum BLEHarness {
         await client.close()
     }
 
-    /// A 500 ms write stall (no room in the controller, no ready callback) slows the transfer
-    /// and fails nothing, although it is longer than the client's 300 ms request timeout.
+    /// A 2 s write stall (no room in the controller, no ready callback) slows the transfer and
+    /// fails nothing, although it is longer than the client's 1 s request timeout (with no
+    /// retries): a request's timeout runs from its sending, not from its queueing. (1 s, not
+    /// less: a loaded machine may delay an answer by a few hundred milliseconds.)
     @Test func writeStallIsBackPressure() async throws {
         let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, buffer: 2475))
         let client = try await SMPClient.connect(
             GATTTransport.simulated(peripheral),
-            configuration: .init(timeout: .milliseconds(300), retries: 0, firstSequence: 0)
+            configuration: .init(timeout: .seconds(1), retries: 0, firstSequence: 0)
         )
         // The client reads the device's parameters once, before its first transfer: read them
         // now so that the stall falls inside the upload's stream of writes, not on that request.
         try await BLEHarness.loadParameters(client)
-        await peripheral.inject(.writeStall(afterWrites: 12, duration: .milliseconds(500)))
+        await peripheral.inject(.writeStall(afterWrites: 12, duration: .seconds(2)))
         let image = try BLEHarness.image(size: 12_000)
         try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 1))
         #expect(await peripheral.stallsServed == 1)
