@@ -464,10 +464,13 @@ enum UpgradeHarness {
 
     // MARK: - Control
 
+    /// The engine runs ahead of the consumer (events are buffered), so the upload is made long
+    /// enough (about 130 chunks, 10 ms each way) that a pause asked at 2 kB lands in it even when
+    /// a loaded machine delays the consumer.
     @Test func pauseAndResumeDuringTheUpload() async throws {
-        let device = UpgradeHarness.device(.init(bufferSize: 384, linkLatency: .milliseconds(2)))
+        let device = UpgradeHarness.device(.init(bufferSize: 384, linkLatency: .milliseconds(10)))
         let upgrade = UpgradeHarness.loopback(device, .confirmOnly)
-        let images = UpgradeHarness.images(count: 1, size: 12000)
+        let images = UpgradeHarness.images(count: 1, size: 40_000)
         let paused = Flag()
         let run = await UpgradeHarness.run(upgrade, images: images) { event, run in
             switch event {
