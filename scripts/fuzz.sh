@@ -13,7 +13,9 @@
 #                                          stopped); new inputs go to .build/fuzz/corpus/TARGET, crashes
 #                                          to .build/fuzz/artifacts/TARGET/, the log to .build/fuzz/logs/
 #   scripts/fuzz.sh --smoke [SECONDS]      every target for SECONDS each (default 3): what CI runs
-#   scripts/fuzz.sh --replay TARGET FILE...  run inputs once (reproduce a crash)
+#   scripts/fuzz.sh --replay TARGET FILE...  run inputs once (reproduce a crash); with
+#                                          MCUMGR_FUZZ_NO_GUARDS=1 the targets' guards against known,
+#                                          not yet fixed issues are off (see Fuzz/crashes/)
 # Exits non-zero on any crash, leak, timeout or out-of-memory (libFuzzer's verdict), or build error.
 #
 # Limits on every run: -rss_limit_mb=1024, -malloc_limit_mb=256 (no input of these sizes may make
@@ -59,6 +61,10 @@ build() { # [executable]
     local product=()
     if [[ $# -gt 0 ]]; then product=(--product "$1"); fi
     echo "== building fuzz targets ($configuration${1:+, $1}) in .build/fuzz" >&2
+    # Same dependency versions as the root package when it has resolved them.
+    if [[ -f "$root/Package.resolved" && ! -f "$root/Fuzz/Package.resolved" ]]; then
+        cp "$root/Package.resolved" "$root/Fuzz/Package.resolved"
+    fi
     swift build --package-path "$root/Fuzz" --scratch-path "$scratch" -c "$configuration" \
         -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library "${product[@]}" >&2
 }
@@ -91,7 +97,7 @@ run() { # name seconds [extra...]
         "$(binary "$executable")" "${args[@]}" "$@" "$corpus" "$root/Fuzz/Corpus/$name" >"$log" 2>&1
     local status=$?
     set -e
-    grep -E '^(#[0-9]+ +DONE|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" >&2 || true
+    grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" >&2 || true
     if [[ $status -ne 0 ]]; then
         echo "FAIL  $name: libFuzzer exited $status; the input and stack are in $log and .build/fuzz/artifacts/$name/" >&2
         grep -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error|.*property violated|artifact_prefix|Test unit written)' "$log" \
@@ -132,6 +138,7 @@ case "${1:-}" in
     lookup "$2"
     build "$executable"
     mapfile -t args < <(flags)
+    mkdir -p "$scratch/artifacts/$name"
     shift 2
     SWIFT_BACKTRACE=enable=no exec "$(binary "$executable")" "${args[@]}" -runs=1 "$@"
     ;;
