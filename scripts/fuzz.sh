@@ -65,8 +65,11 @@ build() { # [executable]
     if [[ -f "$root/Package.resolved" && ! -f "$root/Fuzz/Package.resolved" ]]; then
         cp "$root/Package.resolved" "$root/Fuzz/Package.resolved"
     fi
-    swift build --package-path "$root/Fuzz" --scratch-path "$scratch" -c "$configuration" \
-        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library "${product[@]}" >&2
+    local command=(swift build --package-path "$root/Fuzz" --scratch-path "$scratch" -c "$configuration"
+        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library "${product[@]}")
+    # Once, linking every target at the same time, ld.gold stopped with "internal error in
+    # format_file_lineno"; the same build passed when run again. Retry once, then fail.
+    "${command[@]}" >&2 || { echo "== build failed; retrying once" >&2; "${command[@]}" >&2; }
 }
 
 binary() { echo "$scratch/$configuration/$1"; }
