@@ -1,0 +1,1 @@
+../../../Tests/MCUbootTests/Support/ZipBuilder.swift

@@ -1,0 +1,1 @@
+../../../Sources/MCUmgrCommands/ProfileStore.swift

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpora (Fuzz/Corpus/<target>/) and dictionaries (Fuzz/Dictionaries/)
+from the repository's golden vectors: Tests/SMPCoreTests/Fixtures/golden-frames.jsonl, the RFC 8949
+Appendix A vectors in Tests/SMPCBORTests, the MCUboot fixtures made by imgtool
+(Tests/MCUbootTests/Fixtures), and the wire keys declared in Sources/SMPCore/Groups.
+
+Standard library only. Run from the repository root: python3 Fuzz/make-corpus.py
+Deterministic: the same checkout gives the same files.
+"""
+import base64, hashlib, io, json, os, re, shutil, struct, zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "Fuzz", "Corpus")
+DICT = os.path.join(ROOT, "Fuzz", "Dictionaries")
+FIX = os.path.join(ROOT, "Tests", "MCUbootTests", "Fixtures")
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), "rb") as f:
+        return f.read()
+
+
+def write(target, data):
+    folder = os.path.join(OUT, target)
+    os.makedirs(folder, exist_ok=True)
+    # Named by content, as libFuzzer names its own corpus files.
+    with open(os.path.join(folder, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+golden = [json.loads(l) for l in read("Tests/SMPCoreTests/Fixtures/golden-frames.jsonl").decode().splitlines() if l.strip()]
+frames = [bytes.fromhex(g["hex"]) for g in golden]
+requests = [bytes.fromhex(g["hex"]) for g in golden if g["kind"] == "request"]
+responses = [bytes.fromhex(g["hex"]) for g in golden if g["kind"] != "request"]
+
+# The request types in the order FuzzSMPFrame.swift lists them (files sorted, declaration order).
+types = []
+groups = os.path.join(ROOT, "Sources", "SMPCore", "Groups")
+for name in sorted(os.listdir(groups)):
+    text = open(os.path.join(groups, name)).read()
+    enum = re.search(r"^public enum ([A-Za-z]+)", text, re.M)
+    for m in re.finditer(r"^    public struct ([A-Za-z]+)(<[^>]*>)?: SMP(Read|Write)Request", text, re.M):
+        types.append(enum.group(1) + "." + m.group(1))
+
+for target in ["cbor", "smp-frame", "raw-deframer", "console-deframer", "ble-reassembly", "mcuboot-image", "package",
+               "simulator", "url"]:
+    shutil.rmtree(os.path.join(OUT, target), ignore_errors=True)
+
+# cbor: every golden payload, the RFC 8949 Appendix A vectors, the SUIT example.
+for frame in frames:
+    if len(frame) > 8:
+        write("cbor", frame[8:])
+for m in re.finditer(r'hex: "([0-9a-f]+)"', read("Tests/SMPCBORTests/RFC8949AppendixATests.swift").decode()):
+    write("cbor", bytes.fromhex(m.group(1)))
+write("cbor", read("Tests/MCUbootTests/Fixtures/rfc9124_example0.suit"))
+
+# smp-frame: the selector byte names the golden frame's own request type.
+for g, frame in zip(golden, frames):
+    name = re.sub(r"\.Response$", "", g["name"])
+    selector = types.index(name) if name in types else 0
+    write("smp-frame", bytes([selector]) + frame)
+
+# raw-deframer / ble-reassembly: streams of golden frames, some with line noise between them.
+for i in range(0, len(frames), 8):
+    chunk = frames[i:i + 8]
+    write("raw-deframer", bytes([i & 0xff, 0x5a, 0x20]) + b"".join(chunk))
+    write("raw-deframer", bytes([i & 0xff, 0xa5, 0x03]) + b"\xff\x00".join(chunk) + b"\xe0")
+    write("ble-reassembly", bytes([i % 8 * 32, 0x11, i & 0xff]) + b"".join(chunk))
+
+
+def crc16_xmodem(data):
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xffff
+    return crc
+
+
+def console(message, line=127):
+    packet = struct.pack(">H", len(message) + 2) + message + struct.pack(">H", crc16_xmodem(message))
+    text = base64.b64encode(packet)
+    per = max(4, (line - 3) // 4 * 4)
+    out = b""
+    for start in range(0, len(text), per):
+        out += (b"\x06\x09" if start == 0 else b"\x04\x14") + text[start:start + per] + b"\n"
+    return out
+
+
+# console-deframer: console packets between log lines, as a Zephyr console shows them.
+for i in range(0, len(frames), 8):
+    chunk = frames[i:i + 8]
+    stream = b"".join(b"[00:00:0%d.000,000] <inf> app: booting\r\n" % (j % 10) + console(f, 30 + 10 * j)
+                      for j, f in enumerate(chunk))
+    write("console-deframer", bytes([i & 0xff, 0x33, 0x40]) + stream)
+write("console-deframer", b"\x01\x02\x80" + console(frames[0]) + b"uart:~$ " + console(frames[1])[:20] + b"\n")
+
+# mcuboot-image: the imgtool images.
+for name in ["unsigned.bin", "ecdsa_p256_protected.bin", "ed25519_pure.bin", "padded_confirmed.bin"]:
+    write("mcuboot-image", read(os.path.join(FIX, name)))
+
+# package: 0 whole files, 1 manifests, 2 SUIT envelopes, 3 zips built by the target.
+with zipfile.ZipFile(os.path.join(FIX, "dfu_application.zip")) as z:
+    manifest = z.read("manifest.json")
+for name in ["dfu_application.zip", "unsigned.bin", "ecdsa_p256_protected.bin", "rfc9124_example0.suit"]:
+    write("package", b"\x00" + read(os.path.join(FIX, name)))
+write("package", b"\x01" + manifest)
+sysbuild = json.dumps({"format-version": 1, "time": 1, "name": "sysbuild", "files": [
+    {"type": "application", "board": "nrf5340dk", "soc": "nrf5340", "load_address": 0, "image_index": "0",
+     "slot_index_primary": "1", "slot_index_secondary": "2", "version_MCUBOOT": "1.2.3+4", "size": 1576,
+     "file": "app.signed.bin", "modtime": 1},
+    {"type": "application", "image_index": "1", "slot": 1, "version_MCUBOOT+XIP": "1.0.0", "file": "net.bin"}]}).encode()
+write("package", b"\x01" + sysbuild)
+write("package", b"\x02" + read(os.path.join(FIX, "rfc9124_example0.suit")))
+write("package", b"\x03" + manifest + b"\xff" + b"app_update.bin" + b"\xff" + b"\x01")
+write("package", b"\x03" + sysbuild + b"\xffapp.signed.bin\xff\x02\xffnet.bin\xff\x03")
+
+# simulator: the golden requests in runs, under several device configurations.
+for i in range(0, len(requests), 10):
+    for config in (0x00, 0x09, 0x92):
+        write("simulator", bytes([config]) + b"".join(requests[i:i + 10]))
+
+# url: connection strings, a profiles file, simulator options, versions.
+for url in ["udp://192.168.1.10:1337", "udp://[::1]:1337", "udp://fe80::1", "serial:///dev/ttyACM0?baud=115200",
+            "serial:///dev/ttyUSB0?baud=1000000&framing=raw&mtu=512", "ble://Zephyr%20Device?psm=235",
+            "sim://?images=2&mode=swap", "sim://device?mode=direct-xip-revert&seed=0x10&buffers=0"]:
+    write("url", b"\x00" + url.encode())
+write("url", b"\x01" + json.dumps({"lab": "udp://10.0.0.2", "dk": "serial:///dev/ttyACM0?framing=raw"}).encode())
+write("url", b"\x02images=2&mode=overwrite&version=1.2.3+4&zephyr=latest&boot_ms=0")
+for version in ["1", "1.2", "1.2.3", "1.2.3+7", "1.2.3.7", " 255.255.65535+4294967295 "]:
+    write("url", b"\x03" + version.encode())
+
+# Dictionaries: CBOR heads and SMP's wire keys as CBOR text strings, SMP headers.
+keys = set()
+for name in os.listdir(groups):
+    keys.update(re.findall(r'case [a-zA-Z]+ = "([^"]+)"', open(os.path.join(groups, name)).read()))
+keys.update(["rc", "rsn", "err", "group", "ret", "o", "d", "r"])
+
+
+def escape(data):
+    return "".join("\\x%02x" % b if b < 0x20 or b >= 0x7f or b in (0x22, 0x5c) else chr(b) for b in data)
+
+
+def text_key(key):
+    data = key.encode()
+    head = bytes([0x60 | len(data)]) if len(data) < 24 else bytes([0x78, len(data)])
+    return head + data
+
+
+cbor_heads = [b"\xa0", b"\xa1", b"\xa2", b"\xbf", b"\xff", b"\x9f", b"\x5f", b"\x7f", b"\x80", b"\x81",
+              b"\xf4", b"\xf5", b"\xf6", b"\xf7", b"\xf8\x20", b"\xf9\x7c\x00", b"\xf9\x7e\x00", b"\xfa\x7f\x80\x00\x00",
+              b"\xfb\x7f\xf8\x00\x00\x00\x00\x00\x00", b"\x18\x18", b"\x19\x01\x00", b"\x1a\x00\x01\x00\x00",
+              b"\x1b\xff\xff\xff\xff\xff\xff\xff\xff", b"\x3b\xff\xff\xff\xff\xff\xff\xff\xff", b"\x58\x20", b"\x59\x01\x00",
+              b"\x78\x20", b"\xd8\x6b", b"\xd8\x18", b"\xc1", b"\xd9\xd9\xf7", b"\x1c", b"\xfc"]
+os.makedirs(DICT, exist_ok=True)
+with open(os.path.join(DICT, "cbor.dict"), "w") as f:
+    f.write("# CBOR heads (maps, arrays, indefinite starts, break, floats, long arguments, tags) and SMP's\n"
+            "# wire keys as text strings. Generated by Fuzz/make-corpus.py.\n")
+    for i, head in enumerate(cbor_heads):
+        f.write(f'head{i}="{escape(head)}"\n')
+    for key in sorted(keys):
+        f.write(f'key_{re.sub("[^A-Za-z0-9]", "_", key)}="{escape(text_key(key))}"\n')
+with open(os.path.join(DICT, "smp.dict"), "w") as f:
+    f.write("# SMP headers (v1/v2 read/write requests and responses of common groups), console markers and the\n"
+            "# CBOR dictionary. Generated by Fuzz/make-corpus.py.\n")
+    for op in range(4):
+        for version in (0, 1):
+            f.write(f'hdr_v{version + 1}_op{op}="{escape(bytes([version << 3 | op, 0]))}"\n')
+    for group in (0, 1, 2, 3, 8, 9, 10, 63, 64):
+        f.write(f'group_{group}="{escape(struct.pack(">H", group))}"\n')
+    f.write('start_marker="\\x06\\x09"\ncontinuation_marker="\\x04\\x14"\n')
+    for i, head in enumerate(cbor_heads):
+        f.write(f'head{i}="{escape(head)}"\n')
+    for key in sorted(keys):
+        f.write(f'key_{re.sub("[^A-Za-z0-9]", "_", key)}="{escape(text_key(key))}"\n')
+print("corpora:", {t: len(os.listdir(os.path.join(OUT, t))) for t in sorted(os.listdir(OUT))})
