@@ -13,9 +13,8 @@
 #                                          stopped); new inputs go to .build/fuzz/corpus/TARGET, crashes
 #                                          to .build/fuzz/artifacts/TARGET/, the log to .build/fuzz/logs/
 #   scripts/fuzz.sh --smoke [SECONDS]      every target for SECONDS each (default 3): what CI runs
-#   scripts/fuzz.sh --replay TARGET FILE...  run inputs once (reproduce a crash); with
-#                                          MCUMGR_FUZZ_NO_GUARDS=1 the targets' guards against known,
-#                                          not yet fixed issues are off (see Fuzz/crashes/)
+#   scripts/fuzz.sh --replay TARGET FILE...  run inputs once (reproduce a crash, or check that the
+#                                          inputs of Fuzz/crashes/ no longer fail)
 # Exits non-zero on any crash, leak, timeout or out-of-memory (libFuzzer's verdict), or build error.
 #
 # Limits on every run: -rss_limit_mb=1024, -malloc_limit_mb=256 (no input of these sizes may make

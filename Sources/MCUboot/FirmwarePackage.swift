@@ -498,6 +498,11 @@ public struct FirmwarePackage: Sendable {
         if count == 0xffff || size == 0xffff_ffff || start == 0xffff_ffff {
             throw fail("ZIP64 archives are not supported for firmware packages")
         }
+        // The comment the end record announces must be there: ZIPFoundation's reader fails on a
+        // short one without releasing the archive it opened (a leak found by fuzzing).
+        guard let commentLength = u16(eocd + 20), eocd + 22 + commentLength <= bytes.count else {
+            throw fail("the end of central directory record announces a comment longer than the file")
+        }
         guard start + size <= eocd else {
             throw fail("the central directory (0x\(String(start, radix: 16)), \(size) bytes) lies outside the archive")
         }

@@ -291,6 +291,17 @@ import Testing
             .invalidZip
         ),
         ("zip without manifest", { zip([("app.bin", image("unsigned.bin"))]) }, .manifestMissing),
+        (
+            // Found by fuzzing: the archive reader leaked what it had opened for such a file.
+            "end record announcing a comment past the end",
+            {
+                var data = ZipBuilder().data
+                let commentLength = data.count - 2  // the end record's last field
+                data[commentLength] = 0x10
+                return data
+            },
+            .invalidZip
+        ),
         ("empty zip", { ZipBuilder().data }, .manifestMissing),
         (
             "manifest naming a missing file",

@@ -13,10 +13,12 @@ import Foundation
 import MCUboot
 import SMPSimulator
 
-
 /// Builds the globals before the first input, so their allocations are not counted as a run's.
 @_cdecl("LLVMFuzzerInitialize")
-public func initialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
+public func initialize(
+    _ argc: UnsafeMutablePointer<CInt>?,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?
+) -> CInt {
     _ = profileDirectory
     return 0
 }
@@ -33,20 +35,7 @@ let profileDirectory: URL = {
     return url
 }()
 
-/// Set MCUMGR_FUZZ_NO_GUARDS=1 to turn the known-issue guard below off (to replay the input).
-let guardsKnownIssues = getenv("MCUMGR_FUZZ_NO_GUARDS") == nil
-
-/// KNOWN CRASH, fix pending (docs/RELIABILITY.md, Fuzz/crashes/url-query-pair-equals-sign): a query
-/// pair made only of `=` (`sim://?=`, `?==`) splits into no parts and ConnectionURL.swift indexes
-/// `parts[0]`. Skipped so the campaign explores the rest; delete this once the parser is fixed.
-func hitsKnownCrash(_ text: String) -> Bool {
-    guard guardsKnownIssues else { return false }
-    guard let mark = text.range(of: "://").flatMap({ text[$0.upperBound...].firstIndex(of: "?") }) else { return false }
-    return text[text.index(after: mark)...].split(separator: "&").contains { !$0.isEmpty && $0.allSatisfy { $0 == "=" } }
-}
-
 func parse(_ text: String) {
-    if hitsKnownCrash(text) { return }
     let url: ConnectionURL
     do {
         url = try ConnectionURL(parsing: text)
