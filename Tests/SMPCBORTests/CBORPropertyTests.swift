@@ -104,7 +104,8 @@ struct RandomMessage: Codable, Hashable {
             small: Int8.random(in: .min ... .max, using: &random),
             name: RandomCBOR.text(using: &random),
             data: Data(RandomCBOR.bytes(using: &random)),
-            list: (0..<Int.random(in: 0...5, using: &random)).map { _ in UInt32.random(in: 0 ... .max, using: &random) },
+            list: (0..<Int.random(in: 0...5, using: &random)).map { _ in UInt32.random(in: 0 ... .max, using: &random)
+            },
             ratio: Double(Int.random(in: -1000...1000, using: &random)) / 8,
             flag: Bool.random(using: &random) ? Bool.random(using: &random) : nil,
             nested: Dictionary(
@@ -113,7 +114,10 @@ struct RandomMessage: Codable, Hashable {
                 }
             ),
             child: Bool.random(using: &random)
-                ? Child(group: UInt16.random(in: 0 ... .max, using: &random), rc: Int.random(in: -5...300, using: &random))
+                ? Child(
+                    group: UInt16.random(in: 0 ... .max, using: &random),
+                    rc: Int.random(in: -5...300, using: &random)
+                )
                 : nil
         )
     }
@@ -138,12 +142,15 @@ enum RandomCBOR {
         case 7, 8: return .float(float(using: &random))
         case 9: return .unsignedInt(UInt64.random(in: 0...30, using: &random))
         case 10:
-            return .array((0..<Int.random(in: 0...4, using: &random)).map { _ in value(depth: depth - 1, using: &random) })
+            return .array(
+                (0..<Int.random(in: 0...4, using: &random)).map { _ in value(depth: depth - 1, using: &random) }
+            )
         case 11:
             var map = CBORMap()
             var keys: Set<CBOR> = []
             for _ in 0..<Int.random(in: 0...4, using: &random) {
-                let key = Bool.random(using: &random) ? .textString(text(using: &random)) : value(depth: 0, using: &random)
+                let key =
+                    Bool.random(using: &random) ? .textString(text(using: &random)) : value(depth: 0, using: &random)
                 guard keys.insert(key).inserted else { continue }
                 map.append(key: key, value: value(depth: depth - 1, using: &random))
             }
@@ -172,8 +179,10 @@ enum RandomCBOR {
         let count = Int.random(in: 0...30, using: &random)
         var scalars = String.UnicodeScalarView()
         for _ in 0..<count {
-            let ranges: [ClosedRange<UInt32>] = [0x20...0x7e, 0...0x7f, 0x80...0x7ff, 0x800...0xd7ff, 0xe000...0xffff,
-                0x1_0000...0x10_ffff]
+            let ranges: [ClosedRange<UInt32>] = [
+                0x20...0x7e, 0...0x7f, 0x80...0x7ff, 0x800...0xd7ff, 0xe000...0xffff,
+                0x1_0000...0x10_ffff,
+            ]
             let range = ranges.randomElement(using: &random)!
             scalars.append(Unicode.Scalar(UInt32.random(in: range, using: &random))!)
         }
@@ -230,13 +239,15 @@ enum RandomCBOR {
     /// (chunked) strings, and arguments in longer forms than needed.
     static func looseEncoding(_ value: CBOR, using random: inout TestBytes.SeededGenerator) -> [UInt8] {
         func head(_ major: UInt8, _ argument: UInt64) -> [UInt8] {
-            let minimum: Int = argument < 24 ? 0 : argument <= 0xff ? 1 : argument <= 0xffff ? 2 : argument <= 0xffff_ffff ? 3 : 4
+            let minimum: Int =
+                argument < 24 ? 0 : argument <= 0xff ? 1 : argument <= 0xffff ? 2 : argument <= 0xffff_ffff ? 3 : 4
             let form = Int.random(in: minimum...4, using: &random)
             switch form {
             case 0: return [major << 5 | UInt8(argument)]
             default:
                 let size = 1 << (form - 1)
-                return [major << 5 | UInt8(23 + form)] + (0..<size).reversed().map { UInt8(truncatingIfNeeded: argument >> ($0 * 8)) }
+                return [major << 5 | UInt8(23 + form)]
+                    + (0..<size).reversed().map { UInt8(truncatingIfNeeded: argument >> ($0 * 8)) }
             }
         }
         func chunks(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
@@ -274,7 +285,9 @@ enum RandomCBOR {
             let body = items.flatMap { looseEncoding($0, using: &random) }
             return indefinite ? [0x9f] + body + [0xff] : head(4, UInt64(items.count)) + body
         case .map(let map):
-            let body = map.entries.flatMap { looseEncoding($0.key, using: &random) + looseEncoding($0.value, using: &random) }
+            let body = map.entries.flatMap {
+                looseEncoding($0.key, using: &random) + looseEncoding($0.value, using: &random)
+            }
             return indefinite ? [0xbf] + body + [0xff] : head(5, UInt64(map.count)) + body
         case .tagged(let tag, let item): return head(6, tag) + looseEncoding(item, using: &random)
         default: return CBORWriter.encode(value)

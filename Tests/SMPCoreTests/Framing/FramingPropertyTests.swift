@@ -72,7 +72,9 @@ struct FramingPropertyTests {
         var expected: [SMPFramingEvent] = []
         for frame in frames {
             // Noise whose every byte has a reserved bit or an undefined operation set.
-            let noise = (0..<Int.random(in: 0...5, using: &random)).map { _ in UInt8.random(in: 0x80...0xff, using: &random) }
+            let noise = (0..<Int.random(in: 0...5, using: &random)).map { _ in
+                UInt8.random(in: 0x80...0xff, using: &random)
+            }
             stream += noise + frame
             if !noise.isEmpty { expected.append(.discarded(SMPError(.badFrameLength))) }
             expected.append(.frame(frame))
@@ -90,9 +92,10 @@ enum RandomFrames {
     }
 
     static func frame(using random: inout TestBytes.SeededGenerator) -> [UInt8] {
-        let length = [0, 1, 2, 7, Int.random(in: 0...600, using: &random), Int.random(in: 0...3000, using: &random)]
-            .randomElement(using: &random)!
-        let header = SMPHeader(
+        let length =
+            [0, 1, 2, 7, Int.random(in: 0...600, using: &random), Int.random(in: 0...3000, using: &random)]
+            .randomElement(using: &random) ?? 0
+        var header = SMPHeader(
             version: Bool.random(using: &random) ? .v2 : .v1,
             operation: SMPOperation(rawValue: UInt8.random(in: 0...3, using: &random)),
             flags: UInt8.random(in: 0...255, using: &random),
@@ -102,7 +105,9 @@ enum RandomFrames {
             command: UInt8.random(in: 0...255, using: &random)
         )
         let payload = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
-        return try! SMPFrame(header: header, payload: payload).bytes
+        // At most 3000 bytes: the header's 16-bit length always holds it.
+        header.length = UInt16(payload.count)
+        return header.bytes + payload
     }
 
     /// Console text without newlines or SMP markers (printable ASCII).
