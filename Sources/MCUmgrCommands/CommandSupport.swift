@@ -120,10 +120,9 @@ func loadPackage(_ path: String) throws -> FirmwarePackage {
     guard !data.isEmpty else { throw InputFileError(.badData, "\(name): empty file") }
     do {
         return try FirmwarePackage(data: data, fileName: name)
-    } catch let error as MCUbootError {
-        throw InputFileError(.badData, packageProblem(error, name: name))
     } catch {
-        throw InputFileError(.badData, "\(name): \(error)")
+        // `FirmwarePackage(data:)` throws `MCUbootError` only (typed throws).
+        throw InputFileError(.badData, packageProblem(error, name: name))
     }
 }
 
