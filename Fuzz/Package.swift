@@ -15,7 +15,11 @@ let swiftSettings: [SwiftSetting] = [
 func product(_ name: String) -> Target.Dependency { .product(name: name, package: "swift-mcumgr") }
 
 func fuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
-    .executableTarget(name: name, dependencies: ["FuzzDriver"] + dependencies, swiftSettings: swiftSettings)
+    .executableTarget(
+        name: name,
+        dependencies: ["FuzzDriver", "FuzzSupport"] + dependencies,
+        swiftSettings: swiftSettings
+    )
 }
 
 let package = Package(
@@ -25,6 +29,8 @@ let package = Package(
     targets: [
         // libFuzzer's driver behind `<Module>_main` (see its header).
         .target(name: "FuzzDriver"),
+        // The seeded stream splitter and the property check every target uses.
+        .target(name: "FuzzSupport", swiftSettings: swiftSettings),
         fuzzTarget("FuzzCBOR", [product("SMPCBOR")]),
         fuzzTarget("FuzzSMPFrame", [product("SMPCBOR"), product("SMPCore")]),
         fuzzTarget("FuzzConsoleDeframer", [product("SMPCore")]),

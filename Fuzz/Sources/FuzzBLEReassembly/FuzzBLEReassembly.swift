@@ -9,40 +9,9 @@
 // BLEFragmentation.fragments (each fragment within the write length, concatenation = frame)
 // reassembles to itself alone; L2CAPStream's send queue hands out exactly what was enqueued
 // whatever the stream accepts per write.
+import FuzzSupport
 import SMPBLETransport
 import SMPCore
-
-struct Splitter {
-    var state: UInt64
-    init(seed: UInt16) {
-        state = 0x9E37_79B9_7F4A_7C15 ^ UInt64(seed) &* 0x2545_F491_4F6C_DD1D
-        if state == 0 { state = 1 }
-    }
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 0x2545_F491_4F6C_DD1D
-    }
-    /// Notifications of 1...largest bytes, mostly full ones as a real link sends.
-    mutating func notifications(_ bytes: [UInt8], largest: Int) -> [ArraySlice<UInt8>] {
-        var chunks: [ArraySlice<UInt8>] = []
-        var start = 0
-        while start < bytes.count {
-            let roll = next()
-            let size = roll % 4 == 0 ? 1 + Int((roll >> 8) % UInt64(largest)) : largest
-            let end = min(bytes.count, start + size)
-            chunks.append(bytes[start..<end])
-            start = end
-        }
-        return chunks
-    }
-}
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
-}
 
 func frames(_ events: [SMPFramingEvent]) -> [[UInt8]] {
     events.compactMap { if case .frame(let frame) = $0 { frame } else { nil } }

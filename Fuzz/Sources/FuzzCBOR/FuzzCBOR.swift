@@ -6,6 +6,7 @@
 //   - encoding with sorted keys (bytewise, length-first) is idempotent: re-decoding and
 //     re-encoding reproduces the bytes exactly;
 //   - the streaming reader's skipValue() consumes exactly what readValue() consumes.
+import FuzzSupport
 import Foundation
 import SMPCBOR
 
@@ -44,11 +45,6 @@ struct IntKeyed: Codable {
     var two: [UInt8]?
     var three: String?
     enum CodingKeys: Int, CodingKey { case one = 1, two = 2, three = 3 }
-}
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -7,40 +7,8 @@
 // SerialFraming.encode (at a line length from the input) and fed again in another split, comes
 // out unchanged with no other event; console lines never exceed the line limit (+1: a run without
 // a newline is flushed when it is one byte over).
+import FuzzSupport
 import SMPCore
-
-struct Splitter {
-    var state: UInt64
-    let largest: Int
-    init(seed: UInt16, largest: Int) {
-        state = 0x9E37_79B9_7F4A_7C15 ^ UInt64(seed) &* 0x2545_F491_4F6C_DD1D
-        if state == 0 { state = 1 }
-        self.largest = max(1, largest)
-    }
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 0x2545_F491_4F6C_DD1D
-    }
-    mutating func split(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
-        var chunks: [ArraySlice<UInt8>] = []
-        var start = 0
-        while start < bytes.count {
-            let roll = next()
-            let size = roll % 17 == 0 ? 0 : 1 + Int((roll >> 8) % UInt64(largest))
-            let end = min(bytes.count, start + size)
-            chunks.append(bytes[start..<end])
-            start = end
-        }
-        return chunks
-    }
-}
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
-}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {

@@ -8,6 +8,7 @@
 // with that hash patched to the computed digest, so the signature checks behind a valid hash are
 // reached too.
 // Properties: parsed areas lie within the file; a patched hash verifies as valid.
+import FuzzSupport
 import Foundation
 import MCUboot
 
@@ -34,11 +35,6 @@ MCowBQYDK2VwAyEAdnTENJ9Y/+AiTznWwX1zaC91mmZDFXnXu5Jc5qaefsY=
 public func initialize(_ argc: UnsafeMutablePointer<CInt>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> CInt {
     _ = pems.count
     return 0
-}
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
 }
 
 func describe(_ image: MCUbootImage) {

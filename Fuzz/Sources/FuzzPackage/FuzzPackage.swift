@@ -12,13 +12,9 @@
 //      manifest dialects against real images instead of fighting zip CRCs.
 // Properties: every image of a parsed package parses as an MCUboot image (MCUboot content) and
 // its hash is the hash TLV's value.
+import FuzzSupport
 import Foundation
 import MCUboot
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
-}
 
 func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xff), UInt8((value >> 8) & 0xff)] }
 func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }

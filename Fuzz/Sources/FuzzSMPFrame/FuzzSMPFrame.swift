@@ -8,6 +8,7 @@
 // response decoder sees every payload shape libFuzzer finds.
 // Properties: a parsed frame re-encodes to the same bytes; a parsed header re-encodes to the
 // same 8 bytes (reserved bits kept).
+import FuzzSupport
 import Foundation
 import SMPCBOR
 import SMPCore
@@ -96,11 +97,6 @@ let entries: [Entry] = [
     entry(TransportManagement.ConfigDetails.self),
     entry(ZephyrBasicManagement.EraseStorage.self),
 ]
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
-}
 
 func exercise(_ error: any Error) {
     _ = String(describing: error)

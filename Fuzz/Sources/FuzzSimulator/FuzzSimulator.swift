@@ -8,17 +8,13 @@
 // cannot start a header are skipped). Timing is zero: resets and boots happen at once.
 // Properties: every answer is one well-formed SMP frame, a response to the request's group,
 // command and sequence number, whose payload is one CBOR map.
+import FuzzSupport
 import Dispatch
 import Foundation
 import MCUboot
 import SMPCBOR
 import SMPCore
 import SMPSimulator
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
-}
 
 final class Box<T>: @unchecked Sendable {
     var value: T?

@@ -9,6 +9,7 @@
 // back to the same value; a parsed version prints to a string that parses back to it.
 // (ble:// names and sim:// values are percent-decoded and printed raw, so their description is
 // for display only and is not required to re-parse.)
+import FuzzSupport
 import Foundation
 import MCUboot
 import SMPSimulator
@@ -21,11 +22,6 @@ public func initialize(
 ) -> CInt {
     _ = profileDirectory
     return 0
-}
-
-@inline(never)
-func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("property violated: \(message())") }
 }
 
 /// A directory of this process's own for profiles.json, removed at exit by the OS temp cleaner.
