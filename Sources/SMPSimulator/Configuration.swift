@@ -19,9 +19,16 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
     /// DirectXIP with revert: as DirectXIP, but a tested image that was not confirmed is erased
     /// at the next boot (mode 5).
     case directXIPWithRevert = "direct-xip-revert"
-    /// A single application slot; uploads overwrite it, as MCUboot serial recovery does (mode 0).
+    /// RAM load: the highest valid version of the two slots is copied to RAM and runs there; the
+    /// application uploads to the slot not running (mode 6). Test and confirm write trailers that
+    /// the bootloader does not read.
+    case ramLoad = "ram-load"
+    /// A single application slot, updated only from MCUboot's serial recovery (mode 0): the
+    /// application cannot overwrite the slot it runs from.
     case singleSlot = "single-slot"
-    /// Firmware loader: a loader application writes the single application slot (mode 7).
+    /// Firmware loader (mode 7): one application slot, and a loader application in its own slot
+    /// that MCUboot boots on request (boot mode, button) or when the application is invalid; the
+    /// loader writes the application slot.
     case firmwareLoader = "firmware-loader"
     /// No bootloader under the application, as on the Zephyr server of `zephyr-observed.md`:
     /// image management writes slots and trailers, but a reset never swaps (a pending image stays
@@ -37,6 +44,7 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
         case .swapUsingMove: 3
         case .directXIP: 4
         case .directXIPWithRevert: 5
+        case .ramLoad: 6
         case .firmwareLoader: 7
         case .swapUsingOffset: 9
         case .none: -1
@@ -47,8 +55,11 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
     public var isSwap: Bool { self == .swapUsingScratch || self == .swapUsingMove || self == .swapUsingOffset }
     /// Whether both slots are executable.
     public var isDirectXIP: Bool { self == .directXIP || self == .directXIPWithRevert }
-    /// Whether each image has only one slot.
+    /// Whether each image has only one application slot.
     public var isSingleSlot: Bool { self == .singleSlot || self == .firmwareLoader }
+    /// Whether the bootloader picks the highest valid version of two slots instead of swapping
+    /// (DirectXIP and RAM load).
+    public var picksHighestVersion: Bool { isDirectXIP || self == .ramLoad }
 
     /// Parses a mode name; also accepts `swap-move`, `swap-using-move`, `overwrite-only`,
     /// `directxip` and similar spellings.
@@ -67,7 +78,8 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
         case "directxip", "direct-xip-without-revert": self = .directXIP
         case "directxip-revert", "direct-xip-with-revert": self = .directXIPWithRevert
         case "single", "single-app", "single-application": self = .singleSlot
-        case "loader": self = .firmwareLoader
+        case "loader", "fw-loader": self = .firmwareLoader
+        case "ramload", "ram", "ram-loader": self = .ramLoad
         case "no-bootloader", "no": self = .none
         default: return nil
         }
@@ -175,6 +187,22 @@ extension SimulatedDevice {
         public var factoryVersion: String
         /// Reject resets unless `force` is set, as an application reset hook may (`EBUSY`).
         public var rejectResetUnlessForced: Bool
+        /// MCUboot's serial recovery as built into the bootloader; `nil` for a bootloader without
+        /// it. Not used in the firmware-loader mode (the loader application takes its place) or
+        /// without a bootloader (``BootloaderMode/none``).
+        public var serialRecovery: SerialRecoveryConfiguration?
+        /// `CONFIG_MCUMGR_GRP_OS_RESET_BOOT_MODE` with a retention boot-mode area that MCUboot reads
+        /// (`CONFIG_BOOT_SERIAL_BOOT_MODE`, `CONFIG_BOOT_FIRMWARE_LOADER_BOOT_MODE`; Zephyr ≥ 4.2):
+        /// `os reset` with `boot_mode: 1` makes the next boot enter serial recovery or the
+        /// firmware loader. Without it the key is ignored and the device just resets.
+        public var retentionBootMode: Bool
+        /// `BOOT_SERIAL_NO_APPLICATION` / `BOOT_FIRMWARE_LOADER_NO_APPLICATION`: with nothing valid
+        /// to boot, MCUboot enters serial recovery (or the loader) instead of hanging. Off by
+        /// default: a device that hangs can only be revived by the recovery button.
+        public var recoveryWithoutApplication: Bool
+        /// Start in serial recovery (or the firmware loader), as a device powered on with its
+        /// recovery button held.
+        public var startsInRecovery: Bool
         /// Seed for every random choice (faults, session ids), so runs replay.
         public var seed: UInt64
 
@@ -206,6 +234,10 @@ extension SimulatedDevice {
             nodeName: String = "zephyr",
             factoryVersion: String = "1.0.0",
             rejectResetUnlessForced: Bool = false,
+            serialRecovery: SerialRecoveryConfiguration? = SerialRecoveryConfiguration(),
+            retentionBootMode: Bool = true,
+            recoveryWithoutApplication: Bool = false,
+            startsInRecovery: Bool = false,
             seed: UInt64 = 0x5EED
         ) {
             self.bufferSize = bufferSize
@@ -234,6 +266,10 @@ extension SimulatedDevice {
             self.nodeName = nodeName
             self.factoryVersion = factoryVersion
             self.rejectResetUnlessForced = rejectResetUnlessForced
+            self.serialRecovery = serialRecovery
+            self.retentionBootMode = retentionBootMode
+            self.recoveryWithoutApplication = recoveryWithoutApplication
+            self.startsInRecovery = startsInRecovery
             self.seed = seed
         }
 
@@ -273,6 +309,15 @@ extension SimulatedDevice {
         var reportsNoDowngrade: Bool {
             release != .v3_4 && (bootloaderMode.isDirectXIP || downgradePrevention)
         }
+
+        /// How MCUboot can be told to stop in recovery, as the bootloader model needs it.
+        var recoveryEntry: MCUbootModel.RecoveryEntry {
+            MCUbootModel.RecoveryEntry(
+                serialRecovery: serialRecovery != nil && bootloaderMode != .none && bootloaderMode != .firmwareLoader,
+                bootMode: retentionBootMode && bootloaderMode != .none,
+                withoutApplication: recoveryWithoutApplication
+            )
+        }
     }
 }
 
@@ -281,7 +326,9 @@ extension SimulatedDevice.Configuration {
     /// `images`, `mode`, `buf_size`, `buf_count`, `slot_size` (decimal or `0x` hex), `state_dir`,
     /// `latency_ms`, `no_downgrade`, `seed`, `version` (of the factory image), `zephyr` (`3.4` or
     /// `latest`), `processing_us`, `reset_ms`, `boot_ms`, `buffers` (`0` for an unlimited pool),
-    /// `fs_sha256`.
+    /// `fs_sha256`; MCUboot recovery: `recovery` (start in it), `boot_mode` (`0`: no retention
+    /// boot mode), `no_app_recovery`, `serial_recovery` (`0`: built without it), `recovery_echo`,
+    /// `recovery_params`, `direct_upload`, `recovery_buf`, `flash_align`.
     /// Unknown keys are refused so typos do not pass silently.
     /// - Parameters:
     ///   - options: the options.
@@ -298,7 +345,12 @@ extension SimulatedDevice.Configuration {
             }
             return value
         }
-        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
+        func flag(_ text: String) -> Bool { text != "0" && text.lowercased() != "false" }
+        // `serial_recovery` decides whether the recovery options below have anything to modify.
+        let order = ["serial_recovery"]
+        for (key, value) in options.sorted(by: {
+            (order.contains($0.key) ? 0 : 1, $0.key) < (order.contains($1.key) ? 0 : 1, $1.key)
+        }) {
             switch key.replacingOccurrences(of: "-", with: "_") {
             case "images": imageCount = try integer(key, value, range: 1...8)
             case "mode":
@@ -313,7 +365,7 @@ extension SimulatedDevice.Configuration {
             case "slot_size": slotSize = try integer(key, value, range: 0x1000...0x1000_0000)
             case "state_dir": stateDirectory = URL(fileURLWithPath: value, isDirectory: true)
             case "latency_ms": linkLatency = .milliseconds(try integer(key, value, range: 0...60_000))
-            case "no_downgrade": downgradePrevention = value != "0" && value.lowercased() != "false"
+            case "no_downgrade": downgradePrevention = flag(value)
             case "seed": seed = UInt64(try integer(key, value, range: 0...Int.max))
             case "zephyr":
                 guard let release = ZephyrRelease(rawValue: value.lowercased()) else {
@@ -326,8 +378,18 @@ extension SimulatedDevice.Configuration {
                 requestProcessingTime = .microseconds(try integer(key, value, range: 0...10_000_000))
             case "reset_ms": resetDelay = .milliseconds(try integer(key, value, range: 0...600_000))
             case "boot_ms": bootTime = .milliseconds(try integer(key, value, range: 0...600_000))
-            case "buffers": limitsBuffers = value != "0" && value.lowercased() != "false"
-            case "fs_sha256": fileHashSHA256 = value != "0" && value.lowercased() != "false"
+            case "buffers": limitsBuffers = flag(value)
+            case "fs_sha256": fileHashSHA256 = flag(value)
+            case "recovery": startsInRecovery = flag(value)
+            case "boot_mode": retentionBootMode = flag(value)
+            case "no_app_recovery": recoveryWithoutApplication = flag(value)
+            case "serial_recovery": serialRecovery = flag(value) ? (serialRecovery ?? .init()) : nil
+            case "recovery_echo": serialRecovery?.echo = flag(value)
+            case "recovery_params": serialRecovery?.mcumgrParameters = flag(value)
+            case "direct_upload": serialRecovery?.directImageUpload = flag(value)
+            case "recovery_buf":
+                serialRecovery?.receiveBufferSize = try integer(key, value, range: 128...65_535)
+            case "flash_align": serialRecovery?.flashAlignment = try integer(key, value, range: 1...512)
             case "version":
                 guard ImageVersion(value) != nil else {
                     throw ConfigurationError("version=\(value): expected e.g. 1.0.0")

@@ -23,6 +23,11 @@ struct DeviceCore {
     /// Requests handled per (group, command, operation): what tests of "sent once" count.
     var handledCommands: [SMPCommandID: Int] = [:]
     var lastBootMode: UInt8?
+    /// The retention boot mode (`bootmode_set`): survives a reset, not a power loss; MCUboot
+    /// reads it at the next boot and clears it when it acts on it.
+    var retainedBootMode: UInt8?
+    /// The upload MCUboot's serial recovery has in progress.
+    var recoveryUpload: SerialRecoveryServer.Upload?
     var random: SeededRandom
     var uploadPowerLossOffset: Int?
     var flashCorruptionOffset: Int?
@@ -61,8 +66,13 @@ struct DeviceCore {
                 slotSize: configuration.slotSize,
                 factoryImages: (0..<configuration.imageCount).map { FactoryImage.make(version: version, image: $0) },
                 signingKey: configuration.signingKey,
-                downgradePrevention: configuration.downgradePrevention
+                downgradePrevention: configuration.downgradePrevention,
+                recoveryEntry: configuration.recoveryEntry
             )
+        if configuration.startsInRecovery {
+            // Powered on with the recovery button held.
+            bootloader.boot(request: .button)
+        }
         self.settings = settings
         files = FileSystemSandbox(root: filesRoot)
         suit = SUITState()
@@ -93,6 +103,8 @@ struct DeviceCore {
     ///     in its own buffer and the rest of the message is dropped.
     /// - Returns: the responses (none when Zephyr would drop the message) and effects.
     mutating func process(_ bytes: [UInt8], responseBuffers: Int = .max) -> ProcessResult {
+        // MCUboot's serial recovery is another server, with its own rules and answers.
+        if bootloader.stage == .serialRecovery { return SerialRecoveryServer.process(bytes, device: &self) }
         var result = ProcessResult()
         // A message larger than a net buffer never reaches SMP.
         guard bytes.count <= configuration.bufferSize else { return result }
@@ -160,7 +172,7 @@ struct DeviceCore {
         )
     }
 
-    private func respond(to header: SMPHeader, operation: SMPOperation, map: CBORMap) -> [UInt8] {
+    func respond(to header: SMPHeader, operation: SMPOperation, map: CBORMap) -> [UInt8] {
         var response = header
         response.operation = operation
         response.flags = 0
@@ -204,14 +216,28 @@ struct DeviceCore {
     // MARK: - Reset
 
     /// What a reset or power cycle does to RAM and flash.
-    mutating func reboot(interruptingSwap: Bool) -> Int {
+    /// - Parameters:
+    ///   - interruptingSwap: power is lost in the middle of the first swap.
+    ///   - powerCycle: power was lost (the retention boot mode with it), rather than a reset.
+    ///   - button: the recovery button is held.
+    /// - Returns: the bytes the bootloader swapped or copied.
+    mutating func reboot(interruptingSwap: Bool, powerCycle: Bool = false, button: Bool = false) -> Int {
         upload = nil
+        recoveryUpload = nil
         fileTransfer = nil
         settings.reload()
         suit.resetVolatile()
         bootCount += 1
-        return bootloader.boot(interruptingSwap: interruptingSwap)
+        if powerCycle { retainedBootMode = nil }
+        let request: BootRequest = button ? .button : retainedBootMode == 1 ? .bootMode : .normal
+        let moved = bootloader.boot(interruptingSwap: interruptingSwap, request: request)
+        // MCUboot clears the boot mode when it acts on it, so the next reset boots normally.
+        if request == .bootMode && bootloader.stage != .application { retainedBootMode = nil }
+        return moved
     }
+
+    /// Whether an SMP server answers: the application, the firmware loader or serial recovery.
+    var isAnswering: Bool { bootloader.stage != .halted }
 
     /// The device clock.
     var now: Date { Date().addingTimeInterval(clockOffset) }

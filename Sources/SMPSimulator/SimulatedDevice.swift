@@ -98,16 +98,25 @@ public actor SimulatedDevice {
             temporaryRoot = folder
         }
         self.store = store
-        pool = BufferPool(capacity: configuration.limitsBuffers ? configuration.bufferCount : nil)
+        pool = BufferPool(capacity: nil)
         core = DeviceCore(
             configuration: configuration,
             filesRoot: filesRoot,
             restored: store?.loadFlash(configuration: configuration),
             settings: SettingsStore(saved: store?.loadSettings() ?? [:])
         )
+        pool = Self.pool(for: core.bootloader.stage, configuration)
         if let store {
             store.saveFlash(core.bootloader)
         }
+    }
+
+    /// The pool of whatever runs: Zephyr's `buf_count` buffers, or the single receive buffer of
+    /// MCUboot's serial recovery (which reads one message, handles it, answers from a buffer of
+    /// its own, and only then reads again).
+    private static func pool(for stage: BootStage, _ configuration: Configuration) -> BufferPool {
+        guard configuration.limitsBuffers else { return BufferPool(capacity: nil) }
+        return BufferPool(capacity: stage == .serialRecovery ? 1 : configuration.bufferCount)
     }
 
     deinit {
@@ -188,7 +197,7 @@ public actor SimulatedDevice {
             if ContinuousClock.now < offlineUntil { return false }
             self.offlineUntil = nil
         }
-        return core.bootloader.isRunning
+        return core.isAnswering
     }
 
     // MARK: - The SMP work queue
@@ -269,7 +278,7 @@ public actor SimulatedDevice {
             return Outcome(responses: core.busyResponse(to: frame).map { [$0] } ?? [])
         case .powerLoss:
             logger.debug("fault: power lost while handling a request")
-            reboot()
+            reboot(powerCycle: true)
             return Outcome(powerLost: true)
         case .process:
             break
@@ -278,7 +287,9 @@ public actor SimulatedDevice {
         core.flashCorruptionOffset = injector.flashCorruptionOffset
         let bootloaderBefore = core.bootloader.slots
         let settingsBefore = core.settings.saved
-        let result = core.process(frame, responseBuffers: pooled ? pool.free : Int.max)
+        // Serial recovery answers from a buffer of its own, not from the pool.
+        let answerBuffers = pooled && core.bootloader.stage != .serialRecovery ? pool.free : Int.max
+        let result = core.process(frame, responseBuffers: answerBuffers)
         if pooled {
             pool.take(result.buffersUsed)
             if result.ranOutOfBuffers {
@@ -290,7 +301,7 @@ public actor SimulatedDevice {
         if effects.powerLoss {
             injector.consumeUploadPowerLoss()
             logger.debug("fault: power lost during upload")
-            reboot()
+            reboot(powerCycle: true)
             return Outcome(powerLost: true)
         }
         if effects.flashCorrupted {
@@ -311,10 +322,14 @@ public actor SimulatedDevice {
 
     // MARK: - Power
 
-    /// Resets the device now, as a power cycle or the reset button does: RAM state is lost,
-    /// MCUboot runs its decision, and the device answers again after ``Configuration/bootTime``.
-    public func reset() {
-        reboot()
+    /// Resets the device now, as a power cycle or the reset button does: RAM state (the
+    /// retention boot mode with it) is lost, MCUboot runs its decision, and the device answers
+    /// again after ``Configuration/bootTime``.
+    /// - Parameter holdingRecoveryButton: hold the recovery button while it boots: MCUboot enters
+    ///   serial recovery (or the firmware loader) before anything else — the way back for a
+    ///   device whose application is broken.
+    public func reset(holdingRecoveryButton: Bool = false) {
+        reboot(powerCycle: true, button: holdingRecoveryButton)
     }
 
     /// After answering `os reset`: run on for the reset delay, then reboot.
@@ -334,21 +349,21 @@ public actor SimulatedDevice {
         reboot()
     }
 
-    private func reboot() {
+    private func reboot(powerCycle: Bool = false, button: Bool = false) {
         pendingReboot?.cancel()
         pendingReboot = nil
         boot += 1
-        pool.reset()
         let lost = queue
         queue.removeAll()
         for item in lost { finish(item, with: []) }
         let interrupt = injector.takePowerLossDuringSwap()
-        var moved = core.reboot(interruptingSwap: interrupt)
+        var moved = core.reboot(interruptingSwap: interrupt, powerCycle: powerCycle, button: button)
         if interrupt {
             // Power comes back: MCUboot resumes the swap from its status area.
             logger.debug("fault: power lost during swap; resuming at the next boot")
-            moved += core.reboot(interruptingSwap: false)
+            moved += core.reboot(interruptingSwap: false, powerCycle: true, button: button)
         }
+        pool = Self.pool(for: core.bootloader.stage, configuration)
         for line in core.bootloader.lastBootLog { logger.debug("boot: \(line)") }
         var offline = configuration.bootTime
         if let rate = configuration.swapBytesPerSecond, rate > 0, moved > 0 {
@@ -401,8 +416,44 @@ public actor SimulatedDevice {
     /// How many times the device has booted (1 after creation).
     public var bootCount: Int { core.bootCount }
 
-    /// Whether the application runs (false when MCUboot found nothing bootable).
+    /// Whether the application (or the firmware loader) runs: false in serial recovery and when
+    /// MCUboot found nothing bootable.
     public var isRunning: Bool { core.bootloader.isRunning }
+
+    /// What runs: the application, the firmware loader, serial recovery, or nothing.
+    public var stage: BootStage { core.bootloader.stage }
+
+    /// Whether the device can be brought back without a debugger: something answers, or holding
+    /// the recovery button at a reset would start serial recovery or a valid firmware loader.
+    public var isRecoverable: Bool {
+        if core.isAnswering { return true }
+        var probe = core.bootloader
+        probe.boot(request: .button)
+        return probe.stage != .halted
+    }
+
+    /// The receive buffer of whatever runs, and on a console UART the longest line it keeps:
+    /// the serial server shapes its decoder with it after every boot.
+    public var receiveLimits: ReceiveLimits {
+        if core.bootloader.stage == .serialRecovery, let recovery = configuration.serialRecovery {
+            return ReceiveLimits(
+                boot: boot,
+                bufferSize: recovery.receiveBufferSize,
+                lineLength: recovery.maximumLineLength
+            )
+        }
+        return ReceiveLimits(boot: boot, bufferSize: configuration.bufferSize, lineLength: nil)
+    }
+
+    /// What the device's receiver takes at the moment.
+    public struct ReceiveLimits: Sendable, Hashable {
+        /// Changes at every boot.
+        public var boot: Int
+        /// The receive buffer: a console packet (length, message, CRC) or a raw message.
+        public var bufferSize: Int
+        /// The longest console line (marker and newline included), if limited.
+        public var lineLength: Int?
+    }
 
     /// The upload session in progress, if any.
     public var uploadSession: ImageUploadSession? { core.upload }

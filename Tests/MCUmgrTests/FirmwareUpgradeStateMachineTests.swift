@@ -585,3 +585,99 @@ import Testing
         #expect(Self.failure(&deadline, .suitManifests([]), at: .seconds(31))?.code == .suitNotInstalled)
     }
 }
+
+/// The reset into the bootloader that single-slot devices are updated through.
+@Suite struct FirmwareUpgradeStateMachineBootloaderTests {
+    typealias Tests = FirmwareUpgradeStateMachineTests
+    typealias Line = Tests.Line
+
+    static let singleSlotProbes: [Line] = [
+        (.start, .zero, .connect, .requestingParameters),
+        (.connected, .zero, .readParameters, .requestingParameters),
+        (.parametersRead, .zero, .readBootloaderInfo(query: nil), .readingBootloaderInfo),
+        (.bootloaderName("MCUboot"), .zero, .readBootloaderInfo(query: "mode"), .readingBootloaderInfo),
+        (.bootloaderMode(.singleApplication, noDowngrade: false), .zero, .readImageList, .validating),
+        (.imageList([Tests.factory]), .zero, .reset(force: false, bootMode: 1), .enteringBootloader),
+    ]
+    /// What serial recovery lists: the application's image, no flags.
+    static let recoveryList = [Slots.entry(nil, 0, Slots.a)]
+
+    static func machine() -> FirmwareUpgradeStateMachine {
+        FirmwareUpgradeStateMachine(
+            configuration: .init(mode: .confirmOnly, estimatedSwapTime: .seconds(3), retries: 2),
+            payload: .mcuboot([Slots.image(Slots.b)])
+        )
+    }
+
+    @Test("reset with boot_mode 1, watch it go, check the bootloader answers, upload, reset out, verify")
+    func wholeLifecycle() {
+        var machine = Self.machine()
+        Tests.run(
+            &machine,
+            Self.singleSlotProbes + [
+                (.done, .seconds(1), .probe, .waitingForReboot),
+                (.probeUnanswered, .seconds(2), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(2), .connect, .reconnecting),
+                (.connected, .seconds(2), .readImageList, .reconnecting),
+                (.imageList(Self.recoveryList), .seconds(2), Tests.upload, .uploading),
+                (.done, .seconds(3), .readImageList, .verifying),
+                (.imageList([Slots.entry(nil, 0, Slots.b)]), .seconds(3), .reset(force: false), .resetting),
+                (.done, .seconds(4), .probe, .waitingForReboot),
+                (.probeUnanswered, .seconds(5), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(5), .connect, .reconnecting),
+                (.connected, .seconds(5), .readImageList, .reconnecting),
+                (.imageList([Slots.entry(nil, 0, Slots.b, "ac")]), .seconds(5), .succeed, .succeeded),
+            ]
+        )
+    }
+
+    @Test("the application comes back: watched until the reboot timeout, then a clear failure, reset once")
+    func applicationComesBack() throws {
+        var machine = Self.machine()
+        Tests.run(
+            &machine,
+            Self.singleSlotProbes + [
+                (.done, .seconds(1), .probe, .waitingForReboot),
+                (.probeUnanswered, .seconds(2), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(2), .connect, .reconnecting),
+                (.connected, .seconds(2), .readImageList, .reconnecting),
+                // Read too early (a lost probe looked like the device going): watch on.
+                (.imageList([Tests.factory]), .seconds(2), .probe, .waitingForReboot),
+                (.probeAnswered, .seconds(7), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(7), .connect, .reconnecting),
+                (.connected, .seconds(7), .readImageList, .reconnecting),
+            ]
+        )
+        let error = try #require(Tests.failure(&machine, .imageList([Tests.factory]), at: .seconds(7)))
+        #expect(error.code == .bootloaderNotEntered)
+        #expect(error.message.contains("boot_mode") || error.message.contains("boot mode"))
+    }
+
+    @Test("the reset's answer lost and the device never went away: the same reset, boot mode included, once more")
+    func lostAnswerResendsTheSameReset() {
+        var machine = Self.machine()
+        Tests.run(
+            &machine,
+            Self.singleSlotProbes + [
+                (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
+                (.probeAnswered, .seconds(7), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(7), .connect, .reconnecting),
+                (.connected, .seconds(7), .readImageList, .reconnecting),
+                (.imageList([Tests.factory]), .seconds(7), .reset(force: false, bootMode: 1), .enteringBootloader),
+            ]
+        )
+        #expect(machine.warnings.contains { $0.contains("resetting once more") })
+    }
+
+    @Test("busy: the reset into the bootloader is sent again with force, boot mode kept")
+    func busy() {
+        var machine = Self.machine()
+        let busy = SMPDeviceError(.management(.busy), requestGroup: .os, command: 5)
+        Tests.run(
+            &machine,
+            Self.singleSlotProbes + [
+                (.deviceRefused(busy), .zero, .reset(force: true, bootMode: 1), .enteringBootloader)
+            ]
+        )
+    }
+}

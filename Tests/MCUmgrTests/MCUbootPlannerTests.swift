@@ -452,8 +452,6 @@ enum Slots {
         noHash.hash = []
         #expect(code([], .swapUsingMove) == .invalidPackage)
         #expect(code([noHash], .swapUsingMove) == .invalidPackage)
-        #expect(code([Slots.image(Slots.b)], .singleApplication) == .unsupported)
-        #expect(code([Slots.image(Slots.b)], .firmwareLoader) == .unsupported)
     }
 
     // MARK: - Verification

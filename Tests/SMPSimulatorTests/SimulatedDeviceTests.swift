@@ -371,16 +371,22 @@ struct SimulatedDeviceTests {
         #expect(await restarted.imageStates.first { $0.isActive }?.version == "2.0.0")
     }
 
-    @Test("a bricked device (nothing bootable) answers nothing")
+    @Test("a device with nothing bootable answers nothing, until the recovery button is held")
     func bricked() async throws {
-        let device = SimulatedDevice(configuration: .init(bootloaderMode: .singleSlot))
+        let device = SimulatedDevice(configuration: .init(bootloaderMode: .singleSlot, startsInRecovery: true))
         var client = try await TestClient(device)
         let garbage = Array(TestImages.image("2.0.0").prefix(700))
         let upload = ImageManagement.Upload(offset: 0, data: Data(garbage), length: UInt64(garbage.count))
-        _ = try await client.send(upload)
+        _ = try await client.send(upload, version: .v1)
         await device.reset()
+        #expect(await device.stage == .halted)
         #expect(await device.isRunning == false)
         #expect(await device.handle(Self.frame(group: 0, command: 6, operation: 0)).isEmpty)
+        #expect(await device.isRecoverable)
+        await device.reset(holdingRecoveryButton: true)
+        #expect(await device.stage == .serialRecovery)
+        await device.waitUntilAnswering()
+        #expect(await device.handle(Self.frame(group: 1, command: 0, operation: 0)).count == 1)
     }
 }
 

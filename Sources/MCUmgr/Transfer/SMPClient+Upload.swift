@@ -11,7 +11,7 @@ extension SMPClient {
     /// slot first, or answer with the offset of an interrupted upload it can resume). Then
     /// chunks are pipelined; the device's answers drive everything (see ``UploadWindow``):
     /// - the window starts at what ``TransferOptions/window`` forces, else at the device's
-    ///   `buf_count − 1`; `ENOMEM`, `EBUSY` or a chunk without an answer halve it and sending
+    ///   `buf_count − 1` (1, and frames within 384 bytes, when the device does not say); `ENOMEM`, `EBUSY` or a chunk without an answer halve it and sending
     ///   continues from the device's offset, and it grows back while answers flow. Back-pressure
     ///   alone never fails an upload; a device silent for the client's timeout × (retries + 1)
     ///   does;
@@ -62,10 +62,14 @@ extension SMPClient {
     }
 
     /// The window a transfer starts with and never exceeds: the one forced, else the device's
-    /// `buf_count − 1` (its buffers hold requests and answers alike), else 1 growing to 4.
+    /// `buf_count − 1` (its buffers hold requests and answers alike), else 1.
+    ///
+    /// A device that does not report its buffers may have one: MCUboot's serial recovery reads
+    /// one message, handles it and only then reads again, and drops what arrives meanwhile — so
+    /// an unknown device is not pipelined (`window` still forces it).
     func transferWindow(forced: Int?) -> AdaptiveWindow {
         if let forced { return AdaptiveWindow(initial: forced, ceiling: forced) }
-        guard let count = deviceParameters?.bufferCount else { return AdaptiveWindow(initial: 1, ceiling: 4) }
+        guard let count = deviceParameters?.bufferCount else { return AdaptiveWindow(initial: 1, ceiling: 1) }
         let fits = max(1, count - 1)
         return AdaptiveWindow(initial: fits, ceiling: fits)
     }
@@ -88,7 +92,10 @@ extension SMPClient {
         let data = upload.data
         let total = data.count
         _ = try await loadParameters()
-        let limit = min(options.maximumFrameSize ?? Int.max, maximumFrameSize)
+        // Without the device's buffer size, frames stay within what every device takes: a longer
+        // one may be dropped without a word (MCUboot's serial recovery cannot decode it).
+        let unknownDevice = deviceParameters == nil ? Self.sizeFittingEveryDevice : Int.max
+        let limit = min(options.maximumFrameSize ?? Int.max, maximumFrameSize, unknownDevice)
         var window = transferWindow(forced: options.window)
         let chunkTimeout = options.chunkTimeout ?? configuration.timeout
         // The longest the device may stay silent while chunks are re-sent: what the client's

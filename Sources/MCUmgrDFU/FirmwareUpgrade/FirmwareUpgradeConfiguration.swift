@@ -67,6 +67,11 @@ extension FirmwareUpgrade {
         public var suitInstallTimeout: Duration
         /// SUIT: pause between polls for requested resources.
         public var suitPollInterval: Duration
+        /// The device is in MCUboot's serial recovery already (its application is broken, or the
+        /// recovery button was held): upload to the primary slots, reset, verify. Without it a
+        /// device that answers like serial recovery (no bootloader info, nothing running) is
+        /// recognised and updated the same way, with a warning.
+        public var recovery: Bool
 
         /// Creates a configuration.
         /// - Parameters:
@@ -86,6 +91,7 @@ extension FirmwareUpgrade {
         ///   - retries: retries of a step after a link failure.
         ///   - suitInstallTimeout: SUIT installation deadline.
         ///   - suitPollInterval: SUIT polling period.
+        ///   - recovery: the device is in serial recovery already.
         public init(
             mode: Mode = .confirmOnly,
             window: Int? = nil,
@@ -102,7 +108,8 @@ extension FirmwareUpgrade {
             reconnectInterval: Duration = .milliseconds(250),
             retries: Int = 3,
             suitInstallTimeout: Duration = .seconds(30),
-            suitPollInterval: Duration = .milliseconds(150)
+            suitPollInterval: Duration = .milliseconds(150),
+            recovery: Bool = false
         ) {
             self.mode = mode
             self.window = window
@@ -120,6 +127,7 @@ extension FirmwareUpgrade {
             self.retries = retries
             self.suitInstallTimeout = suitInstallTimeout
             self.suitPollInterval = suitPollInterval
+            self.recovery = recovery
         }
     }
 
@@ -141,6 +149,9 @@ extension FirmwareUpgrade {
         case testing
         /// Confirming images.
         case confirming
+        /// Resetting into the bootloader (`boot_mode` 1: MCUboot's serial recovery or the
+        /// firmware loader) to update a single-slot device, and checking that it got there.
+        case enteringBootloader = "entering-bootloader"
         /// Sending the reset.
         case resetting
         /// Watching the device go away after it accepted the reset.

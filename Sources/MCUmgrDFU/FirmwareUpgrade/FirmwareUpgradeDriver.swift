@@ -103,8 +103,8 @@ struct FirmwareUpgradeDriver {
             case .writeImageState(let hash, let confirm):
                 let answer = try await connected().send(ImageManagement.StateWrite(hash: Data(hash), confirm: confirm))
                 return .stateWritten(answer.images)
-            case .reset(let force):
-                _ = try await connected().send(OSManagement.Reset(force: force ? true : nil))
+            case .reset(let force, let bootMode):
+                _ = try await connected().send(OSManagement.Reset(force: force ? true : nil, bootMode: bootMode))
             case .probe:
                 do {
                     let timeout = upgrade.configuration.probeTimeout

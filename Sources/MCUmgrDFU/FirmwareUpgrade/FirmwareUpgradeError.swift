@@ -7,7 +7,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         private enum Kind: Sendable, Hashable {
             case invalidPackage, deviceRejected, linkFailed, reconnectFailed, imageMissingAfterReset
             case imageNotActive, imageNotConfirmed, imageNotMarked, resetFailed, slotBusy, resourceNotFound
-            case suitNotInstalled, cancelled, unsupported, downgradeRefused, notSwapped
+            case suitNotInstalled, cancelled, unsupported, downgradeRefused, notSwapped, bootloaderNotEntered
         }
         private let kind: Kind
 
@@ -46,6 +46,10 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         public static let resourceNotFound = Code(kind: .resourceNotFound)
         /// SUIT: the device did not install the envelope before the deadline.
         public static let suitNotInstalled = Code(kind: .suitNotInstalled)
+        /// A single-slot device did not stop in its bootloader when reset with `boot_mode` 1 (it
+        /// came back running its application), or `recovery` was asked for and the application
+        /// answers.
+        public static let bootloaderNotEntered = Code(kind: .bootloaderNotEntered)
         /// The caller cancelled the upgrade.
         public static let cancelled = Code(kind: .cancelled)
         /// The device's bootloader or the package needs something this engine does not do.
@@ -69,13 +73,14 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             case .unsupported: "unsupported"
             case .downgradeRefused: "downgrade refused"
             case .notSwapped: "not swapped"
+            case .bootloaderNotEntered: "bootloader not entered"
             }
         }
 
         /// What kind of failure this is, for callers that sort failures (the CLI's exit status).
         public var category: Category {
             switch kind {
-            case .deviceRejected, .slotBusy, .unsupported, .downgradeRefused: .deviceRefused
+            case .deviceRejected, .slotBusy, .unsupported, .downgradeRefused, .bootloaderNotEntered: .deviceRefused
             case .linkFailed, .reconnectFailed: .link
             case .invalidPackage, .resourceNotFound: .input
             case .cancelled: .cancelled

@@ -67,6 +67,9 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
         case active
         /// The hash runs and is confirmed.
         case activeConfirmed = "active-confirmed"
+        /// The hash is listed while the device is in its bootloader: MCUboot's serial recovery
+        /// lists only images whose hash (and signature) it checked.
+        case listed
 
         public var description: String { rawValue }
     }
@@ -76,6 +79,9 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
         /// Reset to free a slot held by another image marked for boot, then read the list and
         /// plan again.
         case resetBeforeUpload
+        /// Reset with `boot_mode` 1 into the bootloader (serial recovery, or the firmware loader)
+        /// and check that the application no longer runs: how a single-slot device is updated.
+        case enterBootloader
         /// Upload one image (image group command 1; resumes an interrupted upload by `sha`).
         case upload(imageIndex: Int, packageIndex: Int)
         /// Erase the application settings (Zephyr basic group, command 0); refusals are warnings.
@@ -103,6 +109,7 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
         public var description: String {
             switch self {
             case .resetBeforeUpload: "reset (free the slot)"
+            case .enterBootloader: "reset into the bootloader"
             case .upload(let image, _): "upload image \(image)"
             case .eraseAppSettings: "erase app settings"
             case .test(let hash): "test \(hex(hash))"

@@ -33,6 +33,8 @@ extension FirmwareUpgradeStateMachine {
         case verify
         /// Read the image list and plan again (after a reset that freed a slot).
         case plan
+        /// Check that the bootloader, not the application, answers now, then go on.
+        case enteredBootloader
         /// Repeat an action that failed on the link.
         case `repeat`(Action)
     }
@@ -81,6 +83,13 @@ extension FirmwareUpgradeStateMachine {
             case .plan:
                 state = .validating
                 return makePlan(slots: slots)
+            case .enteredBootloader:
+                state = .enteringBootloader
+                guard MCUbootPlanner.applicationRuns(slots) else { return advance() }
+                return resetNotSeen(
+                    "the device reset and came back running its application: it does not stop in its bootloader on request (that needs Zephyr 4.2 or later with CONFIG_MCUMGR_GRP_OS_RESET_BOOT_MODE, and MCUboot with CONFIG_BOOT_SERIAL_BOOT_MODE or the firmware loader's boot mode). Hold its recovery button while resetting it, then run the upgrade with --recovery",
+                    code: .bootloaderNotEntered
+                )
             case .repeat(let action):
                 state = Self.state(of: action, default: state)
                 return action
@@ -88,10 +97,16 @@ extension FirmwareUpgradeStateMachine {
         case .linkFailed(let cause), .deviceRefused(let cause as any Error & Sendable):
             if now - reconnection.since >= configuration.reconnectTimeout {
                 self.reconnection = nil
+                // With one slot, a device that does not come back may have found nothing it
+                // would boot: MCUboot then halts unless built to fall back on its recovery.
+                let hint =
+                    MCUbootPlanner.Strategy(bootloaderMode) == .singleSlot || configuration.recovery
+                    ? "; MCUboot may have found no valid image and halted: hold the recovery button while resetting the device, then run the upgrade with --recovery"
+                    : ""
                 return .fail(
                     error(
                         .reconnectFailed,
-                        "the device did not answer again within \(configuration.reconnectTimeout)",
+                        "the device did not answer again within \(configuration.reconnectTimeout)\(hint)",
                         cause
                     )
                 )
@@ -149,6 +164,7 @@ extension FirmwareUpgradeStateMachine {
             switch currentStep {
             case .resetBeforeUpload?: return reconnect(then: .plan)
             case .verify?: return reconnect(then: .verify)
+            case .enterBootloader?: return reconnect(then: .enteredBootloader)
             default: return reconnect(then: .afterReset)
             }
         default:
@@ -156,18 +172,37 @@ extension FirmwareUpgradeStateMachine {
         }
     }
 
-    /// Waits for the swap when the device rebooted (DirectXIP never swaps), then reconnects.
+    /// Waits for the swap when the device rebooted (only bootloaders that copy images take
+    /// time at boot), then reconnects.
     private mutating func readList(rebooted: Bool) -> Action {
         state = .waitingForSwap
         let strategy = MCUbootPlanner.Strategy(bootloaderMode)
-        return .wait(rebooted && !strategy.isDirectXIP ? configuration.estimatedSwapTime : .zero)
+        return .wait(rebooted && strategy.copiesAtBoot ? configuration.estimatedSwapTime : .zero)
     }
 
-    /// After the reset the image is still pending: watch on while it is too early to tell, then
-    /// decide between "not swapped", one more reset, and "did not reset".
+    /// After the reset the image is still pending, or nothing runs (the device is in its
+    /// bootloader): watch on while it is too early to tell, then decide.
     mutating func stillPending() -> Action {
+        guard lastSlots.contains(where: \.isActive) else {
+            return resetNotSeen(
+                "the device reset and came back in its bootloader, running nothing: MCUboot did not start the application (it found no image it would boot, or the recovery button is held). The device was reset once and is left as it is",
+                code: .imageNotActive
+            )
+        }
+        let pending = pendingDescription()
+        return resetNotSeen(
+            "the device reset and came back with \(pending) still pending: the bootloader did not swap. Likely causes: no MCUboot under the application, an unsigned image or one signed with a key MCUboot does not trust, or a downgrade MCUboot refused. The device was reset once and is left as it is",
+            code: .notSwapped
+        )
+    }
+
+    /// The list read after a reset does not show its effect: watch on while it is too early to
+    /// tell; once the device must have rebooted, fail with `message` if it was seen resetting
+    /// (or answered the reset) — and if its answer was lost and it never went away, the reset
+    /// never arrived: send the same reset again, a few times at most.
+    mutating func resetNotSeen(_ message: String, code: FirmwareUpgradeError.Code) -> Action {
         guard var watch = reboot else {
-            return .fail(error(.notSwapped, "\(pendingDescription()) is still pending and no reset was watched"))
+            return .fail(error(code, "\(message) (no reset was watched)"))
         }
         if now - watch.since < configuration.rebootTimeout {
             watch.silentProbes = 0
@@ -175,38 +210,27 @@ extension FirmwareUpgradeStateMachine {
             state = .waitingForReboot
             return .probe
         }
-        let pending = pendingDescription()
         if watch.answered || watch.sawGone {
             reboot = nil
             let unseen =
                 watch.sawGone
                 ? "" : " (it was never seen going away; if it did not reset at all, something on it blocked the reset)"
-            return .fail(
-                error(
-                    .notSwapped,
-                    "the device reset and came back with \(pending) still pending: the bootloader did not swap\(unseen). Likely causes: no MCUboot under the application, an unsigned image or one signed with a key MCUboot does not trust, or a downgrade MCUboot refused. The device was reset once and is left as it is"
-                )
-            )
+            return .fail(error(code, message + unseen))
         }
-        // The reset's answer was lost and the device never went away: the reset did not arrive.
-        // Sent again, a few times at most (each justified the same way).
         guard watch.attempts <= max(1, configuration.retries) else {
             reboot = nil
-            return .fail(
-                error(
-                    .resetFailed,
-                    "the device did not reset after \(watch.attempts) resets; \(pending) is still pending"
-                )
-            )
+            return .fail(error(.resetFailed, "the device did not reset after \(watch.attempts) resets"))
         }
         watch.attempts += 1
         reboot = watch
         warnings.append("the device did not reset (its answer was lost and it kept answering); resetting once more")
-        guard let resetIndex = plan?.steps[...stepIndex].lastIndex(where: { $0 == .reset || $0 == .resetBeforeUpload })
+        guard let plan,
+            let resetIndex = plan.steps[...stepIndex].lastIndex(where: {
+                $0 == .reset || $0 == .resetBeforeUpload || $0 == .enterBootloader
+            })
         else { return unexpected(.imageList(lastSlots)) }
         stepIndex = resetIndex
-        state = .resetting
-        return .reset(force: false)
+        return issue(plan.steps[resetIndex])
     }
 
     private func pendingDescription() -> String {

@@ -45,9 +45,10 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case eraseAppSettings
         /// Write an image's state (image 0 write): test, or confirm; report ``Input/stateWritten(_:)``.
         case writeImageState(hash: [UInt8], confirm: Bool)
-        /// Send `os reset` once, never again automatically; report ``Input/done``, or
-        /// ``Input/outcomeUnknown(_:)`` when its answer is lost.
-        case reset(force: Bool)
+        /// Send `os reset` once, never again automatically (with `boot_mode` to stop in the
+        /// bootloader); report ``Input/done``, or ``Input/outcomeUnknown(_:)`` when its answer is
+        /// lost.
+        case reset(force: Bool, bootMode: UInt8? = nil)
         /// Send an echo with the probe timeout and no retry; report ``Input/probeAnswered`` or
         /// ``Input/probeUnanswered``.
         case probe
@@ -313,15 +314,23 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             }
             return advance()
 
-        case (.resetting, .done):
+        case (.resetting, .done), (.enteringBootloader, .done):
             return watchReboot(answered: true)
-        case (.resetting, .outcomeUnknown(let cause)):
+        case (.resetting, .outcomeUnknown(let cause)), (.enteringBootloader, .outcomeUnknown(let cause)):
             warnings.append("the answer to the reset was lost (\(cause)); watching whether the device resets")
             return watchReboot(answered: false)
-        case (.resetting, .deviceRefused(let refusal))
-        where refusal.returnCode == .busy && lastAction == .reset(force: false):
+        case (.resetting, .deviceRefused(let refusal)), (.enteringBootloader, .deviceRefused(let refusal)):
+            guard refusal.returnCode == .busy, case .reset(false, let bootMode) = lastAction else {
+                return .fail(
+                    error(
+                        .deviceRejected,
+                        "the device refused \(currentStep?.description ?? "the reset"): \(refusal)",
+                        refusal
+                    )
+                )
+            }
             warnings.append("the device refused the reset as busy; resetting with force")
-            return .reset(force: true)
+            return .reset(force: true, bootMode: bootMode)
         case (.installing, .outcomeUnknown(let cause)):
             // Processing the envelope: whether it started shows in the polling that follows.
             warnings.append("the answer to processing the envelope was lost (\(cause)); polling the device")
@@ -464,6 +473,9 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case .reset, .resetBeforeUpload:
             state = .resetting
             return .reset(force: false)
+        case .enterBootloader:
+            state = .enteringBootloader
+            return .reset(force: false, bootMode: 1)
         case .verify:
             state = .verifying
             return .readImageList

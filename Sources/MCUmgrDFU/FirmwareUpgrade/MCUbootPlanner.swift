@@ -19,27 +19,37 @@ package struct MCUbootPlanner: UpgradePlanner {
         case swap
         /// Overwrite only: the update is copied over the primary slot at the next boot; no revert.
         case overwriteOnly = "overwrite-only"
-        /// DirectXIP without revert: the highest version boots from its own slot; no test/confirm.
+        /// DirectXIP without revert, and RAM load: the highest version boots from its own slot
+        /// (or is loaded into RAM); no test/confirm.
         case directXIP = "direct-xip"
-        /// DirectXIP with revert (and RAM load): as DirectXIP, with test and confirm.
+        /// DirectXIP with revert: as DirectXIP, with test and confirm.
         case directXIPWithRevert = "direct-xip-revert"
-        /// One slot per image (serial recovery, firmware loader): updated by the bootloader.
+        /// One application slot per image (single application, firmware loader): updated from
+        /// the bootloader — serial recovery or the loader — entered with `boot_mode` 1.
         case singleSlot = "single-slot"
 
         /// The strategy for a reported mode; `nil` (the device did not answer) and unknown values
         /// are treated as swap, the most common build.
+        ///
+        /// RAM load picks the highest valid version and does not read the trailers test and
+        /// confirm write (Zephyr reports its slots through the swap type, which that bootloader
+        /// does not act on), so it is updated as DirectXIP without revert: upload, reset.
         package init(_ mode: OSManagement.MCUbootMode?) {
             switch mode {
             case .overwriteOnly?: self = .overwriteOnly
-            case .directXIP?: self = .directXIP
-            case .directXIPWithRevert?, .ramLoad?: self = .directXIPWithRevert
+            case .directXIP?, .ramLoad?: self = .directXIP
+            case .directXIPWithRevert?: self = .directXIPWithRevert
             case .singleApplication?, .firmwareLoader?, .singleSlotRAMLoad?: self = .singleSlot
             default: self = .swap
             }
         }
 
-        /// Both slots are executable.
+        /// The bootloader boots the highest version of two executable slots: the upload goes to
+        /// the one not running, and an older image never boots.
         package var isDirectXIP: Bool { self == .directXIP || self == .directXIPWithRevert }
+
+        /// The bootloader copies images at boot, which takes the swap time.
+        package var copiesAtBoot: Bool { self == .swap || self == .overwriteOnly }
 
         package var description: String { rawValue }
     }
@@ -57,7 +67,18 @@ package struct MCUbootPlanner: UpgradePlanner {
     package var needsImageList: Bool { true }
 
     package func plan(_ context: PlanningContext) throws(PlanningFailure) -> FirmwareUpgradePlan {
-        try Self.plan(
+        if let reason = Self.updatesThroughBootloader(context) {
+            return try Self.planSingleSlot(
+                images: images,
+                slots: context.slots,
+                bootloaderMode: context.bootloaderMode,
+                mode: context.configuration.mode,
+                eraseAppSettings: context.configuration.eraseAppSettings,
+                requireBootloader: context.configuration.recovery,
+                warnings: reason.map { [$0] } ?? []
+            )
+        }
+        return try Self.plan(
             images: images,
             slots: context.slots,
             bootloaderMode: context.bootloaderMode,
@@ -82,8 +103,10 @@ package struct MCUbootPlanner: UpgradePlanner {
     ///   - corrupted: images (by position in `images`) whose upload the device's hash check
     ///     rejected: uploaded again even though the slot shows their hash.
     /// - Returns: the plan.
-    /// - Throws: ``PlanningFailure`` for an empty package, an image without hash, a single-slot
-    ///   bootloader, or an image older than the running one on a device that refuses downgrades.
+    /// - Throws: ``PlanningFailure`` for an empty package, an image without hash, or an image
+    ///   older than the running one on a device that refuses downgrades or boots the highest
+    ///   version. Single-slot bootloaders are planned by
+    ///   ``planSingleSlot(images:slots:bootloaderMode:mode:eraseAppSettings:requireBootloader:warnings:)``.
     package static func plan(
         images: [FirmwarePackage.Image],
         slots: [ImageManagement.SlotState],
@@ -106,17 +129,20 @@ package struct MCUbootPlanner: UpgradePlanner {
             )
         }
         if strategy == .singleSlot {
-            throw PlanningFailure(
-                code: .unsupported,
-                message:
-                    "the bootloader has one slot per image (mode \(bootloaderMode.map { "\($0)" } ?? "?")): it updates from its serial recovery, use `mcumgr image upload`"
+            return try planSingleSlot(
+                images: images,
+                slots: slots,
+                bootloaderMode: bootloaderMode,
+                mode: requested,
+                eraseAppSettings: eraseAppSettings,
+                requireBootloader: false,
+                warnings: []
             )
         }
         var mode = requested
         if strategy == .directXIP && mode != .uploadOnly {
-            warnings.append(
-                "DirectXIP without revert has no test or confirm: \(mode) becomes upload-only (upload, reset)"
-            )
+            let name = bootloaderMode == .ramLoad ? "RAM load" : "DirectXIP without revert"
+            warnings.append("\(name) has no test or confirm: \(mode) becomes upload-only (upload, reset)")
             mode = .uploadOnly
         }
         if bootloaderMode == nil {
@@ -202,17 +228,23 @@ package struct MCUbootPlanner: UpgradePlanner {
             }
 
             // Needs an upload. A bootloader that refuses downgrades would erase an older image at
-            // the next boot: refuse before anything is written.
-            if noDowngrade, let older = downgrade(candidates.map(\.element), running: active) {
-                let text =
-                    "image \(index): \(older.new) is older than the running \(older.running) and the device refuses downgrades (MCUboot's downgrade prevention)"
+            // the next boot, one that boots the highest version would never boot it: refuse
+            // before anything is written.
+            if noDowngrade || strategy.isDirectXIP, let older = downgrade(candidates.map(\.element), running: active) {
+                let why =
+                    noDowngrade
+                    ? "the device refuses downgrades (MCUboot's downgrade prevention)"
+                    : "the bootloader boots the highest version"
+                let text = "image \(index): \(older.new) is older than the running \(older.running) and \(why)"
                 guard allowDowngrade else {
                     throw PlanningFailure(
                         code: .downgradeRefused,
                         message: "\(text); nothing was uploaded (--allow-downgrade tries anyway)"
                     )
                 }
-                warnings.append("\(text): the bootloader will erase it instead of booting it")
+                warnings.append(
+                    "\(text): the bootloader will \(noDowngrade ? "erase it instead of booting it" : "not boot it")"
+                )
             }
             // Pick the build for the target slot and check that slot is free.
             let target = strategy.isDirectXIP ? 1 - activeSlot : 1
@@ -378,12 +410,24 @@ package struct MCUbootPlanner: UpgradePlanner {
         plan: FirmwareUpgradePlan,
         slots: [ImageManagement.SlotState]
     ) -> Verdict {
+        // Nothing runs: the device is still (or again) in its bootloader — too early to tell,
+        // or MCUboot did not start the application; the reboot watch decides which.
+        if expectation == .active || expectation == .activeConfirmed, !slots.contains(where: \.isActive) {
+            return .resetNotApplied
+        }
         // Every image of the package, skipped ones included: the reset may have changed them too
         // (an image running unconfirmed reverts), and the promise is about all of them.
         for image in plan.images {
             let entries = slots.filter { Int($0.imageNumber) == image.imageIndex }
             let holding = entries.filter { $0.hash.map(Array.init) == image.hash }
             let name = "image \(image.imageIndex)\(image.version.map { " version \($0)" } ?? "")"
+            if expectation == .listed {
+                guard holding.isEmpty else { continue }
+                return .failed(
+                    .imageMissingAfterReset,
+                    "\(name) is not listed after its upload: the bootloader lists only images whose hash and signature it accepts, so it would not boot it (signed with a key it does not trust?); nothing was reset"
+                )
+            }
             guard let entry = holding.first(where: { $0.isActive }) ?? holding.first else {
                 let running = entries.first { $0.isActive }.map { " (slot \($0.slot) runs \($0.version))" } ?? ""
                 return .failed(

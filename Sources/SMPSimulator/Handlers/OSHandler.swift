@@ -136,10 +136,15 @@ enum OSHandler {
         effects: inout DeviceCore.Effects
     ) throws(HandlerFailure) -> CBORMap {
         let reset = try? request.frame.decodeRequest(as: OSManagement.Reset.self)
+        // `boot_mode` is decoded as a 32-bit unsigned number on its own: a value above 255 is
+        // refused, one that does not decode is ignored, as the rest of a reset's payload is.
+        let bootMode = device.configuration.retentionBootMode ? try? request.map().unsigned("boot_mode") : nil
+        if let bootMode, bootMode > UInt64(UInt8.max) { throw .management(.invalidValue) }
         if device.configuration.rejectResetUnlessForced && reset?.force != true {
             throw .management(.busy)
         }
         device.lastBootMode = reset?.bootMode
+        if let bootMode { device.retainedBootMode = UInt8(bootMode) }
         effects.reset = true
         return CBORMap()
     }

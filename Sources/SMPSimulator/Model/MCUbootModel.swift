@@ -55,6 +55,32 @@ public enum SwapType: String, Sendable, Hashable, Codable, CustomStringConvertib
     public var description: String { rawValue }
 }
 
+/// What runs on the device after a boot.
+public enum BootStage: String, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The application, from its running slot.
+    case application
+    /// The firmware loader application (firmware-loader mode), which writes the application slot.
+    case firmwareLoader = "firmware-loader"
+    /// MCUboot's serial recovery: the bootloader's own SMP server.
+    case serialRecovery = "serial-recovery"
+    /// Nothing: MCUboot found nothing to boot and has no recovery to fall back on (it hangs until
+    /// the recovery button is held at a reset).
+    case halted
+
+    public var description: String { rawValue }
+}
+
+/// Why MCUboot is asked to stop before the application, as it checks at boot.
+public enum BootRequest: Sendable, Hashable {
+    /// A plain boot.
+    case normal
+    /// The retention boot mode says "bootloader" (an `os reset` with `boot_mode: 1`): MCUboot
+    /// reads it after its own boot decision (swaps happen first) and clears it.
+    case bootMode
+    /// The recovery button is held: MCUboot checks it before anything else (no swap happens).
+    case button
+}
+
 /// The MCUboot side of the simulated device: 1–N images of two slots each, the trailers that
 /// test/confirm write, and the decision MCUboot takes at every boot.
 ///
@@ -63,8 +89,29 @@ public enum SwapType: String, Sendable, Hashable, Codable, CustomStringConvertib
 /// validation (magic, TLV hash, optionally the signature against ``signingKey``) is erased and
 /// the old one boots.
 public struct MCUbootModel: Sendable {
+    /// How MCUboot can be made to stop in recovery (or in the firmware loader).
+    public struct RecoveryEntry: Sendable, Hashable {
+        /// Built with serial recovery (`MCUBOOT_SERIAL`); the recovery button enters it.
+        public var serialRecovery: Bool
+        /// The retention boot mode is read (`CONFIG_BOOT_SERIAL_BOOT_MODE`,
+        /// `CONFIG_BOOT_FIRMWARE_LOADER_BOOT_MODE`).
+        public var bootMode: Bool
+        /// With nothing valid to boot, enter recovery (or the loader) instead of hanging
+        /// (`BOOT_SERIAL_NO_APPLICATION`, `BOOT_FIRMWARE_LOADER_NO_APPLICATION`).
+        public var withoutApplication: Bool
+
+        /// Creates the entry options.
+        public init(serialRecovery: Bool = true, bootMode: Bool = true, withoutApplication: Bool = false) {
+            self.serialRecovery = serialRecovery
+            self.bootMode = bootMode
+            self.withoutApplication = withoutApplication
+        }
+    }
+
     /// The upgrade strategy.
     public let mode: BootloaderMode
+    /// How recovery is entered.
+    public let recoveryEntry: RecoveryEntry
     /// Size of every slot.
     public let slotSize: Int
     /// The key images must be signed with, if any.
@@ -75,11 +122,13 @@ public struct MCUbootModel: Sendable {
     public let downgradePrevention: Bool
     /// Flash: `slots[image][slot]`.
     public internal(set) var slots: [[FlashSlot]]
-    /// The slot each image runs from (0 except in DirectXIP modes).
+    /// The firmware loader's own slot (firmware-loader mode only): Zephyr lists it as slot 1 of
+    /// image 0 while the loader runs.
+    public internal(set) var loader: FlashSlot?
+    /// The slot each image runs from (0 except in DirectXIP and RAM-load modes).
     public internal(set) var activeSlots: [Int]
-    /// Whether the last boot found a bootable image for every image (otherwise MCUboot hangs and
-    /// the application does not run).
-    public internal(set) var isRunning: Bool
+    /// What the last boot started.
+    public internal(set) var stage: BootStage
     /// A swap interrupted by a power loss, resumed at the next boot.
     public internal(set) var interruptedSwap: [Int: SwapType]
     /// What the last boot did, one line per image (for logs and tests).
@@ -97,15 +146,21 @@ public struct MCUbootModel: Sendable {
     ///   - signingKey: the key MCUboot trusts.
     ///   - downgradePrevention: erase older images instead of installing them (swap and
     ///     overwrite-only modes).
+    ///   - recoveryEntry: how recovery (or the firmware loader) is entered.
+    ///   - stage: what runs at first: the application, or (the recovery button held at power-on)
+    ///     serial recovery or the firmware loader.
     public init(
         mode: BootloaderMode,
         imageCount: Int,
         slotSize: Int,
         factoryImages: [[UInt8]],
         signingKey: ImagePublicKey? = nil,
-        downgradePrevention: Bool = false
+        downgradePrevention: Bool = false,
+        recoveryEntry: RecoveryEntry = RecoveryEntry(),
+        stage: BootStage = .application
     ) {
         self.mode = mode
+        self.recoveryEntry = recoveryEntry
         self.slotSize = slotSize
         self.signingKey = signingKey
         self.downgradePrevention = downgradePrevention
@@ -116,11 +171,14 @@ public struct MCUbootModel: Sendable {
             pair[0] = FlashSlot(data: image, trailer: SlotTrailer(magic: true, imageOK: true, copyDone: false))
             return pair
         }
+        loader = mode == .firmwareLoader ? Self.factoryLoader : nil
         activeSlots = Array(repeating: 0, count: imageCount)
-        isRunning = true
+        self.stage = stage
         interruptedSwap = [:]
         lastBootLog = []
-        trustedHashes = Set(factoryImages.compactMap { try? MCUbootImage(bytes: $0).hash })
+        trustedHashes = Set(
+            (factoryImages + (loader.map { [$0.data] } ?? [])).compactMap { try? MCUbootImage(bytes: $0).hash }
+        )
     }
 
     /// Restores a model from saved flash.
@@ -129,22 +187,36 @@ public struct MCUbootModel: Sendable {
         slotSize: Int,
         signingKey: ImagePublicKey?,
         downgradePrevention: Bool,
+        recoveryEntry: RecoveryEntry,
         slots: [[FlashSlot]],
+        loader: FlashSlot?,
         activeSlots: [Int],
         interruptedSwap: [Int: SwapType],
         trustedHashes: Set<[UInt8]>
     ) {
         self.trustedHashes = trustedHashes
         self.mode = mode
+        self.recoveryEntry = recoveryEntry
+        self.loader = loader
         self.slotSize = slotSize
         self.signingKey = signingKey
         self.downgradePrevention = downgradePrevention
         self.slots = slots
         self.activeSlots = activeSlots
-        self.isRunning = true
+        self.stage = .application
         self.interruptedSwap = interruptedSwap
         self.lastBootLog = []
     }
+
+    /// The firmware loader a firmware-loader device leaves the factory with.
+    static var factoryLoader: FlashSlot {
+        let image = FactoryImage.make(version: ImageVersion(major: 1, minor: 0, revision: 0), name: "firmware loader")
+        return FlashSlot(data: image, trailer: SlotTrailer(magic: true, imageOK: true))
+    }
+
+    /// Whether an SMP server of Zephyr's answers: the application or the firmware loader runs
+    /// (false in serial recovery, whose server is MCUboot's, and when halted).
+    public var isRunning: Bool { stage == .application || stage == .firmwareLoader }
 
     /// Number of images.
     public var imageCount: Int { slots.count }
@@ -178,8 +250,9 @@ public struct MCUbootModel: Sendable {
         guard image >= 0, image < slots.count else { return .none }
         if let interrupted = interruptedSwap[image] { return interrupted }
         switch mode {
-        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .none:
-            // Without a bootloader Zephyr still reads the trailers this way; nothing acts on them.
+        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .none, .ramLoad:
+            // Without a bootloader, and with RAM load, Zephyr still reads the trailers this way;
+            // nothing acts on them.
             let primary = slots[image][0].trailer
             let secondary = slots[image][1].trailer
             if mode == .swapUsingOffset && secondary.magic && !secondary.imageOK && secondary.copyDone {
@@ -198,7 +271,7 @@ public struct MCUbootModel: Sendable {
         }
     }
 
-    /// The slot that will run after the next boot, as DirectXIP selects it.
+    /// The slot that will run after the next boot, as DirectXIP and RAM load select it.
     public func directXIPNextSlot(image: Int) -> Int {
         var best: (slot: Int, version: ImageVersion)?
         for slot in 0..<slots[image].count {
@@ -217,110 +290,6 @@ public struct MCUbootModel: Sendable {
             best = (slot, version)
         }
         return best?.slot ?? activeSlots[image]
-    }
-
-    // MARK: - Zephyr's view (image state flags)
-
-    /// The image state list as Zephyr reports it (`img_mgmt_state_read`): one entry per slot
-    /// holding an image, every flag written explicitly.
-    public func stateList() -> [ImageManagement.SlotState] {
-        var list: [ImageManagement.SlotState] = []
-        for image in 0..<slots.count {
-            for slot in 0..<slots[image].count {
-                guard let parsed = self.image(image, slot: slot) else { continue }
-                let flags = self.flags(image: image, slot: slot)
-                list.append(
-                    ImageManagement.SlotState(
-                        image: slots.count > 1 ? UInt32(image) : nil,
-                        slot: UInt32(slot),
-                        version: parsed.header.version.description,
-                        hash: parsed.hash.map { Data($0) },
-                        bootable: parsed.header.isBootable,
-                        pending: flags.pending,
-                        confirmed: flags.confirmed,
-                        active: flags.active,
-                        permanent: flags.permanent
-                    )
-                )
-            }
-        }
-        return list
-    }
-
-    /// The pending/confirmed/active/permanent flags of one slot.
-    public func flags(image: Int, slot: Int) -> (pending: Bool, confirmed: Bool, active: Bool, permanent: Bool) {
-        let active = isRunning && slot == activeSlots[image]
-        switch mode {
-        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .overwriteOnly, .none:
-            let type = swapType(image: image)
-            if slot == activeSlots[image] {
-                return (false, type != .revert, active, false)
-            }
-            switch type {
-            case .test: return (true, false, false, false)
-            case .permanent: return (true, false, false, true)
-            case .revert: return (false, true, false, false)
-            case .none: return (false, false, false, false)
-            }
-        case .directXIP:
-            if slot == activeSlots[image] { return (false, true, active, false) }
-            let next = directXIPNextSlot(image: image)
-            return next == slot ? (true, false, false, true) : (false, false, false, false)
-        case .directXIPWithRevert:
-            let trailer = slots[image][slot].trailer
-            if slot == activeSlots[image] { return (false, trailer.imageOK, active, false) }
-            let next = directXIPNextSlot(image: image)
-            return next == slot ? (true, false, false, trailer.imageOK) : (false, false, false, false)
-        case .singleSlot, .firmwareLoader:
-            return (false, true, active, false)
-        }
-    }
-
-    // MARK: - Writes the application makes (test / confirm / erase / upload)
-
-    /// Where an upload to `image` goes, or the refusal Zephyr gives.
-    /// - Returns: the slot, or `NO_FREE_SLOT` / `INVALID_SLOT` (group 1 codes).
-    public func uploadSlot(image: Int) -> Result<Int, ImageRefusal> {
-        guard image >= 0, image < slots.count else { return .failure(.invalidSlot) }
-        switch mode {
-        case .singleSlot, .firmwareLoader:
-            return .success(0)
-        case .directXIP, .directXIPWithRevert:
-            let inactive = 1 - activeSlots[image]
-            return isInUse(image: image, slot: inactive) ? .failure(.noFreeSlot) : .success(inactive)
-        default:
-            return isInUse(image: image, slot: 1) ? .failure(.noFreeSlot) : .success(1)
-        }
-    }
-
-    /// Zephyr's `img_mgmt_slot_in_use`: the running slot, or a slot marked for the next boot
-    /// (pending test, permanent, or the image a revert will bring back).
-    public func isInUse(image: Int, slot: Int) -> Bool {
-        if slot == activeSlots[image] { return true }
-        if mode.isSingleSlot { return false }
-        let flags = self.flags(image: image, slot: slot)
-        return flags.pending || flags.confirmed
-    }
-
-    /// Refusals of the image-state and upload paths, as `img_mgmt_err_code_t` values.
-    public enum ImageRefusal: Int, Error, Sendable {
-        case hashNotFound = 8
-        case noFreeSlot = 9
-        case invalidSlot = 14
-        case invalidHash = 24
-        case imageAlreadyPending = 28
-        case imageConfirmationDenied = 32
-        case testToActiveDenied = 33
-    }
-
-    /// Finds the slot holding an image with this TLV hash (primary slots first, as Zephyr does).
-    public func find(hash: [UInt8]) -> (image: Int, slot: Int)? {
-        for slot in 0..<slotsPerImage {
-            for image in 0..<slots.count where self.image(image, slot: slot)?.hash == hash {
-                return (image, slot)
-            }
-        }
-        return nil
     }
 
     /// Image state write (`img_mgmt_state_write`) with Zephyr's newest rules.
@@ -384,143 +353,6 @@ public struct MCUbootModel: Sendable {
         data.replaceSubrange(offset..<end, with: bytes)
         slots[image][slot].data = data
     }
-
-    // MARK: - Boot
-
-    /// Boots: applies MCUboot's decision to every image, as at reset or power-on.
-    /// - Parameter interruptingSwap: lose power in the middle of the first swap; it is recorded
-    ///   and resumed by the next boot (MCUboot's swap status area), and this boot runs nothing.
-    /// - Returns: the number of bytes swapped or copied (for timing).
-    @discardableResult
-    public mutating func boot(interruptingSwap: Bool = false) -> Int {
-        var moved = 0
-        var log: [String] = []
-        var running = true
-        for image in 0..<slots.count {
-            switch mode {
-            case .swapUsingScratch, .swapUsingMove, .swapUsingOffset:
-                let type = swapType(image: image)
-                if interruptingSwap && type != .none && interruptedSwap[image] == nil {
-                    interruptedSwap[image] = type
-                    log.append("image \(image): power lost during \(type) swap")
-                    isRunning = false
-                    lastBootLog = log
-                    return moved
-                }
-                let resumed = interruptedSwap.removeValue(forKey: image) != nil
-                moved += performSwap(image: image, type: type, resumed: resumed, log: &log)
-            case .overwriteOnly:
-                moved += performOverwrite(image: image, log: &log)
-            case .directXIP, .directXIPWithRevert:
-                selectDirectXIP(image: image, log: &log)
-            case .singleSlot, .firmwareLoader:
-                log.append("image \(image): single slot")
-            case .none:
-                log.append("image \(image): no bootloader; nothing swapped")
-            }
-            let active = activeSlots[image]
-            if !isValid(slots[image][active].data) {
-                log.append("image \(image): no bootable image in slot \(active)")
-                running = false
-            }
-        }
-        isRunning = running
-        lastBootLog = log
-        return moved
-    }
-
-    private mutating func performSwap(image: Int, type: SwapType, resumed: Bool, log: inout [String]) -> Int {
-        switch type {
-        case .none:
-            log.append("image \(image): boot primary")
-            return 0
-        case .test, .permanent:
-            // A resumed swap already validated the image before it started.
-            guard resumed || isValid(slots[image][1].data) else {
-                slots[image][1] = .erased
-                slots[image][0].trailer.magic = true
-                slots[image][0].trailer.imageOK = true
-                log.append("image \(image): secondary image invalid, erased; boot primary")
-                return 0
-            }
-            if !resumed, let refused = refusedDowngrade(image: image) {
-                slots[image][1] = .erased
-                log.append("image \(image): \(refused); slot 1 erased due to downgrade prevention")
-                return 0
-            }
-            let incoming = slots[image][1].data
-            let outgoing = slots[image][0].data
-            slots[image][0] = FlashSlot(
-                data: incoming,
-                trailer: SlotTrailer(magic: true, imageOK: type == .permanent, copyDone: true)
-            )
-            slots[image][1] = FlashSlot(data: outgoing, trailer: .erased)
-            log.append("image \(image): \(type) swap\(resumed ? " (resumed)" : "")")
-            return incoming.count + outgoing.count
-        case .revert:
-            let incoming = slots[image][1].data
-            let outgoing = slots[image][0].data
-            slots[image][0] = FlashSlot(
-                data: incoming,
-                trailer: SlotTrailer(magic: true, imageOK: true, copyDone: true)
-            )
-            slots[image][1] = FlashSlot(data: outgoing, trailer: .erased)
-            log.append("image \(image): revert swap\(resumed ? " (resumed)" : "")")
-            return incoming.count + outgoing.count
-        }
-    }
-
-    private mutating func performOverwrite(image: Int, log: inout [String]) -> Int {
-        guard slots[image][1].trailer.magic else {
-            log.append("image \(image): boot primary")
-            return 0
-        }
-        let incoming = slots[image][1].data
-        guard isValid(incoming) else {
-            slots[image][1] = .erased
-            log.append("image \(image): secondary image invalid, erased; boot primary")
-            return 0
-        }
-        if let refused = refusedDowngrade(image: image) {
-            slots[image][1] = .erased
-            log.append("image \(image): \(refused), secondary erased")
-            return 0
-        }
-        slots[image][0] = FlashSlot(data: incoming, trailer: SlotTrailer(magic: true, imageOK: true, copyDone: true))
-        slots[image][1] = .erased
-        log.append("image \(image): overwrite")
-        return incoming.count
-    }
-
-    /// With downgrade prevention, why the secondary image may not replace the primary: its
-    /// version (major.minor.revision, as MCUboot compares without the build number option) is
-    /// lower. An equal version is allowed.
-    private func refusedDowngrade(image: Int) -> String? {
-        guard downgradePrevention, let new = self.image(image, slot: 1)?.header.version,
-            let current = self.image(image, slot: 0)?.header.version, new.withoutBuild < current.withoutBuild
-        else { return nil }
-        return "downgrade \(current) → \(new) refused"
-    }
-
-    private mutating func selectDirectXIP(image: Int, log: inout [String]) {
-        if mode == .directXIPWithRevert {
-            for slot in 0..<slots[image].count {
-                let trailer = slots[image][slot].trailer
-                if trailer.magic && trailer.copyDone && !trailer.imageOK {
-                    slots[image][slot] = .erased
-                    log.append("image \(image): slot \(slot) was tested and not confirmed, erased")
-                }
-            }
-        }
-        let chosen = directXIPNextSlot(image: image)
-        activeSlots[image] = chosen
-        if mode == .directXIPWithRevert {
-            var trailer = slots[image][chosen].trailer
-            if trailer.magic && !trailer.imageOK { trailer.copyDone = true }
-            slots[image][chosen].trailer = trailer
-        }
-        log.append("image \(image): boot slot \(chosen)")
-    }
 }
 
 /// The image a simulated device is "flashed" with in the factory: a minimal valid MCUboot image
@@ -531,10 +363,16 @@ public enum FactoryImage {
     ///   - version: the version in its header.
     ///   - image: the image number (varies the payload so each image has its own hash).
     ///   - payloadSize: the payload's size in bytes (at least its text line).
+    ///   - name: what the image is, in its payload text (the firmware loader is another image).
     /// - Returns: the image bytes.
-    public static func make(version: ImageVersion, image: Int = 0, payloadSize: Int = 1024) -> [UInt8] {
+    public static func make(
+        version: ImageVersion,
+        image: Int = 0,
+        payloadSize: Int = 1024,
+        name: String = "application"
+    ) -> [UInt8] {
         let headerSize = 0x200
-        var payload = Array("Simulated Zephyr application, image \(image), version \(version)\n".utf8)
+        var payload = Array("Simulated Zephyr \(name), image \(image), version \(version)\n".utf8)
         while payload.count < payloadSize { payload.append(UInt8(truncatingIfNeeded: payload.count &* 31 &+ image)) }
         var bytes: [UInt8] = []
         func le<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }

@@ -5,7 +5,7 @@ import SMPPOSIX
 /// saved settings and the files of `/lfs1`.
 ///
 /// Layout: `flash.json` (trailers, active slots, an interrupted swap), `flash/image<N>-slot<M>.bin`
-/// (slot contents), `settings.json` (saved settings, base64 values) and `lfs1/` (the files).
+/// (slot contents), `flash/loader.bin` (the firmware loader, in that mode), `settings.json` (saved settings, base64 values) and `lfs1/` (the files).
 struct StateDirectory {
     let url: URL
 
@@ -58,12 +58,21 @@ struct StateDirectory {
             }
             slots.append(pair)
         }
+        var loader: FlashSlot?
+        if configuration.bootloaderMode == .firmwareLoader {
+            let saved = (try? Data(contentsOf: loaderFile)).map {
+                FlashSlot(data: Array($0), trailer: SlotTrailer(magic: true, imageOK: true))
+            }
+            loader = saved ?? MCUbootModel.factoryLoader
+        }
         return MCUbootModel(
             mode: configuration.bootloaderMode,
             slotSize: configuration.slotSize,
             signingKey: configuration.signingKey,
             downgradePrevention: configuration.downgradePrevention,
+            recoveryEntry: configuration.recoveryEntry,
             slots: slots,
+            loader: loader,
             activeSlots: record.activeSlots,
             interruptedSwap: record.interrupted,
             trustedHashes: Set(record.trusted.compactMap(StateDirectory.bytes(fromHex:)))
@@ -79,6 +88,9 @@ struct StateDirectory {
                 let existing = try? Data(contentsOf: file)
                 if existing.map(Array.init) != flash.data { try? Data(flash.data).write(to: file, options: .atomic) }
             }
+        }
+        if let loader = model.loader, (try? Data(contentsOf: loaderFile)).map(Array.init) != loader.data {
+            try? Data(loader.data).write(to: loaderFile, options: .atomic)
         }
         let record = FlashRecord(
             mode: model.mode.rawValue,
@@ -104,6 +116,8 @@ struct StateDirectory {
             try? data.write(to: settingsFile, options: .atomic)
         }
     }
+
+    private var loaderFile: URL { flashFolder.appendingPathComponent("loader.bin") }
 
     private func slotFile(image: Int, slot: Int) -> URL {
         flashFolder.appendingPathComponent("image\(image)-slot\(slot).bin")

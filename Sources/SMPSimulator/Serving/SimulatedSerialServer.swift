@@ -92,14 +92,16 @@ public final class SimulatedSerialServer: Sendable {
         thread.name = "smp-simulator-pty"
         thread.start()
         let framing = self.framing
-        let bufferSize = device.configuration.bufferSize
         let device = self.device
         let stream = self.stream
         let logger = self.logger
         worker.set(
             Task { [self] in
-                var console = SerialFrameDecoder(maximumPacketSize: bufferSize)
-                var raw = SMPStreamDecoder(maximumFrameSize: max(bufferSize, SMPHeader.size))
+                var console = SerialFrameDecoder()
+                var raw = SMPStreamDecoder()
+                // What runs after each boot shapes the receiver: MCUboot's serial recovery keeps
+                // shorter lines and smaller messages than the application.
+                var limits: SimulatedDevice.ReceiveLimits?
                 // Zephyr's serial transport takes a pool buffer when a packet starts and keeps it
                 // until the work queue is done with it: a packet that starts when none is free is
                 // lost. `inProgress` is the packet being received: `.some(nil)` when it found none.
@@ -129,6 +131,18 @@ public final class SimulatedSerialServer: Sendable {
                         // The bytes took this long to arrive over the simulated UART.
                         let time = lineTime(bytes.count)
                         if time > .zero { try? await Task.sleep(for: time) }
+                        let current = await device.receiveLimits
+                        if current != limits {
+                            limits = current
+                            // A line is kept up to its limit less the newline; a longer one is cut.
+                            console = SerialFrameDecoder(
+                                maximumPacketSize: current.bufferSize,
+                                maximumLineLength: current.lineLength.map { $0 - 1 } ?? 4096
+                            )
+                            raw = SMPStreamDecoder(maximumFrameSize: max(current.bufferSize, SMPHeader.size))
+                            if let held = inProgress ?? nil { await device.releaseBuffer(held) }
+                            inProgress = nil
+                        }
                         events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
                     }
                     for event in events {

@@ -53,16 +53,59 @@ struct OSHandlerTests {
         }
     }
 
-    @Test("reset answers, then the device boots again; boot_mode and force are accepted")
+    @Test("reset answers, then the device boots again; force is accepted, as an integer too")
     func reset() async throws {
         var client = try await TestClient()
-        _ = try await client.send(OSManagement.Reset(force: true, bootMode: 1))
+        _ = try await client.send(OSManagement.Reset(force: true))
         // Zephyr reboots after its reset delay, not while answering.
         await client.device.waitUntilAnswering()
         #expect(await client.device.bootCount == 2)
-        #expect(await client.device.lastBootMode == 1)
         // The smp package sends force as an integer; Zephyr ignores what it cannot decode.
         #expect(try await client.payload(group: .os, command: 5, operation: .write, ["force": 1]) == [:])
+    }
+
+    @Test(
+        "boot_mode 1 is kept in retention and MCUboot stops in serial recovery; it clears it, so its reset boots the application"
+    )
+    func resetIntoRecovery() async throws {
+        var client = try await TestClient()
+        _ = try await client.send(OSManagement.Reset(bootMode: 1))
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.stage == .serialRecovery)
+        #expect(await client.device.lastBootMode == 1)
+        // MCUboot's own reset: `rc 0`, then the application.
+        #expect(try await client.payload(group: .os, command: 5, operation: .write, [:]) == ["rc": 0])
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.stage == .application)
+    }
+
+    @Test("without a retention boot mode the key is ignored: a plain reset")
+    func resetWithoutBootMode() async throws {
+        var client = try await TestClient(configuration: .init(retentionBootMode: false))
+        _ = try await client.send(OSManagement.Reset(bootMode: 1))
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.stage == .application)
+        #expect(await client.device.bootCount == 2)
+    }
+
+    @Test("a boot mode above 255 is refused and nothing resets; one that does not decode is ignored")
+    func resetBootModeRange() async throws {
+        var client = try await TestClient()
+        #expect(try await client.payload(group: .os, command: 5, operation: .write, ["boot_mode": 300]) == ["rc": 3])
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.bootCount == 1)
+        #expect(try await client.payload(group: .os, command: 5, operation: .write, ["boot_mode": "one"]) == [:])
+        await client.device.waitUntilAnswering()
+        #expect(await client.device.stage == .application)
+    }
+
+    @Test("a power cycle loses the boot mode: only a reset keeps retention RAM")
+    func powerCycleLosesBootMode() async throws {
+        let device = SimulatedDevice(configuration: .init(resetDelay: .seconds(30)))
+        var client = try await TestClient(device)
+        _ = try await client.send(OSManagement.Reset(bootMode: 1))
+        await device.reset()
+        #expect(await device.stage == .application)
     }
 
     @Test("a reset hook that refuses unless forced answers EBUSY")
