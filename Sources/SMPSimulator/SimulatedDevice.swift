@@ -237,6 +237,9 @@ public actor SimulatedDevice {
             }
             let buffers = outcome.responseBuffers + (item.buffer == nil ? 0 : 1)
             if item.release == .onHandOff { pool.give(buffers) }
+            // Zephyr schedules the reboot in the handler, before the answer goes out: whoever
+            // reads the answer finds the reboot already on its way.
+            if outcome.reset { scheduleReboot() }
             switch item.reply {
             case .direct(let continuation):
                 continuation.resume(returning: outcome.responses)
@@ -250,7 +253,6 @@ public actor SimulatedDevice {
                 await transmit(delivery)
             }
             if item.release == .afterTransmit && generation == boot { pool.give(buffers) }
-            if outcome.reset { scheduleReboot() }
         }
         working = false
     }
