@@ -63,6 +63,12 @@ struct TestClient {
         try await frame(request, version: version).payloadValue()
     }
 
+    /// Sends a typed request and returns the answer's payload as hex, for checks byte for byte of
+    /// what the device writes (key order, indefinite-length maps).
+    mutating func answerHex<R: SMPRequest>(_ request: R, version: SMPVersion = .v2) async throws -> String {
+        TestBytes.hex(Array(try await frame(request, version: version).bytes.dropFirst(SMPHeader.size)))
+    }
+
     /// Sends a request built from a CBOR map (for malformed or hand-shaped requests).
     mutating func payload(
         group: SMPGroup,
@@ -338,5 +344,48 @@ enum BurstShape {
             }
         }
         #expect(Set(received.keys).isSubset(of: Set(expected(count).keys)), sourceLocation: sourceLocation)
+    }
+}
+
+/// An answer the device must write byte for byte: a request sent to a fresh device (after an
+/// optional set-up), and the payload expected, as hex pieces commented with what they say.
+struct AnswerCase: Sendable, CustomTestStringConvertible {
+    typealias Step = @Sendable (inout TestClient) async throws -> Void
+
+    let name: String
+    let configuration: SimulatedDevice.Configuration
+    let exchange: @Sendable (inout TestClient) async throws -> String
+    let expected: [String]
+
+    var testDescription: String { name }
+
+    /// - Parameters:
+    ///   - name: what the case shows.
+    ///   - configuration: the device.
+    ///   - before: requests whose answers are not checked.
+    ///   - request: the request whose answer is checked.
+    ///   - expected: the answer's payload in hex pieces.
+    init<R: SMPRequest>(
+        _ name: String,
+        on configuration: SimulatedDevice.Configuration = .init(),
+        before: Step? = nil,
+        _ request: R,
+        _ expected: [String]
+    ) {
+        self.name = name
+        self.configuration = configuration
+        self.expected = expected
+        exchange = { client in
+            try await before?(&client)
+            return try await client.answerHex(request)
+        }
+    }
+
+    /// Sends the request to a fresh device and compares the answer with the expected bytes.
+    func check() async throws {
+        var client = try await TestClient(configuration: configuration)
+        let answer = try await exchange(&client)
+        let expectedAnswer = expected.joined()
+        #expect(answer == expectedAnswer, "\(name)")
     }
 }
