@@ -1,9 +1,11 @@
+import SMPBytes
+
 /// A file that is not a usable MCUboot image, firmware package, SUIT envelope or key.
 ///
 /// Every malformed input maps to one specific ``Code``; the ``message`` says what was expected
 /// and what was found (with byte offsets where they help). Equality compares ``code`` only, so
 /// tests can write `#expect(throws: MCUbootError(.tlvOutOfBounds))`.
-public struct MCUbootError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct MCUbootError: CodedError {
     /// What went wrong. An open set: codes can be added without breaking callers.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
@@ -94,12 +96,5 @@ public struct MCUbootError: Error, Sendable, Hashable, CustomStringConvertible {
         self.cause = cause
     }
 
-    public var description: String {
-        var text = message.isEmpty ? "MCUboot: \(code)" : "MCUboot: \(code): \(message)"
-        if let cause { text += " (\(cause))" }
-        return text
-    }
-
-    public static func == (lhs: MCUbootError, rhs: MCUbootError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { codedDescription(prefix: "MCUboot: ") }
 }

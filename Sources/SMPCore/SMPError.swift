@@ -1,8 +1,10 @@
+import SMPBytes
+
 /// A failure of the SMP layer itself: a malformed header, frame, payload or serial line.
 ///
 /// Not a device refusal (that is ``SMPDeviceError``). Equality compares ``code`` only, so tests
 /// can write `#expect(throws: SMPError(.badCRC))`.
-public struct SMPError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SMPError: CodedError {
     /// What went wrong. An open set: codes can be added without breaking callers.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
@@ -80,12 +82,5 @@ public struct SMPError: Error, Sendable, Hashable, CustomStringConvertible {
         self.cause = cause
     }
 
-    public var description: String {
-        var text = message.isEmpty ? "SMP: \(code)" : "SMP: \(code): \(message)"
-        if let cause { text += " (\(cause))" }
-        return text
-    }
-
-    public static func == (lhs: SMPError, rhs: SMPError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { codedDescription(prefix: "SMP: ") }
 }

@@ -1,8 +1,10 @@
+import SMPBytes
+
 /// A failure below SMP: the link could not be opened, dropped, or did not answer in time. (A
 /// transfer the device itself stalled or rejected is the client's `SMPTransferError`.)
 ///
 /// Equality compares ``code`` only.
-public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SMPTransportError: CodedError {
     /// What went wrong. An open set.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
@@ -64,12 +66,5 @@ public struct SMPTransportError: Error, Sendable, Hashable, CustomStringConverti
         self.cause = cause
     }
 
-    public var description: String {
-        var text = message.isEmpty ? "\(code)" : "\(code): \(message)"
-        if let cause { text += " (\(cause))" }
-        return text
-    }
-
-    public static func == (lhs: SMPTransportError, rhs: SMPTransportError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { codedDescription() }
 }

@@ -149,34 +149,17 @@ public final class UDPSocket: Sendable {
     ///   - port: the local port; 0 lets the system choose (read it back from ``localAddress``).
     /// - Throws: ``SystemCallError`` from name resolution, `socket` or `bind` (`EADDRINUSE` when
     ///   another socket holds the port).
-    public init(bindingTo host: String, port: UInt16) throws(SystemCallError) {
+    public convenience init(bindingTo host: String, port: UInt16) throws(SystemCallError) {
         let candidates = try SocketAddress.resolve(host: host, port: port, passive: true)
-        var lastError = SystemCallError("bind", "\(host):\(port)", code: EADDRNOTAVAIL)
-        for candidate in candidates {
-            let fd = UDPSocket.makeSocket(family: candidate.family)
-            guard fd >= 0 else {
-                lastError = .errno("socket", candidate.description)
-                continue
-            }
+        try self.init(candidates, "bind", "\(host):\(port)", connected: false) { fd, candidate in
             // No SO_REUSEADDR: on Linux it lets a second UDP socket bind the same port and steal
             // datagrams; an address in use must be an error.
             var one: Int32 = 1
             if candidate.isIPv6 {
                 _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
             }
-            let bound = candidate.withSockaddr { bind(fd, $0, socklen_t(candidate.storage.count)) }
-            if bound != 0 {
-                lastError = .errno("bind", candidate.description)
-                _ = systemClose(fd)
-                continue
-            }
-            setNonBlocking(fd)
-            descriptor = FileDescriptor(fd)
-            localAddress = UDPSocket.localAddress(of: fd) ?? candidate
-            remoteAddress = nil
-            return
+            return candidate.withSockaddr { bind(fd, $0, socklen_t(candidate.storage.count)) }
         }
-        throw lastError
     }
 
     /// Creates a socket connected to one peer: ``send(_:)`` goes there and only its datagrams
@@ -185,25 +168,45 @@ public final class UDPSocket: Sendable {
     ///   - host: the peer's name or address; IPv6 with or without brackets.
     ///   - port: the peer's port.
     /// - Throws: ``SystemCallError`` from name resolution, `socket` or `connect`.
-    public init(connectingTo host: String, port: UInt16) throws(SystemCallError) {
+    public convenience init(connectingTo host: String, port: UInt16) throws(SystemCallError) {
         let candidates = try SocketAddress.resolve(host: host, port: port)
-        var lastError = SystemCallError("connect", "\(host):\(port)", code: EADDRNOTAVAIL)
+        try self.init(candidates, "connect", "\(host):\(port)", connected: true) { fd, candidate in
+            candidate.withSockaddr { connect(fd, $0, socklen_t(candidate.storage.count)) }
+        }
+    }
+
+    /// Tries the addresses in turn: a socket of the address's family, then `attach` (`bind` or
+    /// `connect`); the first socket attached is kept, non-blocking.
+    /// - Parameters:
+    ///   - candidates: the resolved addresses.
+    ///   - call: the attaching call's name, for errors.
+    ///   - subject: what was asked for, for the error when no address was tried.
+    ///   - connected: whether the address is the peer's (`connect`) rather than ours (`bind`).
+    ///   - attach: binds or connects a socket to an address; 0 on success, else `errno` is set.
+    /// - Throws: ``SystemCallError`` of the last address's failure.
+    private init(
+        _ candidates: [SocketAddress],
+        _ call: String,
+        _ subject: String,
+        connected: Bool,
+        _ attach: (Int32, SocketAddress) -> Int32
+    ) throws(SystemCallError) {
+        var lastError = SystemCallError(call, subject, code: EADDRNOTAVAIL)
         for candidate in candidates {
             let fd = UDPSocket.makeSocket(family: candidate.family)
             guard fd >= 0 else {
                 lastError = .errno("socket", candidate.description)
                 continue
             }
-            let connected = candidate.withSockaddr { connect(fd, $0, socklen_t(candidate.storage.count)) }
-            if connected != 0 {
-                lastError = .errno("connect", candidate.description)
+            if attach(fd, candidate) != 0 {
+                lastError = .errno(call, candidate.description)
                 _ = systemClose(fd)
                 continue
             }
             setNonBlocking(fd)
             descriptor = FileDescriptor(fd)
             localAddress = UDPSocket.localAddress(of: fd) ?? candidate
-            remoteAddress = candidate
+            remoteAddress = connected ? candidate : nil
             return
         }
         throw lastError

@@ -29,7 +29,13 @@ public struct SerialTransport: SMPTransport {
     /// buffer takes with console framing) until the device reports its `buf_size`, then that
     /// less the framing; a number fixes the limit (the `mtu=` of a serial URL).
     public let maximumFrameSize: Int?
+    /// The clock that times raw framing's quiet period.
+    public let clock: SMPClock
     private let logger: Logger
+
+    /// With raw framing, the silence after which the start of a message is dropped, as the
+    /// device drops its own.
+    static let rawQuietPeriod = Duration.milliseconds(100)
 
     /// Creates a transport.
     /// - Parameters:
@@ -38,17 +44,21 @@ public struct SerialTransport: SMPTransport {
     ///   - framing: console (default) or raw.
     ///   - maximumFrameSize: a fixed message limit; `nil` follows the device's `buf_size`.
     ///   - logger: logger (label `mcumgr.transport.serial` by default).
+    ///   - clock: times raw framing's quiet period (100 ms): the continuous clock by default, a
+    ///     manual one in tests. The port is read in real time whatever the clock.
     public init(
         path: String,
         baudRate: Int = 115_200,
         framing: Framing = .console(),
         maximumFrameSize: Int? = nil,
-        logger: Logger? = nil
+        logger: Logger? = nil,
+        clock: SMPClock = .continuous
     ) {
         self.path = path
         self.baudRate = baudRate
         self.framing = framing
         self.maximumFrameSize = maximumFrameSize
+        self.clock = clock
         self.logger = logger ?? Logger(label: "mcumgr.transport.serial")
     }
 
@@ -73,17 +83,19 @@ public struct SerialTransport: SMPTransport {
         case .console(let lineLength):
             return SerialConnection(
                 port: port,
-                decoder: SerialFrameDecoder(),
+                receiver: SerialReceiver(SerialFrameDecoder(), quietPeriod: nil, now: clock.elapsed()),
                 lineLength: lineLength,
                 maximumFrameSize: maximumFrameSize,
+                clock: clock,
                 logger: logger
             )
         case .raw:
             return SerialConnection(
                 port: port,
-                decoder: SMPStreamDecoder(),
+                receiver: SerialReceiver(SMPStreamDecoder(), quietPeriod: Self.rawQuietPeriod, now: clock.elapsed()),
                 lineLength: nil,
                 maximumFrameSize: maximumFrameSize,
+                clock: clock,
                 logger: logger
             )
         }
@@ -100,7 +112,14 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
     private let lineLength: Int?
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
 
-    init(port: SerialPort, decoder: Decoder, lineLength: Int?, maximumFrameSize: Int?, logger: Logger) {
+    init(
+        port: SerialPort,
+        receiver: SerialReceiver<Decoder>,
+        lineLength: Int?,
+        maximumFrameSize: Int?,
+        clock: SMPClock,
+        logger: Logger
+    ) {
         self.port = port
         self.lineLength = lineLength
         self.maximumFrameSize = maximumFrameSize ?? 380
@@ -109,21 +128,20 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
         self.deviceBufferOverhead = lineLength == nil ? 0 : SerialFraming.packetOverhead
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         let continuation = self.continuation
-        let state = DecoderBox(decoder)
-        let isRaw = lineLength == nil
         BlockingReadLoop.start(name: "mcumgr.serial.read") {
             guard !port.isClosed else {
                 continuation.finish()
                 return false
             }
             do {
-                let bytes = try port.read(timeout: .milliseconds(100))
+                // The read waits in real time (short slices, to notice a close); the quiet period
+                // is measured on the clock.
+                let bytes = try port.read(timeout: SerialTransport.rawQuietPeriod)
                 if bytes.isEmpty {
-                    // A raw receiver drops a partial message after a quiet period, as the device does.
-                    if isRaw { state.reset() }
+                    receiver.idle(at: clock.elapsed())
                     return true
                 }
-                for event in state.feed(bytes) {
+                for event in receiver.receive(bytes, at: clock.elapsed()) {
                     switch event {
                     case .frame(let frame): continuation.yield(frame)
                     case .console(let line):
@@ -158,13 +176,4 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
         port.close()
         continuation.finish()
     }
-}
-
-/// The framer's state, used only by the connection's read thread.
-private final class DecoderBox<Decoder: SMPFrameDecoding>: @unchecked Sendable {
-    // Only the single read thread touches `decoder`.
-    private var decoder: Decoder
-    init(_ decoder: Decoder) { self.decoder = decoder }
-    func feed(_ bytes: [UInt8]) -> [SMPFramingEvent] { decoder.feed(bytes) }
-    func reset() { decoder.reset() }
 }

@@ -80,6 +80,18 @@ extension CBORMap {
         // once in every test of that command.
         self = (try? CBOREncoder().encodeToValue(response).mapValue) ?? CBORMap()
     }
+
+    /// A response's map after a management return code. Some handlers write `rc` into their
+    /// success answers, first: Zephyr 3.4's statistics handlers (`"rc": 0`) and nRF's SUIT upload
+    /// handlers (0, or 1 with the offset they expect). `rc` belongs to the error envelope, not to
+    /// any response type, so it is written here, where the envelope's other answers are built.
+    /// - Parameters:
+    ///   - returnCode: the code written first.
+    ///   - response: the response whose keys follow.
+    init(returnCode: SMPReturnCode, response: some Encodable) {
+        self = ResponseEncoding.failureMap(.management(returnCode), legacy: false)
+        entries += CBORMap(response: response).entries
+    }
 }
 
 /// How a handler refuses a request.

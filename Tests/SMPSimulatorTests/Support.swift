@@ -63,6 +63,12 @@ struct TestClient {
         try await frame(request, version: version).payloadValue()
     }
 
+    /// Sends a typed request and returns the answer's payload as hex, for checks byte for byte of
+    /// what the device writes (key order, indefinite-length maps).
+    mutating func answerHex<R: SMPRequest>(_ request: R, version: SMPVersion = .v2) async throws -> String {
+        TestBytes.hex(Array(try await frame(request, version: version).bytes.dropFirst(SMPHeader.size)))
+    }
+
     /// Sends a request built from a CBOR map (for malformed or hand-shaped requests).
     mutating func payload(
         group: SMPGroup,
@@ -105,62 +111,6 @@ struct TestClient {
             match = response.match
         }
         return match
-    }
-}
-
-/// Collects the frames of a connection in the background.
-final class FrameCollector: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var frames: [[UInt8]] = []
-    private(set) var finished = false
-    private var task: Task<Void, Never>?
-
-    init(_ stream: AsyncThrowingStream<[UInt8], any Error>) {
-        task = Task { [weak self] in
-            do {
-                for try await frame in stream { self?.append(frame) }
-            } catch {}
-            self?.finish()
-        }
-    }
-
-    deinit { task?.cancel() }
-
-    private func append(_ frame: [UInt8]) {
-        lock.lock()
-        frames.append(frame)
-        lock.unlock()
-    }
-
-    private func finish() {
-        lock.lock()
-        finished = true
-        lock.unlock()
-    }
-
-    var isFinished: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return finished
-    }
-
-    private func take() -> [UInt8]? {
-        lock.lock()
-        defer { lock.unlock() }
-        return frames.isEmpty ? nil : frames.removeFirst()
-    }
-
-    /// Frames received and not yet taken, without waiting.
-    var pendingCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return frames.count
-    }
-
-    /// The next frame, waiting up to `timeout` (polled: the frames come from a real socket).
-    func next(timeout: Duration) async -> [UInt8]? {
-        (try? await RealIO.poll(timeout: timeout, every: .milliseconds(1)) { take() }) ?? nil
     }
 }
 
@@ -338,5 +288,48 @@ enum BurstShape {
             }
         }
         #expect(Set(received.keys).isSubset(of: Set(expected(count).keys)), sourceLocation: sourceLocation)
+    }
+}
+
+/// An answer the device must write byte for byte: a request sent to a fresh device (after an
+/// optional set-up), and the payload expected, as hex pieces commented with what they say.
+struct AnswerCase: Sendable, CustomTestStringConvertible {
+    typealias Step = @Sendable (inout TestClient) async throws -> Void
+
+    let name: String
+    let configuration: SimulatedDevice.Configuration
+    let exchange: @Sendable (inout TestClient) async throws -> String
+    let expected: [String]
+
+    var testDescription: String { name }
+
+    /// - Parameters:
+    ///   - name: what the case shows.
+    ///   - configuration: the device.
+    ///   - before: requests whose answers are not checked.
+    ///   - request: the request whose answer is checked.
+    ///   - expected: the answer's payload in hex pieces.
+    init<R: SMPRequest>(
+        _ name: String,
+        on configuration: SimulatedDevice.Configuration = .init(),
+        before: Step? = nil,
+        _ request: R,
+        _ expected: [String]
+    ) {
+        self.name = name
+        self.configuration = configuration
+        self.expected = expected
+        exchange = { client in
+            try await before?(&client)
+            return try await client.answerHex(request)
+        }
+    }
+
+    /// Sends the request to a fresh device and compares the answer with the expected bytes.
+    func check() async throws {
+        var client = try await TestClient(configuration: configuration)
+        let answer = try await exchange(&client)
+        let expectedAnswer = expected.joined()
+        #expect(answer == expectedAnswer, "\(name)")
     }
 }

@@ -139,6 +139,18 @@ extension SMPClient {
             report(.windowChanged(change))
         }
 
+        /// Counts a reopening of the session and reports why; past the limit the upload fails.
+        /// - Parameters:
+        ///   - reason: why the session is opened again.
+        ///   - code: the failure's code.
+        ///   - failure: the failure's message, given the number of reopenings.
+        /// - Throws: ``SMPTransferError`` once the session was reopened more often than allowed.
+        func restart(_ reason: String, failing code: SMPTransferError.Code, _ failure: (Int) -> String) throws {
+            restarts += 1
+            guard restarts <= options.maximumRestarts else { throw SMPTransferError(code, failure(restarts)) }
+            report(.restarted(reason: reason))
+        }
+
         func summarize(sent: Int, resumedAt: Int) {
             guard !changes.isEmpty else { return }
             let smallest = changes.map(\.to).min() ?? window.size
@@ -194,14 +206,9 @@ extension SMPClient {
             sentBefore += firstSize
             if resumed == 0 && firstSize > 0 {
                 // The device kept nothing of the opening chunk; open the session again.
-                restarts += 1
-                guard restarts <= options.maximumRestarts else {
-                    throw SMPTransferError(
-                        .stalled,
-                        "the device accepted none of the first chunk \(restarts) times"
-                    )
+                try restart("the device kept nothing of the opening chunk", failing: .stalled) {
+                    "the device accepted none of the first chunk \($0) times"
                 }
-                report(.restarted(reason: "the device kept nothing of the opening chunk"))
                 continue session
             }
             if resumed > firstSize {
@@ -298,15 +305,11 @@ extension SMPClient {
                         "the device stopped advancing; reopening the session",
                         metadata: ["confirmed": "\(state.confirmed)"]
                     )
-                    restarts += 1
-                    guard restarts <= options.maximumRestarts else {
-                        throw SMPTransferError(
-                            .stalled,
-                            "the device stopped accepting data at offset \(state.confirmed)"
-                        )
+                    let confirmed = state.confirmed
+                    try restart("the device stopped advancing at offset \(confirmed)", failing: .stalled) { _ in
+                        "the device stopped accepting data at offset \(confirmed)"
                     }
                     sentBefore += state.bytesSent
-                    report(.restarted(reason: "the device stopped advancing at offset \(state.confirmed)"))
                     continue session
                 }
                 if state.inFlight.isEmpty && !state.hasMoreToSend && !state.isFinished {
@@ -339,15 +342,10 @@ extension SMPClient {
                             return
                         }
                         logger.debug("the device lost the upload session; opening it again")
-                        restarts += 1
-                        guard restarts <= options.maximumRestarts else {
-                            throw SMPTransferError(
-                                .sessionLost,
-                                "the device restarted the upload session \(restarts) times"
-                            )
+                        try restart("the device answered offset 0 mid-transfer", failing: .sessionLost) {
+                            "the device restarted the upload session \($0) times"
                         }
                         sentBefore += state.bytesSent
-                        report(.restarted(reason: "the device answered offset 0 mid-transfer"))
                         continue session
                     case .proceed(let abandon):
                         if !abandon.isEmpty {

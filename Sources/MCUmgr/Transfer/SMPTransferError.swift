@@ -1,10 +1,12 @@
+import SMPBytes
+
 /// A transfer that failed although the link carried every frame: the device stopped accepting
 /// data, kept losing its session, or its own check of the finished upload failed. Link failures
 /// during a transfer stay ``SMPTransportError`` (timeout, disconnected) and refusals
 /// `SMPDeviceError`.
 ///
 /// Equality compares ``code`` only.
-public struct SMPTransferError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SMPTransferError: CodedError {
     /// What went wrong. An open set.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
@@ -45,8 +47,5 @@ public struct SMPTransferError: Error, Sendable, Hashable, CustomStringConvertib
         self.message = message
     }
 
-    public var description: String { message.isEmpty ? "\(code)" : "\(code): \(message)" }
-
-    public static func == (lhs: SMPTransferError, rhs: SMPTransferError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { codedDescription() }
 }

@@ -101,14 +101,14 @@ public enum OSManagement: SMPManagementGroup {
             public var id: UInt64
             /// Numeric task state, RTOS specific (wire key `state`, always present).
             public var state: UInt64
-            /// Stack used, in 4-byte words on Zephyr (wire key `stkuse`, optional).
-            public var stackUsed: UInt64?
             /// Stack size, in 4-byte words on Zephyr (wire key `stksiz`, optional).
             public var stackSize: UInt64?
-            /// Number of context switches (wire key `cswcnt`, optional).
-            public var contextSwitches: UInt64?
+            /// Stack used, in 4-byte words on Zephyr (wire key `stkuse`, optional).
+            public var stackUsed: UInt64?
             /// Run time in ticks (wire key `runtime`, optional).
             public var runtime: UInt64?
+            /// Number of context switches (wire key `cswcnt`, optional).
+            public var contextSwitches: UInt64?
             /// Last watchdog check-in; always 0 on Zephyr (wire key `last_checkin`, optional).
             public var lastCheckin: UInt64?
             /// Next watchdog check-in; always 0 on Zephyr (wire key `next_checkin`, optional).
@@ -137,14 +137,17 @@ public enum OSManagement: SMPManagementGroup {
                 self.nextCheckin = nextCheckin
             }
 
+            // Encoded in the order Zephyr's `os_mgmt.c` writes the fields (stack size before
+            // stack use, run time before context switches), so a simulated device answers
+            // byte for byte as Zephyr does; decoding takes any order.
             enum CodingKeys: String, CodingKey {
                 case priority = "prio"
                 case id = "tid"
                 case state
-                case stackUsed = "stkuse"
                 case stackSize = "stksiz"
-                case contextSwitches = "cswcnt"
+                case stackUsed = "stkuse"
                 case runtime
+                case contextSwitches = "cswcnt"
                 case lastCheckin = "last_checkin"
                 case nextCheckin = "next_checkin"
             }

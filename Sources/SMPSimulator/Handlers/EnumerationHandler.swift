@@ -34,24 +34,24 @@ enum EnumerationHandler {
         guard index < groups.count else {
             throw .group(.enumeration, EnumerationManagement.ReturnCode.indexTooLarge.rawValue)
         }
-        var map = CBORMap()
-        map.put("group", Int(groups[index].group.rawValue))
-        if index == groups.count - 1 { map.put("end", true) }
-        return map
+        let isLast = index == groups.count - 1
+        return CBORMap(
+            response: EnumerationManagement.GroupAtIndex.Response(
+                group: groups[index].group.rawValue,
+                end: isLast ? true : nil
+            )
+        )
     }
 
     static func details(_ request: SMPServerRequest) throws(HandlerFailure) -> CBORMap {
         let wanted = try request.decode(EnumerationManagement.GroupDetails.self).groups
-        var details: [CBOR] = []
-        for entry in DeviceCore.handlerGroups where wanted?.contains(entry.group.rawValue) ?? true {
-            var item = CBORMap()
-            item.put("group", Int(entry.group.rawValue))
-            item.put("name", entry.name)
-            item.put("handlers", entry.handlerCount)
-            details.append(.map(item))
+        let details = DeviceCore.handlerGroups.filter { wanted?.contains($0.group.rawValue) ?? true }.map {
+            EnumerationManagement.GroupDetails.Details(
+                group: $0.group.rawValue,
+                name: $0.name,
+                handlers: UInt32(clamping: $0.handlerCount)
+            )
         }
-        var map = CBORMap()
-        map.put("groups", .array(details))
-        return map
+        return CBORMap(response: EnumerationManagement.GroupDetails.Response(groups: details))
     }
 }

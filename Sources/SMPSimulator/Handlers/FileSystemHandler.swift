@@ -77,12 +77,14 @@ enum FileSystemHandler {
             throw fail(.fileReadFailed)
         }
         device.fileTransfer?.offset = offset + data.count
-        var map = CBORMap()
-        map.put("off", offset)
-        map.put("data", bytes: data)
-        if offset == 0 { map.put("len", transfer.length) }
         if transfer.length > 0 && offset + data.count >= transfer.length { device.fileTransfer = nil }
-        return map
+        return CBORMap(
+            response: FileManagement.Download.Response(
+                offset: UInt64(offset),
+                data: Data(data),
+                length: offset == 0 ? UInt64(transfer.length) : nil
+            )
+        )
     }
 
     static func upload(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
@@ -118,6 +120,8 @@ enum FileSystemHandler {
             transfer.offset = (try? fileLength(upload.name, device: device).1) ?? 0
         }
         if offset > 0 && offset != transfer.offset {
+            // The refusal carries the offset the device expects under `len`, a key of the error
+            // answer alone (no response type has it in that sense).
             var extra = CBORMap()
             extra.put("len", transfer.offset)
             device.fileTransfer = nil
@@ -138,18 +142,14 @@ enum FileSystemHandler {
         }
         device.fileTransfer = transfer
         if transfer.length > 0 && transfer.offset >= transfer.length { device.fileTransfer = nil }
-        var map = CBORMap()
-        map.put("off", transfer.offset)
-        return map
+        return CBORMap(response: FileManagement.Upload.Response(offset: UInt64(transfer.offset)))
     }
 
     static func status(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
         let status = try request.decode(FileManagement.Status.self)
         try checkName(status.name)
         let (_, size) = try fileLength(status.name, device: device)
-        var map = CBORMap()
-        map.put("len", size)
-        return map
+        return CBORMap(response: FileManagement.Status.Response(length: UInt64(size)))
     }
 
     static func hash(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
@@ -166,34 +166,25 @@ enum FileSystemHandler {
         let count = min(size - offset, Int(clamping: hash.length ?? UInt64(Int.max)))
         guard size > 0 else { throw fail(.fileEmpty) }
         let bytes = device.files.read(url, offset: offset, count: count) ?? []
-        var map = CBORMap()
-        map.put("type", type.rawValue)
-        if offset != 0 { map.put("off", offset) }
-        map.put("len", bytes.count)
-        if type == .crc32 {
-            map.put("output", Int(CRC32.checksum(bytes)))
-        } else {
-            map.put("output", bytes: ImageHashAlgorithm.sha256.hash(bytes))
-        }
-        return map
+        return CBORMap(
+            response: FileManagement.Hash.Response(
+                type: type,
+                offset: offset != 0 ? UInt64(offset) : nil,
+                length: UInt64(bytes.count),
+                output: type == .crc32
+                    ? .checksum(UInt64(CRC32.checksum(bytes))) : .digest(Data(ImageHashAlgorithm.sha256.hash(bytes)))
+            )
+        )
     }
 
     /// The hash types built in: `crc32`, and `sha256` with `CONFIG_MCUMGR_GRP_FS_HASH_SHA256`.
     static func supportedHashes(_ device: DeviceCore) -> CBORMap {
-        var crc = CBORMap()
-        crc.put("format", 0)
-        crc.put("size", 4)
-        var types = CBORMap()
-        types.put("crc32", .map(crc))
+        typealias TypeInfo = FileManagement.SupportedHashTypes.TypeInfo
+        var types: SMPNamedValues<TypeInfo> = ["crc32": TypeInfo(format: TypeInfo.numericFormat, size: 4)]
         if device.configuration.fileHashSHA256 {
-            var sha = CBORMap()
-            sha.put("format", 1)
-            sha.put("size", 32)
-            types.put("sha256", .map(sha))
+            types["sha256"] = TypeInfo(format: TypeInfo.byteArrayFormat, size: 32)
         }
-        var map = CBORMap()
-        map.put("types", .map(types))
-        return map
+        return CBORMap(response: FileManagement.SupportedHashTypes.Response(types: types))
     }
 }
 

@@ -26,24 +26,20 @@ enum ImageHandler {
 
     /// The state list, every flag written, then `splitStatus: 0` (Zephyr without the frugal list).
     static func stateList(_ device: DeviceCore) -> CBORMap {
-        var images: [CBOR] = []
-        for state in device.bootloader.stateList() {
-            var entry = CBORMap()
-            if let image = state.image { entry.put("image", image) }
-            entry.put("slot", state.slot)
-            entry.put("version", state.version)
-            if let hash = state.hash { entry.put("hash", bytes: hash) }
-            entry.put("bootable", state.isBootable)
-            entry.put("pending", state.isPending)
-            entry.put("confirmed", state.isConfirmed)
-            entry.put("active", state.isActive)
-            entry.put("permanent", state.isPermanent)
-            images.append(.map(entry))
+        let images = device.bootloader.stateList().map { state in
+            ImageManagement.SlotState(
+                image: state.image,
+                slot: state.slot,
+                version: state.version,
+                hash: state.hash,
+                bootable: state.isBootable,
+                pending: state.isPending,
+                confirmed: state.isConfirmed,
+                active: state.isActive,
+                permanent: state.isPermanent
+            )
         }
-        var map = CBORMap()
-        map.put("images", .array(images))
-        map.put("splitStatus", 0)
-        return map
+        return CBORMap(response: ImageManagement.StateRead.Response(images: images, splitStatus: 0))
     }
 
     static func setState(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {
@@ -79,9 +75,7 @@ enum ImageHandler {
         case .refuse(let code):
             throw .group(.image, code)
         case .answerOffset(let offset):
-            var response = CBORMap()
-            response.put("off", offset)
-            return response
+            return CBORMap(response: ImageManagement.Upload.Response(offset: UInt64(clamping: offset)))
         case .start(let session, let erase):
             if erase {
                 device.bootloader.erase(image: session.image, slot: session.slot)
@@ -110,19 +104,20 @@ enum ImageHandler {
         device.bootloader.write(image: written.image, slot: written.slot, offset: written.offset, bytes: stored)
         effects.flashTime += flashDuration(bytes: chunk.data.count, rate: device.configuration.writeBytesPerSecond)
         device.upload?.offset = written.offset + chunk.data.count
-        var response = CBORMap()
-        guard let session = device.upload else { return response }
-        response.put("off", session.offset)
+        guard let session = device.upload else { return CBORMap() }
+        var match: Bool?
         if session.offset >= session.length {
             // Done: the session ends; with image check the whole upload is hashed against `sha`.
             if device.configuration.imageCheck && !session.sha.isEmpty {
                 let data = device.bootloader.slots[session.image][session.slot].data.prefix(session.length)
                 let digest = ImageHashAlgorithm.sha256.hash(Array(data))
-                response.put("match", Array(digest.prefix(session.sha.count)) == session.sha)
+                match = Array(digest.prefix(session.sha.count)) == session.sha
             }
             device.upload = nil
         }
-        return response
+        return CBORMap(
+            response: ImageManagement.Upload.Response(offset: UInt64(clamping: session.offset), match: match)
+        )
     }
 
     static func erase(
@@ -151,24 +146,15 @@ enum ImageHandler {
     }
 
     static func slotInfo(_ device: DeviceCore) -> CBORMap {
-        var images: [CBOR] = []
-        for image in 0..<device.bootloader.imageCount {
-            var slots: [CBOR] = []
-            for slot in 0..<device.bootloader.slotsPerImage {
-                var entry = CBORMap()
-                entry.put("slot", slot)
-                entry.put("size", device.configuration.slotSize)
-                slots.append(.map(entry))
-            }
-            var entry = CBORMap()
-            entry.put("image", image)
-            entry.put("slots", .array(slots))
-            entry.put("max_image_size", device.configuration.slotSize)
-            images.append(.map(entry))
+        let size = UInt64(clamping: device.configuration.slotSize)
+        let images = (0..<device.bootloader.imageCount).map { image in
+            ImageManagement.SlotInfo.Image(
+                image: UInt32(image),
+                slots: (0..<device.bootloader.slotsPerImage).map { .init(slot: UInt32($0), size: size) },
+                maxImageSize: size
+            )
         }
-        var map = CBORMap()
-        map.put("images", .array(images))
-        return map
+        return CBORMap(response: ImageManagement.SlotInfo.Response(images: images))
     }
 
     static func flashDuration(bytes: Int, rate: Double?) -> Duration {

@@ -42,36 +42,35 @@ enum OSHandler {
     ]
 
     static func taskStatistics(_ device: DeviceCore) -> CBORMap {
-        var tasks = CBORMap()
+        var tasks = SMPNamedValues<OSManagement.TaskStatistics.Task>()
         for (index, thread) in threads.enumerated() {
-            var entry = CBORMap()
-            entry.put("prio", thread.priority < 0 ? 256 + thread.priority : thread.priority)
-            entry.put("tid", index)
-            entry.put("state", thread.state)
-            entry.put("stksiz", thread.stackSize)
-            entry.put("stkuse", thread.stackUsed)
-            entry.put("runtime", device.requestCount * (index + 1) * 1_000)
-            entry.put("cswcnt", device.requestCount * (index + 1))
-            entry.put("last_checkin", 0)
-            entry.put("next_checkin", 0)
-            tasks.put(thread.name, .map(entry))
+            let work = device.requestCount * (index + 1)
+            let task = OSManagement.TaskStatistics.Task(
+                // Without CONFIG_MCUMGR_GRP_OS_TASKSTAT_SIGNED_PRIORITY the priority goes out as
+                // an unsigned byte.
+                priority: thread.priority < 0 ? 256 + thread.priority : thread.priority,
+                id: UInt64(index),
+                state: UInt64(thread.state),
+                stackUsed: UInt64(thread.stackUsed),
+                stackSize: UInt64(thread.stackSize),
+                contextSwitches: UInt64(clamping: work),
+                runtime: UInt64(clamping: work * 1_000),
+                lastCheckin: 0,
+                nextCheckin: 0
+            )
+            tasks.entries.append(.init(name: thread.name, value: task))
         }
-        var map = CBORMap()
-        map.put("tasks", .map(tasks))
-        return map
+        return CBORMap(response: OSManagement.TaskStatistics.Response(tasks: tasks))
     }
 
     static func memoryPools() -> CBORMap {
-        var pool = CBORMap()
-        pool.put("blksiz", 1)
-        pool.put("nblks", 16_384)
-        pool.put("nfree", 12_288)
-        pool.put("min", 11_008)
-        var pools = CBORMap()
-        pools.put("_system_heap", .map(pool))
-        var map = CBORMap()
-        map.put("mpools", .map(pools))
-        return map
+        let heap = OSManagement.MemoryPoolStatistics.Pool(
+            blockSize: 1,
+            blockCount: 16_384,
+            freeBlocks: 12_288,
+            minimumFreeBlocks: 11_008
+        )
+        return CBORMap(response: OSManagement.MemoryPoolStatistics.Response(pools: ["_system_heap": heap]))
     }
 
     static func dateTime(_ device: DeviceCore) -> CBORMap {
@@ -174,9 +173,7 @@ enum OSHandler {
         if letters.contains("a") { letters = Set(order.map(\.letter)) }
         if letters.isEmpty { letters = ["s"] }
         let output = order.filter { letters.contains($0.letter) }.map(\.value).joined(separator: " ")
-        var map = CBORMap()
-        map.put("output", output)
-        return map
+        return CBORMap(response: OSManagement.ApplicationInfo.Response(output: output))
     }
 
     /// Bootloader info: the name, or with `query: "mode"` the MCUboot mode and `no-downgrade`
@@ -184,17 +181,18 @@ enum OSHandler {
     /// the observed server.
     static func bootloaderInfo(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
         guard device.configuration.hasBootloaderInfo else { throw .management(.notSupported) }
-        let query = try request.map().text("query")
-        var map = CBORMap()
-        switch query {
+        let answer: OSManagement.BootloaderInfo.Response
+        switch try request.decode(OSManagement.BootloaderInfo.self).query {
         case nil:
-            map.put("bootloader", "MCUboot")
+            answer = .init(bootloader: "MCUboot")
         case "mode"?:
-            map.put("mode", device.configuration.bootloaderMode.mcubootModeValue)
-            if device.configuration.reportsNoDowngrade { map.put("no-downgrade", true) }
+            answer = .init(
+                mode: .init(rawValue: device.configuration.bootloaderMode.mcubootModeValue),
+                noDowngrade: device.configuration.reportsNoDowngrade ? true : nil
+            )
         default:
             throw .group(.os, OSManagement.ReturnCode.queryYieldsNoAnswer.rawValue)
         }
-        return map
+        return CBORMap(response: answer)
     }
 }

@@ -37,11 +37,7 @@ enum SUITHandler {
         name: "suitfu mgmt",
         routes: [
             Route(SUITManagement.ManifestList.self) { _, _, _ in
-                var manifest = CBORMap()
-                manifest.put("role", Int(applicationRootRole))
-                var map = CBORMap()
-                map.put("manifests", .array([.map(manifest)]))
-                return map
+                CBORMap(response: SUITManagement.ManifestList.Response(manifests: [.init(role: applicationRootRole)]))
             },
             Route(SUITManagement.ManifestState.self) { request, device, _ throws(HandlerFailure) in
                 try manifestState(request, device: device)
@@ -50,19 +46,22 @@ enum SUITHandler {
                 try envelopeUpload(request, device: &device)
             },
             Route(SUITManagement.MissingImageState.self) { _, device, _ in
-                var map = CBORMap()
-                if let pending = device.suit.pendingRequest {
-                    map.put("stream_session_id", Int(pending.session))
-                    map.put("resource_id", bytes: Array(pending.resource.utf8))
-                }
-                return map
+                let pending = device.suit.pendingRequest
+                return CBORMap(
+                    response: SUITManagement.MissingImageState.Response(
+                        streamSessionID: pending?.session,
+                        resourceID: pending.map { Data($0.resource.utf8) }
+                    )
+                )
             },
             Route(SUITManagement.MissingImageUpload.self) { request, device, _ throws(HandlerFailure) in
                 try resourceUpload(request, device: &device)
             },
             Route(SUITManagement.CacheRawUpload.self) { request, _, _ throws(HandlerFailure) in
                 let chunk = try request.decode(SUITManagement.CacheRawUpload.self)
-                return chunkResponse(rc: 0, offset: Int(chunk.offset) + chunk.data.count)
+                // An offset from the wire near the top of the range must not trap.
+                let end = chunk.offset.addingReportingOverflow(UInt64(chunk.data.count))
+                return chunkResponse(rc: .ok, offset: end.overflow ? .max : end.partialValue)
             },
             Route(SUITManagement.Cleanup.self) { _, device, _ in
                 device.suit.resetVolatile()
@@ -74,25 +73,25 @@ enum SUITHandler {
     static func manifestState(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
         let role = try request.decode(SUITManagement.ManifestState.self).role
         guard role == applicationRootRole else { throw .management(.noEntry) }
-        var map = CBORMap()
-        map.put("class_id", bytes: Array(repeating: 0xc1, count: 16))
-        map.put("vendor_id", bytes: Array(repeating: 0x7e, count: 16))
-        map.put("downgrade_prevention_policy", 1)
-        map.put("independent_updateability_policy", 1)
-        map.put("signature_verification_policy", 0)
-        map.put("digest", bytes: device.suit.installedDigest)
-        map.put("digest_algorithm", -16)
-        map.put("signature_check", 2)
-        map.put("sequence_number", Int(device.suit.installedSequence))
-        map.put("semantic_version", .array([1, 0, 0]))
-        return map
+        return CBORMap(
+            response: SUITManagement.ManifestState.Response(
+                classID: Data(repeating: 0xc1, count: 16),
+                vendorID: Data(repeating: 0x7e, count: 16),
+                downgradePreventionPolicy: 1,
+                independentUpdateabilityPolicy: 1,
+                signatureVerificationPolicy: 0,
+                digest: Data(device.suit.installedDigest),
+                digestAlgorithm: -16,
+                signatureCheck: 2,
+                sequenceNumber: UInt32(clamping: device.suit.installedSequence),
+                semanticVersion: [1, 0, 0]
+            )
+        )
     }
 
-    private static func chunkResponse(rc: Int, offset: Int) -> CBORMap {
-        var map = CBORMap()
-        map.put("rc", rc)
-        map.put("off", offset)
-        return map
+    /// `suitfu_mgmt` answers every chunk with `rc` first, then the offset it expects.
+    private static func chunkResponse(rc: SMPReturnCode, offset: UInt64) -> CBORMap {
+        CBORMap(returnCode: rc, response: SUITManagement.UploadResponse(offset: offset))
     }
 
     private static func envelopeUpload(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure)
@@ -110,7 +109,7 @@ enum SUITHandler {
             device.suit.envelopeLength = Int(clamping: length)
         }
         guard Int(clamping: chunk.offset) == device.suit.envelope.count, device.suit.envelopeLength > 0 else {
-            return chunkResponse(rc: SMPReturnCode.unknown.rawValue, offset: device.suit.envelope.count)
+            return chunkResponse(rc: .unknown, offset: UInt64(device.suit.envelope.count))
         }
         guard device.suit.envelope.count + data.count <= device.suit.envelopeLength else {
             throw .management(.invalidValue)
@@ -119,7 +118,7 @@ enum SUITHandler {
         if device.suit.envelope.count == device.suit.envelopeLength && chunk.deferInstall != true {
             _ = try process(device: &device, deferred: false)
         }
-        return chunkResponse(rc: 0, offset: device.suit.envelope.count)
+        return chunkResponse(rc: .ok, offset: UInt64(device.suit.envelope.count))
     }
 
     /// Validates the uploaded envelope; installs it, or asks for the image it does not carry.
@@ -137,7 +136,7 @@ enum SUITHandler {
         } else {
             install(envelope, device: &device)
         }
-        return deferred ? chunkResponse(rc: 0, offset: 0) : CBORMap()
+        return deferred ? chunkResponse(rc: .ok, offset: 0) : CBORMap()
     }
 
     private static func install(_ envelope: SUITEnvelope, device: inout DeviceCore) {
@@ -159,12 +158,12 @@ enum SUITHandler {
             device.suit.resourceLength = Int(clamping: chunk.length ?? 0)
         }
         guard Int(clamping: chunk.offset) == device.suit.resource.count else {
-            return chunkResponse(rc: SMPReturnCode.unknown.rawValue, offset: device.suit.resource.count)
+            return chunkResponse(rc: .unknown, offset: UInt64(device.suit.resource.count))
         }
         device.suit.resource += chunk.data
         if device.suit.resourceLength > 0 && device.suit.resource.count >= device.suit.resourceLength {
             install(pending.envelope, device: &device)
         }
-        return chunkResponse(rc: 0, offset: device.suit.resource.count)
+        return chunkResponse(rc: .ok, offset: UInt64(device.suit.resource.count))
     }
 }

@@ -49,12 +49,14 @@ enum SettingsHandler {
         }
         var limit = maximumValueLength
         if let requested = read.maxSize { limit = min(limit, Int(requested)) }
-        var map = CBORMap()
-        map.put("val", bytes: value.prefix(limit))
-        if let requested = read.maxSize, Int(requested) > maximumValueLength {
-            map.put("max_size", maximumValueLength)
-        }
-        return map
+        // The device's limit is reported only to a client that asked for more.
+        let askedForMore = Int(read.maxSize ?? 0) > maximumValueLength
+        return CBORMap(
+            response: SettingsManagement.Read.Response(
+                value: Data(value.prefix(limit)),
+                maxSize: askedForMore ? UInt32(maximumValueLength) : nil
+            )
+        )
     }
 
     static func save(_ request: SMPServerRequest, device: inout DeviceCore) throws(HandlerFailure) -> CBORMap {

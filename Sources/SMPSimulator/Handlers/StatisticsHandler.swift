@@ -21,36 +21,28 @@ enum StatisticsHandler {
             let group: SMPGroup = device.configuration.release == .v3_4 ? .zephyrBasic : .statistics
             throw .group(group, StatisticsManagement.ReturnCode.invalidStatName.rawValue)
         }
-        var values = CBORMap()
-        for (field, value) in fields { values.put(field, value) }
-        var map = CBORMap()
-        putLegacyReturnCode(&map, device)
-        map.put("name", name)
-        map.put("fields", .map(values))
-        return map
+        return answer(StatisticsManagement.GroupData.Response(name: name, fields: fields), device)
     }
 
     static func list(_ device: DeviceCore) -> CBORMap {
-        var map = CBORMap()
-        putLegacyReturnCode(&map, device)
-        map.put("stat_list", .array(groups(device).map { .textString($0.name) }))
-        return map
+        answer(StatisticsManagement.ListGroups.Response(groups: groups(device).map(\.name)), device)
     }
 
-    /// Zephyr 3.4's statistics handlers write `"rc": 0` into their success answers.
-    static func putLegacyReturnCode(_ map: inout CBORMap, _ device: DeviceCore) {
-        if device.configuration.release == .v3_4 { map.put("rc", 0) }
+    /// Zephyr 3.4's statistics handlers write `"rc": 0` into their success answers, first.
+    static func answer(_ response: some Encodable, _ device: DeviceCore) -> CBORMap {
+        device.configuration.release == .v3_4
+            ? CBORMap(returnCode: .ok, response: response) : CBORMap(response: response)
     }
 
     /// The statistics groups and their current values.
-    static func groups(_ device: DeviceCore) -> [(name: String, fields: [(String, Int)])] {
+    static func groups(_ device: DeviceCore) -> [(name: String, fields: SMPNamedValues<UInt64>)] {
         [
-            ("smp_svr_stats", [("ticks", device.requestCount)]),
+            ("smp_svr_stats", ["ticks": UInt64(clamping: device.requestCount)]),
             (
                 "mcumgr",
                 [
-                    ("requests", device.requestCount), ("boots", device.bootCount),
-                    ("upload_offset", device.upload?.offset ?? 0),
+                    "requests": UInt64(clamping: device.requestCount), "boots": UInt64(clamping: device.bootCount),
+                    "upload_offset": UInt64(clamping: device.upload?.offset ?? 0),
                 ]
             ),
         ]

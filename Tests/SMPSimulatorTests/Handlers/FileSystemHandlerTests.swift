@@ -155,4 +155,135 @@ struct FileSystemHandlerTests {
         )
         #expect(payload["rc"] == 3)
     }
+
+    static let check = "/lfs1/check"
+    static let store: AnswerCase.Step = { client in try await upload(&client, check, Array("123456789".utf8)) }
+
+    static let answers: [AnswerCase] = [
+        AnswerCase(
+            "upload",
+            FileManagement.Upload(offset: 0, data: Data("1234".utf8), name: check, length: 9),
+            [
+                "bf",  // {_
+                "636f666604",  //   "off": 4
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "status",
+            before: store,
+            FileManagement.Status(name: check),
+            [
+                "bf",  // {_
+                "636c656e09",  //   "len": 9
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "download from 0: the length last",
+            before: store,
+            FileManagement.Download(offset: 0, name: check),
+            [
+                "bf",  // {_
+                "636f666600",  //   "off": 0
+                "646461746149313233343536373839",  //   "data": h'31323334…' (9 bytes)
+                "636c656e09",  //   "len": 9
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "download further on",
+            before: store,
+            FileManagement.Download(offset: 4, name: check),
+            [
+                "bf",  // {_
+                "636f666604",  //   "off": 4
+                "6464617461453536373839",  //   "data": h'3536373839'
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "crc32",
+            before: store,
+            FileManagement.Hash(name: check),
+            [
+                "bf",  // {_
+                "6474797065656372633332",  //   "type": "crc32"
+                "636c656e09",  //   "len": 9
+                "666f75747075741acbf43926",  //   "output": 3421780262
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "crc32 of a range: the offset written",
+            before: store,
+            FileManagement.Hash(name: check, type: .crc32, offset: 2, length: 3),
+            [
+                "bf",  // {_
+                "6474797065656372633332",  //   "type": "crc32"
+                "636f666602",  //   "off": 2
+                "636c656e03",  //   "len": 3
+                "666f75747075741a34f5b50f",  //   "output": 888517903
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "sha256",
+            on: .init(fileHashSHA256: true),
+            before: store,
+            FileManagement.Hash(name: check, type: .sha256),
+            [
+                "bf",  // {_
+                "647479706566736861323536",  //   "type": "sha256"
+                "636c656e09",  //   "len": 9
+                "666f7574707574582015e2b0d3c33891ebb0f1ef",  //   "output": h'15e2b0d3…' (32 bytes)
+                "609ec419420c20e320ce94c65fbc8c3312448eb2",
+                "25",
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "hash types",
+            FileManagement.SupportedHashTypes(),
+            [
+                "bf",  // {_
+                "657479706573",  //   "types":
+                "bf",  //   {_
+                "656372633332",  //     "crc32":
+                "bf",  //     {_
+                "66666f726d617400",  //       "format": 0
+                "6473697a6504",  //       "size": 4
+                "ff",  //     }
+                "ff",  //   }
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "hash types with sha256",
+            on: .init(fileHashSHA256: true),
+            FileManagement.SupportedHashTypes(),
+            [
+                "bf",  // {_
+                "657479706573",  //   "types":
+                "bf",  //   {_
+                "656372633332",  //     "crc32":
+                "bf",  //     {_
+                "66666f726d617400",  //       "format": 0
+                "6473697a6504",  //       "size": 4
+                "ff",  //     }
+                "66736861323536",  //     "sha256":
+                "bf",  //     {_
+                "66666f726d617401",  //       "format": 1
+                "6473697a651820",  //       "size": 32
+                "ff",  //     }
+                "ff",  //   }
+                "ff",  // }
+            ]
+        ),
+    ]
+
+    @Test("answers byte for byte as Zephyr's fs_mgmt.c writes them", arguments: answers)
+    func answerBytes(_ answer: AnswerCase) async throws {
+        try await answer.check()
+    }
 }

@@ -372,4 +372,144 @@ struct ImageHandlerTests {
         }
         #expect(elapsed >= .milliseconds(10))
     }
+
+    static let image = TestImages.image("2.0.0")
+
+    /// Opens an upload of ``image`` with its first 512 bytes.
+    static let openUpload: AnswerCase.Step = { client in
+        let sha = Data(ImageHashAlgorithm.sha256.hash(image))
+        let first = Data(image.prefix(512))
+        _ = try await client.send(
+            ImageManagement.Upload(offset: 0, data: first, length: UInt64(image.count), sha256: sha)
+        )
+    }
+
+    static let answers: [AnswerCase] = [
+        AnswerCase(
+            "state list",
+            ImageManagement.StateRead(),
+            [
+                "bf",  // {_
+                "66696d61676573",  //   "images":
+                "9f",  //   [_
+                "bf",  //     {_
+                "64736c6f7400",  //       "slot": 0
+                "6776657273696f6e65312e302e30",  //       "version": "1.0.0"
+                "64686173685820863a2709d8d2c69d900205d09d",  //       "hash": h'863a2709…' (32 bytes)
+                "2629a0e9055ab8d9c12cf1c698308a039e67e8",
+                "68626f6f7461626c65f5",  //       "bootable": true
+                "6770656e64696e67f4",  //       "pending": false
+                "69636f6e6669726d6564f5",  //       "confirmed": true
+                "66616374697665f5",  //       "active": true
+                "697065726d616e656e74f4",  //       "permanent": false
+                "ff",  //     }
+                "ff",  //   ]
+                "6b73706c697453746174757300",  //   "splitStatus": 0
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "state list of two images",
+            on: .init(imageCount: 2),
+            ImageManagement.StateRead(),
+            [
+                "bf",  // {_
+                "66696d61676573",  //   "images":
+                "9f",  //   [_
+                "bf",  //     {_
+                "65696d61676500",  //       "image": 0
+                "64736c6f7400",  //       "slot": 0
+                "6776657273696f6e65312e302e30",  //       "version": "1.0.0"
+                "64686173685820863a2709d8d2c69d900205d09d",  //       "hash": h'863a2709…' (32 bytes)
+                "2629a0e9055ab8d9c12cf1c698308a039e67e8",
+                "68626f6f7461626c65f5",  //       "bootable": true
+                "6770656e64696e67f4",  //       "pending": false
+                "69636f6e6669726d6564f5",  //       "confirmed": true
+                "66616374697665f5",  //       "active": true
+                "697065726d616e656e74f4",  //       "permanent": false
+                "ff",  //     }
+                "bf",  //     {_
+                "65696d61676501",  //       "image": 1
+                "64736c6f7400",  //       "slot": 0
+                "6776657273696f6e65312e302e30",  //       "version": "1.0.0"
+                "64686173685820c505e15f2ce26d7524b952d3e2",  //       "hash": h'c505e15f…' (32 bytes)
+                "4031ad213ac81d229b3a9346329af8a7575d6c",
+                "68626f6f7461626c65f5",  //       "bootable": true
+                "6770656e64696e67f4",  //       "pending": false
+                "69636f6e6669726d6564f5",  //       "confirmed": true
+                "66616374697665f5",  //       "active": true
+                "697065726d616e656e74f4",  //       "permanent": false
+                "ff",  //     }
+                "ff",  //   ]
+                "6b73706c697453746174757300",  //   "splitStatus": 0
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "slot info",
+            ImageManagement.SlotInfo(),
+            [
+                "bf",  // {_
+                "66696d61676573",  //   "images":
+                "9f",  //   [_
+                "bf",  //     {_
+                "65696d61676500",  //       "image": 0
+                "65736c6f7473",  //       "slots":
+                "9f",  //       [_
+                "bf",  //         {_
+                "64736c6f7400",  //           "slot": 0
+                "6473697a651a00040000",  //           "size": 262144
+                "ff",  //         }
+                "bf",  //         {_
+                "64736c6f7401",  //           "slot": 1
+                "6473697a651a00040000",  //           "size": 262144
+                "ff",  //         }
+                "ff",  //       ]
+                "6e6d61785f696d6167655f73697a651a00040000",  //       "max_image_size": 262144
+                "ff",  //     }
+                "ff",  //   ]
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "first chunk",
+            ImageManagement.Upload(
+                offset: 0,
+                data: Data(image.prefix(512)),
+                length: UInt64(image.count),
+                sha256: Data(ImageHashAlgorithm.sha256.hash(image))
+            ),
+            [
+                "bf",  // {_
+                "636f6666190200",  //   "off": 512
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "a chunk at the wrong offset: the offset expected",
+            before: openUpload,
+            ImageManagement.Upload(offset: 1024, data: Data(image[1024..<1100])),
+            [
+                "bf",  // {_
+                "636f6666190200",  //   "off": 512
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "the last chunk: offset, then match",
+            before: openUpload,
+            ImageManagement.Upload(offset: 512, data: Data(image[512...])),
+            [
+                "bf",  // {_
+                "636f6666190628",  //   "off": 1576
+                "656d61746368f5",  //   "match": true
+                "ff",  // }
+            ]
+        ),
+    ]
+
+    @Test("answers byte for byte as Zephyr's img_mgmt.c writes them", arguments: answers)
+    func answerBytes(_ answer: AnswerCase) async throws {
+        try await answer.check()
+    }
 }

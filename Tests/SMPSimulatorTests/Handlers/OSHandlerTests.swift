@@ -214,4 +214,160 @@ struct OSHandlerTests {
         let error = await deviceError { _ = try await client.send(OSManagement.ConsoleEchoControl(echo: 1)) }
         #expect(error?.returnCode == .notSupported)
     }
+
+    static let answers: [AnswerCase] = [
+        AnswerCase(
+            "echo",
+            OSManagement.Echo(text: "hi"),
+            [
+                "bf",  // {_
+                "6172626869",  //   "r": "hi"
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "task statistics",
+            OSManagement.TaskStatistics(),
+            [
+                "bf",  // {_
+                "657461736b73",  //   "tasks":
+                "bf",  //   {_
+                "6469646c65",  //     "idle":
+                "bf",  //     {_
+                "647072696f0f",  //       "prio": 15
+                "6374696400",  //       "tid": 0
+                "65737461746500",  //       "state": 0
+                "6673746b73697a1850",  //       "stksiz": 80
+                "6673746b75736510",  //       "stkuse": 16
+                "6772756e74696d651903e8",  //       "runtime": 1000
+                "66637377636e7401",  //       "cswcnt": 1
+                "6c6c6173745f636865636b696e00",  //       "last_checkin": 0
+                "6c6e6578745f636865636b696e00",  //       "next_checkin": 0
+                "ff",  //     }
+                "646d61696e",  //     "main":
+                "bf",  //     {_
+                "647072696f00",  //       "prio": 0
+                "6374696401",  //       "tid": 1
+                "65737461746500",  //       "state": 0
+                "6673746b73697a190200",  //       "stksiz": 512
+                "6673746b75736518bc",  //       "stkuse": 188
+                "6772756e74696d651907d0",  //       "runtime": 2000
+                "66637377636e7402",  //       "cswcnt": 2
+                "6c6c6173745f636865636b696e00",  //       "last_checkin": 0
+                "6c6e6578745f636865636b696e00",  //       "next_checkin": 0
+                "ff",  //     }
+                "68737973776f726b71",  //     "sysworkq":
+                "bf",  //     {_
+                "647072696f18ff",  //       "prio": 255
+                "6374696402",  //       "tid": 2
+                "65737461746500",  //       "state": 0
+                "6673746b73697a190200",  //       "stksiz": 512
+                "6673746b7573651882",  //       "stkuse": 130
+                "6772756e74696d65190bb8",  //       "runtime": 3000
+                "66637377636e7403",  //       "cswcnt": 3
+                "6c6c6173745f636865636b696e00",  //       "last_checkin": 0
+                "6c6e6578745f636865636b696e00",  //       "next_checkin": 0
+                "ff",  //     }
+                "68736d705f776f726b",  //     "smp_work":
+                "bf",  //     {_
+                "647072696f05",  //       "prio": 5
+                "6374696403",  //       "tid": 3
+                "65737461746500",  //       "state": 0
+                "6673746b73697a190480",  //       "stksiz": 1152
+                "6673746b757365190192",  //       "stkuse": 402
+                "6772756e74696d65190fa0",  //       "runtime": 4000
+                "66637377636e7404",  //       "cswcnt": 4
+                "6c6c6173745f636865636b696e00",  //       "last_checkin": 0
+                "6c6e6578745f636865636b696e00",  //       "next_checkin": 0
+                "ff",  //     }
+                "676c6f6767696e67",  //     "logging":
+                "bf",  //     {_
+                "647072696f0e",  //       "prio": 14
+                "6374696404",  //       "tid": 4
+                "65737461746500",  //       "state": 0
+                "6673746b73697a18c0",  //       "stksiz": 192
+                "6673746b7573651846",  //       "stkuse": 70
+                "6772756e74696d65191388",  //       "runtime": 5000
+                "66637377636e7405",  //       "cswcnt": 5
+                "6c6c6173745f636865636b696e00",  //       "last_checkin": 0
+                "6c6e6578745f636865636b696e00",  //       "next_checkin": 0
+                "ff",  //     }
+                "ff",  //   }
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "memory pools",
+            OSManagement.MemoryPoolStatistics(),
+            [
+                "bf",  // {_
+                "666d706f6f6c73",  //   "mpools":
+                "bf",  //   {_
+                "6c5f73797374656d5f68656170",  //     "_system_heap":
+                "bf",  //     {_
+                "66626c6b73697a01",  //       "blksiz": 1
+                "656e626c6b73194000",  //       "nblks": 16384
+                "656e66726565193000",  //       "nfree": 12288
+                "636d696e192b00",  //       "min": 11008
+                "ff",  //     }
+                "ff",  //   }
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "parameters",
+            OSManagement.MCUmgrParameters(),
+            [
+                "bf",  // {_
+                "686275665f73697a65190800",  //   "buf_size": 2048
+                "696275665f636f756e7404",  //   "buf_count": 4
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "application info",
+            OSManagement.ApplicationInfo(format: "vs"),
+            [
+                "bf",  // {_
+                "666f75747075746c5a657068797220342e322e30",  //   "output": "Zephyr 4.2.0"
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "bootloader name",
+            on: .init(release: .latest),
+            OSManagement.BootloaderInfo(),
+            [
+                "bf",  // {_
+                "6a626f6f746c6f61646572674d4355626f6f74",  //   "bootloader": "MCUboot"
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "bootloader mode",
+            on: .init(release: .latest),
+            OSManagement.BootloaderInfo(query: "mode"),
+            [
+                "bf",  // {_
+                "646d6f646503",  //   "mode": 3
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "bootloader mode and no-downgrade",
+            on: .init(release: .latest, bootloaderMode: .overwriteOnly, downgradePrevention: true),
+            OSManagement.BootloaderInfo(query: "mode"),
+            [
+                "bf",  // {_
+                "646d6f646502",  //   "mode": 2
+                "6c6e6f2d646f776e6772616465f5",  //   "no-downgrade": true
+                "ff",  // }
+            ]
+        ),
+    ]
+
+    @Test("answers byte for byte as Zephyr's os_mgmt.c writes them", arguments: answers)
+    func answerBytes(_ answer: AnswerCase) async throws {
+        try await answer.check()
+    }
 }

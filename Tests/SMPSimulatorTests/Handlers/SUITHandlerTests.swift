@@ -62,6 +62,15 @@ struct SUITHandlerTests {
         _ = try await client.send(SUITManagement.Cleanup())
     }
 
+    @Test("a cache chunk whose offset is near the top of the range is answered, not a crash")
+    func cacheOffsetAtTheTop() async throws {
+        var client = try await TestClient()
+        let answer = try await client.send(
+            SUITManagement.CacheRawUpload(targetID: 2, offset: .max - 1, data: Data([1, 2]))
+        )
+        #expect(answer.offset == .max)
+    }
+
     @Test("an envelope that does not parse is refused")
     func badEnvelope() async throws {
         var client = try await TestClient()
@@ -70,5 +79,84 @@ struct SUITHandlerTests {
             _ = try await client.send(SUITManagement.EnvelopeUpload(offset: 0, data: junk, length: UInt64(junk.count)))
         }
         #expect(error?.returnCode == .invalidValue)
+    }
+
+    static let answers: [AnswerCase] = [
+        AnswerCase(
+            "manifest list",
+            SUITManagement.ManifestList(),
+            [
+                "bf",  // {_
+                "696d616e696665737473",  //   "manifests":
+                "9f",  //   [_
+                "bf",  //     {_
+                "64726f6c651820",  //       "role": 32
+                "ff",  //     }
+                "ff",  //   ]
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "manifest state",
+            SUITManagement.ManifestState(role: 0x20),
+            [
+                "bf",  // {_
+                "68636c6173735f696450c1c1c1c1c1c1c1c1c1c1",  //   "class_id": h'c1c1c1c1…' (16 bytes)
+                "c1c1c1c1c1c1",
+                "6976656e646f725f6964507e7e7e7e7e7e7e7e7e",  //   "vendor_id": h'7e7e7e7e…' (16 bytes)
+                "7e7e7e7e7e7e7e",
+                "781b646f776e67726164655f70726576656e7469",  //   "downgrade_prevention_policy": 1
+                "6f6e5f706f6c69637901",
+                "7820696e646570656e64656e745f757064617465",  //   "independent_updateability_policy": 1
+                "6162696c6974795f706f6c69637901",
+                "781d7369676e61747572655f7665726966696361",  //   "signature_verification_policy": 0
+                "74696f6e5f706f6c69637900",
+                "6664696765737458205a5a5a5a5a5a5a5a5a5a5a",  //   "digest": h'5a5a5a5a…' (32 bytes)
+                "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a",
+                "5a",
+                "706469676573745f616c676f726974686d2f",  //   "digest_algorithm": -16
+                "6f7369676e61747572655f636865636b02",  //   "signature_check": 2
+                "6f73657175656e63655f6e756d62657201",  //   "sequence_number": 1
+                "7073656d616e7469635f76657273696f6e",  //   "semantic_version":
+                "9f",  //   [_
+                "01",  //     1
+                "00",  //     0
+                "00",  //     0
+                "ff",  //   ]
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "no image missing",
+            SUITManagement.MissingImageState(),
+            [
+                "bfff"  // {}
+            ]
+        ),
+        AnswerCase(
+            "cache chunk: rc, then offset",
+            SUITManagement.CacheRawUpload(targetID: 2, offset: 0, data: Data([1, 2, 3]), length: 10),
+            [
+                "bf",  // {_
+                "62726300",  //   "rc": 0
+                "636f666603",  //   "off": 3
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "envelope chunk at the wrong offset: rc 1 with the offset expected",
+            SUITManagement.EnvelopeUpload(offset: 5, data: Data([1])),
+            [
+                "bf",  // {_
+                "62726301",  //   "rc": 1
+                "636f666600",  //   "off": 0
+                "ff",  // }
+            ]
+        ),
+    ]
+
+    @Test("answers byte for byte as suitfu_mgmt writes them", arguments: answers)
+    func answerBytes(_ answer: AnswerCase) async throws {
+        try await answer.check()
     }
 }

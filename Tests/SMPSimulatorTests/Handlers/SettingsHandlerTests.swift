@@ -59,4 +59,37 @@ struct SettingsHandlerTests {
             #expect(payload["rc"] == 3)
         }
     }
+
+    static let write: AnswerCase.Step = { client in
+        _ = try await client.send(SettingsManagement.Write(name: "app/a", value: Data([1, 2, 3])))
+    }
+
+    static let answers: [AnswerCase] = [
+        AnswerCase(
+            "read",
+            before: write,
+            SettingsManagement.Read(name: "app/a"),
+            [
+                "bf",  // {_
+                "6376616c43010203",  //   "val": h'010203'
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "read asking for more than the device holds: its limit follows",
+            before: write,
+            SettingsManagement.Read(name: "app/a", maxSize: 1000),
+            [
+                "bf",  // {_
+                "6376616c43010203",  //   "val": h'010203'
+                "686d61785f73697a65190100",  //   "max_size": 256
+                "ff",  // }
+            ]
+        ),
+    ]
+
+    @Test("answers byte for byte as Zephyr's settings_mgmt.c writes them", arguments: answers)
+    func answerBytes(_ answer: AnswerCase) async throws {
+        try await answer.check()
+    }
 }

@@ -46,4 +46,70 @@ struct StatisticsHandlerTests {
         }
         #expect(v1?.returnCode == .noEntry)
     }
+
+    static let answers: [AnswerCase] = [
+        AnswerCase(
+            "3.4 list: rc first",
+            StatisticsManagement.ListGroups(),
+            [
+                "bf",  // {_
+                "62726300",  //   "rc": 0
+                "69737461745f6c697374",  //   "stat_list":
+                "9f",  //   [_
+                "6d736d705f7376725f7374617473",  //     "smp_svr_stats"
+                "666d63756d6772",  //     "mcumgr"
+                "ff",  //   ]
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "3.4 group: rc first",
+            StatisticsManagement.GroupData(name: "smp_svr_stats"),
+            [
+                "bf",  // {_
+                "62726300",  //   "rc": 0
+                "646e616d656d736d705f7376725f7374617473",  //   "name": "smp_svr_stats"
+                "666669656c6473",  //   "fields":
+                "bf",  //   {_
+                "657469636b7301",  //     "ticks": 1
+                "ff",  //   }
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "list, newer Zephyr",
+            on: .init(release: .latest),
+            StatisticsManagement.ListGroups(),
+            [
+                "bf",  // {_
+                "69737461745f6c697374",  //   "stat_list":
+                "9f",  //   [_
+                "6d736d705f7376725f7374617473",  //     "smp_svr_stats"
+                "666d63756d6772",  //     "mcumgr"
+                "ff",  //   ]
+                "ff",  // }
+            ]
+        ),
+        AnswerCase(
+            "group, newer Zephyr",
+            on: .init(release: .latest),
+            StatisticsManagement.GroupData(name: "mcumgr"),
+            [
+                "bf",  // {_
+                "646e616d65666d63756d6772",  //   "name": "mcumgr"
+                "666669656c6473",  //   "fields":
+                "bf",  //   {_
+                "68726571756573747301",  //     "requests": 1
+                "65626f6f747301",  //     "boots": 1
+                "6d75706c6f61645f6f666673657400",  //     "upload_offset": 0
+                "ff",  //   }
+                "ff",  // }
+            ]
+        ),
+    ]
+
+    @Test("answers byte for byte as Zephyr's stat_mgmt.c writes them", arguments: answers)
+    func answerBytes(_ answer: AnswerCase) async throws {
+        try await answer.check()
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MCUmgr
 import SMPCore
+import SMPTestSupport
 import Testing
 
 @testable import SMPSimulator
