@@ -178,7 +178,13 @@ let package = Package(
         ),
         .testTarget(
             name: "MCUmgrCommandsTests",
-            dependencies: ["MCUmgrCommands", "MCUmgrDFU", "SMPTestSupport"],
+            // Every module the tests import, so a change in any of them rebuilds the tests.
+            dependencies: [
+                "MCUmgrCommands", "MCUmgrDFU", "MCUmgr", "MCUboot", "SMPBytes", "SMPCore", "SMPPOSIX",
+                "SMPSerialTransport",
+                "SMPSimulator", "SMPUDPTransport", "SMPTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the independent peer tools the tests use as oracles into .venv in the package root:
 # smp and cbor2 (bytes), imgtool (images), smpclient/smpmgr and mcumgr-toolkit (clients that drive
-# our simulated device). Versions are pinned to the ones the reference facts were checked with.
+# our simulated device), and mcumgr-client-wrapper (the Rust mcumgr-client, a serial-recovery
+# client). Versions are pinned to the ones the reference facts were checked with.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-python3}
@@ -10,11 +11,12 @@ if [ ! -x "$root/.venv/bin/python" ]; then
 fi
 "$root/.venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
 "$root/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "smp==4.2.0" "smpclient==7.3.0" "smpmgr==0.19.1" "imgtool==2.5.0" "cbor2>=6.2,<7" "mcumgr-toolkit==0.20.0"
+    "smp==4.2.0" "smpclient==7.3.0" "smpmgr==0.19.1" "imgtool==2.5.0" "cbor2>=6.2,<7" "mcumgr-toolkit==0.20.0" \
+    "mcumgr-client-wrapper==0.3.0"
 # Every peer must import and run; a partial install fails here rather than as skipped tests.
 "$root/.venv/bin/python" - <<'PY'
 import importlib, sys
-for module in ["smp", "smpclient", "cbor2", "imgtool", "mcumgr_toolkit"]:
+for module in ["smp", "smpclient", "cbor2", "imgtool", "mcumgr_toolkit", "mcumgr_client"]:
     importlib.import_module(module)
 print("peers: python modules ok")
 PY

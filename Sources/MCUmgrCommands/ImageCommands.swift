@@ -201,11 +201,16 @@ enum ImageCommands {
             let clock = ContinuousClock()
             let began = clock.now
             var view = TransferProgressView(label: "upload", json: global.json)
+            // A device whose list shows nothing running is a bootloader (serial recovery): there
+            // the upload replaced the application, and a reset is what is left to do.
+            var inBootloader = false
             do {
                 try await CommandContext.withClient(global) { client in
                     for try await event in client.upload(upload, options: options) { view.update(event) }
                     // An interrupt ends the event stream quietly: it is no finished upload.
                     try Task.checkCancellation()
+                    let slots = try? await client.send(ImageManagement.StateRead()).images
+                    inBootloader = slots.map { !$0.contains(where: \.isActive) } ?? false
                 }
             } catch {
                 view.finish()
@@ -224,9 +229,13 @@ enum ImageCommands {
                 )
             } else {
                 let resent = view.resentBytes > 0 ? ", \(view.resentBytes) bytes sent again" : ""
+                let next =
+                    inBootloader
+                    ? "the device is in its bootloader; next: mcumgr os reset (MCUboot boots the image if it accepts it)"
+                    : "next: mcumgr image test \(hash)"
                 Console.out(
                     "uploaded \(TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed))\(resent); "
-                        + "next: mcumgr image test \(hash)"
+                        + next
                 )
             }
         }

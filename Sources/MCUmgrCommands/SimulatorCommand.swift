@@ -116,6 +116,50 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Flag(name: .customLong("unlimited-buffers"), help: "An ideal device: no limit on requests held at once.")
     var unlimitedBuffers = false
 
+    @Flag(
+        help: """
+            Start in MCUboot's serial recovery (in the firmware loader with --mode firmware-loader),             as if the recovery button were held at power-on.
+            """
+    )
+    var recovery = false
+
+    @Flag(
+        name: .customLong("no-boot-mode"),
+        help: "The application has no retention boot mode: os reset ignores boot_mode and just resets."
+    )
+    var noBootMode = false
+
+    @Flag(
+        name: .customLong("recovery-without-app"),
+        help: "MCUboot enters serial recovery (or the loader) when nothing valid boots, instead of halting."
+    )
+    var recoveryWithoutApplication = false
+
+    @Flag(name: .customLong("no-serial-recovery"), help: "MCUboot is built without serial recovery.")
+    var noSerialRecovery = false
+
+    @Flag(name: .customLong("recovery-echo"), help: "Serial recovery answers OS echo (BOOT_MGMT_ECHO).")
+    var recoveryEcho = false
+
+    @Flag(
+        name: .customLong("recovery-params"),
+        help: "Serial recovery answers MCUmgr parameters (BOOT_MGMT_MCUMGR_PARAMS)."
+    )
+    var recoveryParameters = false
+
+    @Flag(
+        name: .customLong("direct-upload"),
+        help: "Serial recovery uploads to the slot an upload's image names (MCUBOOT_SERIAL_DIRECT_IMAGE_UPLOAD)."
+    )
+    var directUpload = false
+
+    @Option(
+        name: .customLong("flash-alignment"),
+        parsing: .unconditional,
+        help: "Flash write alignment serial recovery cuts chunks to (default 8)."
+    )
+    var flashAlignment: Int?
+
     func validate() throws {
         #if !canImport(CoreBluetooth)
             if ble { throw ValidationError("--ble needs CoreBluetooth (macOS); serve --udp or --pty here") }
@@ -170,6 +214,14 @@ struct SimulatorCommand: AsyncParsableCommand {
         options["buf_size"] = String(bufferSize ?? (servesUDP ? 2048 : 384))
         if let stateDirectory { options["state_dir"] = stateDirectory }
         if noDowngrade { options["no_downgrade"] = "1" }
+        if noSerialRecovery { options["serial_recovery"] = "0" }
+        if recovery { options["recovery"] = "1" }
+        if noBootMode { options["boot_mode"] = "0" }
+        if recoveryWithoutApplication { options["no_app_recovery"] = "1" }
+        if recoveryEcho { options["recovery_echo"] = "1" }
+        if recoveryParameters { options["recovery_params"] = "1" }
+        if directUpload { options["direct_upload"] = "1" }
+        if let flashAlignment { options["flash_align"] = String(flashAlignment) }
         var configuration: SimulatedDevice.Configuration
         do {
             configuration = try SimulatedDevice.Configuration(

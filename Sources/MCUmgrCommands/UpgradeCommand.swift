@@ -66,6 +66,13 @@ struct UpgradeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Times a step that failed on the link is retried after reconnecting.")
     var stepRetries: Int = 3
 
+    @Flag(
+        help: """
+            The device is in MCUboot's serial recovery (its application is broken, or the recovery             button was held): upload to the primary slots, reset, verify.
+            """
+    )
+    var recovery = false
+
     mutating func validate() throws {
         try CommandSupport.checkWindow(window)
         try CommandSupport.checkAlignment(alignment)
@@ -96,7 +103,8 @@ struct UpgradeCommand: AsyncParsableCommand {
             estimatedSwapTime: .milliseconds(Int64(swapTime * 1000)),
             firstChunkTimeout: .milliseconds(Int64(firstChunkTimeout * 1000)),
             reconnectTimeout: .milliseconds(Int64(reconnectTimeout * 1000)),
-            retries: stepRetries
+            retries: stepRetries,
+            recovery: recovery
         )
     }
 

@@ -399,6 +399,22 @@ extension SimulatedDevice.Configuration {
                 throw ConfigurationError("unknown simulator option '\(key)'")
             }
         }
+        try checkRecovery(options)
+    }
+
+    /// Refuses recovery options that contradict the bootloader, rather than ignoring them.
+    private func checkRecovery(_ options: [String: String]) throws(ConfigurationError) {
+        let recoveryOptions = ["recovery_echo", "recovery_params", "direct_upload", "recovery_buf", "flash_align"]
+        let built = serialRecovery != nil && bootloaderMode != .none && bootloaderMode != .firmwareLoader
+        if let given = recoveryOptions.first(where: { options[$0] != nil }), !built {
+            throw ConfigurationError("\(given): the \(bootloaderMode) bootloader has no serial recovery")
+        }
+        if startsInRecovery && !built && bootloaderMode != .firmwareLoader {
+            throw ConfigurationError("recovery: the \(bootloaderMode) bootloader has no serial recovery to start in")
+        }
+        if bootloaderMode == .firmwareLoader && imageCount > 1 {
+            throw ConfigurationError("images=\(imageCount): the firmware-loader mode updates one image")
+        }
     }
 }
 

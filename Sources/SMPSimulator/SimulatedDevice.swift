@@ -441,10 +441,11 @@ public actor SimulatedDevice {
             return ReceiveLimits(
                 boot: boot,
                 bufferSize: recovery.receiveBufferSize,
-                lineLength: recovery.maximumLineLength
+                lineLength: recovery.maximumLineLength,
+                lineBuffers: recovery.lineBuffers
             )
         }
-        return ReceiveLimits(boot: boot, bufferSize: configuration.bufferSize, lineLength: nil)
+        return ReceiveLimits(boot: boot, bufferSize: configuration.bufferSize, lineLength: nil, lineBuffers: nil)
     }
 
     /// What the device's receiver takes at the moment.
@@ -455,6 +456,10 @@ public actor SimulatedDevice {
         public var bufferSize: Int
         /// The longest console line (marker and newline included), if limited.
         public var lineLength: Int?
+        /// Console lines that can wait while the device handles a message (MCUboot's serial
+        /// recovery reads one message at a time); `nil` for Zephyr's transport, which takes a
+        /// pool buffer per packet instead.
+        public var lineBuffers: Int?
     }
 
     /// The upload session in progress, if any.

@@ -2,6 +2,7 @@ import Foundation
 import MCUboot
 import MCUmgr
 import MCUmgrDFU
+import SMPBytes
 import SMPCore
 import SMPPOSIX
 import SMPSerialTransport
@@ -302,5 +303,51 @@ import Testing
         await device.setFaults(.none)
         await device.reset()
         #expect(await device.isRunning)
+    }
+}
+
+/// `mcumgr upgrade` on single-slot devices and devices in serial recovery, as typed.
+@Suite struct UpgradeCommandRecoveryTests {
+    @Test("upgrade --recovery over the pty: a device started in serial recovery ends running the image")
+    func recoveryOverThePty() async throws {
+        let device = SimulatedDevice(
+            configuration: .init(
+                resetDelay: .milliseconds(10),
+                bootTime: .milliseconds(200),
+                bootloaderMode: .singleSlot,
+                startsInRecovery: true
+            )
+        )
+        let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: nil)
+        server.start()
+        let result = await CLI.run([
+            "--conn", server.endpointURL, "upgrade", UpgradeCommandTests.example, "--recovery",
+        ])
+        await server.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("upload to the application slot"))
+        let running = await device.imageStates.first { $0.isActive }
+        #expect(running?.hash.map(Array.init) == Hex.decode(UpgradeCommandTests.exampleHash))
+    }
+
+    @Test("upgrade --recovery against a running application: exit 1, an error line saying to drop --recovery")
+    func recoveryFlagOnApplication() async throws {
+        let result = await CLI.sim("upgrade", UpgradeCommandTests.example, "--recovery")
+        #expect(result.status == 1)
+        let errors = CLI.lines(result.stderr).filter { $0.hasPrefix("error: ") }
+        #expect(errors.count == 1, "\(result.stderr)")
+        #expect(errors.first?.contains("without --recovery") == true)
+        #expect(CLI.internalNames(in: result.stderr) == [])
+    }
+
+    @Test("single-slot and firmware-loader devices on sim://: the plan shows the reset into the bootloader")
+    func singleSlotPlan() async throws {
+        for mode in ["single-slot", "firmware-loader"] {
+            let result = await CLI.run([
+                "--conn", "sim://?mode=\(mode)&reset_ms=10&boot_ms=200", "upgrade", UpgradeCommandTests.example,
+            ])
+            #expect(result.status == 0, "\(mode): \(result.stderr)")
+            #expect(result.stdout.contains("steps: reset into the bootloader, upload image 0"), "\(result.stdout)")
+        }
     }
 }

@@ -84,7 +84,6 @@ extension FirmwareUpgradeStateMachine {
                 state = .validating
                 return makePlan(slots: slots)
             case .enteredBootloader:
-                state = .enteringBootloader
                 guard MCUbootPlanner.applicationRuns(slots) else { return advance() }
                 return resetNotSeen(
                     "the device reset and came back running its application: it does not stop in its bootloader on request (that needs Zephyr 4.2 or later with CONFIG_MCUMGR_GRP_OS_RESET_BOOT_MODE, and MCUboot with CONFIG_BOOT_SERIAL_BOOT_MODE or the firmware loader's boot mode). Hold its recovery button while resetting it, then run the upgrade with --recovery",

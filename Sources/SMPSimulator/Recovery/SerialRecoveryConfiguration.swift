@@ -8,6 +8,9 @@ public struct SerialRecoveryConfiguration: Sendable, Hashable {
     /// `BOOT_MAX_LINE_INPUT_LEN`: the longest console line it keeps (marker and newline
     /// included); a longer line is cut and its packet lost.
     public var maximumLineLength: Int
+    /// `BOOT_LINE_BUFS`: console lines that wait while recovery handles a message; a line that
+    /// finds every buffer taken is lost.
+    public var lineBuffers: Int
     /// The flash write alignment: a chunk that is not the last is written up to a multiple of it
     /// and the answer's `off` asks for the rest again; the last chunk is padded with `0xff`.
     public var flashAlignment: Int
@@ -27,6 +30,7 @@ public struct SerialRecoveryConfiguration: Sendable, Hashable {
     public init(
         receiveBufferSize: Int = 1024,
         maximumLineLength: Int = 128,
+        lineBuffers: Int = 8,
         flashAlignment: Int = 8,
         echo: Bool = false,
         mcumgrParameters: Bool = false,
@@ -35,6 +39,7 @@ public struct SerialRecoveryConfiguration: Sendable, Hashable {
     ) {
         self.receiveBufferSize = max(64, receiveBufferSize)
         self.maximumLineLength = max(8, maximumLineLength)
+        self.lineBuffers = max(1, lineBuffers)
         self.flashAlignment = max(1, flashAlignment)
         self.echo = echo
         self.mcumgrParameters = mcumgrParameters

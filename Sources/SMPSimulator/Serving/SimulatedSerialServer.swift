@@ -34,6 +34,8 @@ public final class SimulatedSerialServer: Sendable {
     enum Event: Sendable {
         case bytes([UInt8])
         case idle
+        /// Serial recovery has sent its answer and reads again.
+        case answered
     }
 
     /// Opens the pseudo-terminal.
@@ -106,6 +108,10 @@ public final class SimulatedSerialServer: Sendable {
                 // until the work queue is done with it: a packet that starts when none is free is
                 // lost. `inProgress` is the packet being received: `.some(nil)` when it found none.
                 var inProgress: SimulatedDevice.ReceiveBuffer??
+                // MCUboot's serial recovery reads lines into a few buffers while it handles one
+                // message, and takes the next line only when it has answered.
+                var recoveryLines: RecoveryUART?
+                var recoveryBusy = false
                 let transmit: SimulatedDevice.Transmit = { delivery in
                     // The work queue waits while the UART sends the answer.
                     for scheduled in delivery.responses {
@@ -118,9 +124,15 @@ public final class SimulatedSerialServer: Sendable {
                         }
                     }
                 }
+                let recoveryTransmit: SimulatedDevice.Transmit = { [continuation] delivery in
+                    await transmit(delivery)
+                    continuation.yield(.answered)
+                }
                 for await event in stream {
-                    let events: [SMPFramingEvent]
+                    var events: [SMPFramingEvent] = []
                     switch event {
+                    case .answered:
+                        recoveryBusy = false
                     case .idle:
                         guard framing == .raw, raw.bufferedByteCount > 0 else { continue }
                         raw.reset()
@@ -142,8 +154,26 @@ public final class SimulatedSerialServer: Sendable {
                             raw = SMPStreamDecoder(maximumFrameSize: max(current.bufferSize, SMPHeader.size))
                             if let held = inProgress ?? nil { await device.releaseBuffer(held) }
                             inProgress = nil
+                            recoveryLines = current.lineBuffers.map {
+                                RecoveryUART(lineBuffers: $0, maximumLineLength: current.lineLength ?? 128)
+                            }
+                            recoveryBusy = false
                         }
-                        events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
+                        if framing == .console, recoveryLines != nil {
+                            recoveryLines?.receive(bytes)
+                        } else {
+                            events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
+                        }
+                    }
+                    if framing == .console, var lines = recoveryLines {
+                        // Recovery's main loop: one message at a time, from the waiting lines.
+                        while !recoveryBusy, let line = lines.takeLine() {
+                            for case .frame(let frame) in console.feed(line) {
+                                recoveryBusy = await device.receive(frame, transmit: recoveryTransmit)
+                            }
+                        }
+                        recoveryLines = lines
+                        continue
                     }
                     for event in events {
                         switch event {

@@ -304,3 +304,56 @@ struct SerialRecoveryServerTests {
         #expect(await device.requestsDroppedForBuffers == 1)
     }
 }
+
+/// A serial-recovery client we did not write drives the simulator's recovery over the pty.
+@Suite("SerialRecoveryServer with mcumgr-client")
+struct SerialRecoveryPeerTests {
+    @Test(
+        "mcumgr-client (Rust, via mcumgr-client-wrapper) lists, uploads and resets over the pty; MCUboot then boots the image",
+        .enabled(if: Peers.available("mcumgr_client") && Peers.available("imgtool")),
+        .timeLimit(.minutes(3))
+    )
+    func mcumgrClient() async throws {
+        let images = try await ImgtoolImages()
+        defer { images.remove() }
+        let signed = try await images.make(version: "1.3.0", size: 9_000)
+        let signedHash = try #require(try MCUbootImage(bytes: Array(Data(contentsOf: signed))).hash)
+        let key = try ImagePublicKey(keyFile: Data(contentsOf: images.key))
+        let device = SimulatedDevice(
+            configuration: .init(bootloaderMode: .singleSlot, signingKey: key, startsInRecovery: true)
+        )
+        let server = try SimulatedSerialServer(device: device, framing: .console, baudRate: 115_200)
+        server.start()
+        let script = """
+            import sys, json, mcumgr_client as m
+            s = m.SerialSession(sys.argv[1], 115200, initial_timeout_s=10)
+            def show(entries):
+                return [{k: (bytes(v).hex() if k == "hash" else v) for k, v in e.items()} for e in entries]
+            print(json.dumps({"before": show(s.list())}))
+            s.upload(sys.argv[2], 0)
+            print(json.dumps({"after": show(s.list())}))
+            s.reset()
+            print("RESET")
+            """
+        let output = try await Peers.python(script, [server.slavePath, signed.path])
+        await device.waitUntilAnswering()
+        await server.stop()
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(lines)")
+        let before = try #require(
+            try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: [[String: Any]]]
+        )
+        let after = try #require(
+            try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: [[String: Any]]]
+        )
+        #expect(before["before"]?.map { $0["version"] as? String } == ["1.0.0"])
+        #expect(after["after"]?.map { $0["version"] as? String } == ["1.3.0"])
+        #expect(after["after"]?.first?["hash"] as? String == TestBytes.hex(signedHash))
+        #expect(lines[2] == "RESET")
+        // MCUboot validated the signature at the boot and runs the image.
+        #expect(await device.stage == .application)
+        let running = await device.imageStates.first { $0.isActive }
+        #expect(running?.version == "1.3.0")
+        #expect(running?.hash.map(Array.init) == signedHash)
+    }
+}
