@@ -217,11 +217,11 @@ struct DeviceCore {
 
     /// What a reset or power cycle does to RAM and flash.
     /// - Parameters:
-    ///   - interruptingSwap: power is lost in the middle of the first swap.
+    ///   - interruptingSwap: power is lost at this step of the boot's swaps and copies.
     ///   - powerCycle: power was lost (the retention boot mode with it), rather than a reset.
     ///   - button: the recovery button is held.
     /// - Returns: the bytes the bootloader swapped or copied.
-    mutating func reboot(interruptingSwap: Bool, powerCycle: Bool = false, button: Bool = false) -> Int {
+    mutating func reboot(interruptingSwap: Int?, powerCycle: Bool = false, button: Bool = false) -> Int {
         upload = nil
         recoveryUpload = nil
         fileTransfer = nil

@@ -31,6 +31,9 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// Lose power at a moment: the request in flight is not answered, RAM state is lost and the
     /// device boots again (an interrupted swap is resumed, as MCUboot does).
     case powerLoss(PowerLossMoment)
+    /// Reset while handling the n-th request from now (a watchdog, the reset pin): it is not
+    /// answered and RAM is lost — but not the retention area, so a boot mode set before survives.
+    case deviceReset(atRequest: Int)
     /// Store one bit of the image upload chunk that covers this offset flipped (a flash write
     /// that went wrong), once. The upload's offsets all succeed; only the final hash check
     /// (`match`) and the bootloader's validation can tell.
@@ -51,6 +54,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .loseAnswer(let n): "lose the answer to request \(n)"
         case .linkLoss(let n): "link loss at request \(n)"
         case .powerLoss(let moment): "power loss \(moment)"
+        case .deviceReset(let n): "device reset at request \(n)"
         case .corruptFlash(let offset): "corrupt flash at offset \(offset)"
         }
     }
@@ -62,14 +66,20 @@ public enum PowerLossMoment: Sendable, Hashable, CustomStringConvertible {
     case atRequest(Int)
     /// During the image upload chunk that would write past this offset (the chunk is lost).
     case duringUpload(atOffset: Int)
-    /// During the next swap MCUboot performs at boot; the swap resumes at the following boot.
+    /// During the next swap MCUboot performs at boot, after its first flash step; the swap
+    /// resumes at the following boot.
     case duringSwap
+    /// At this step (0-based) of the swaps and copies of the next boot that makes any — a sector
+    /// copy or the trailer write, counted across images (``MCUbootModel/lastSwapSteps`` of a
+    /// boot without faults tells how many there are).
+    case duringSwapStep(Int)
 
     public var description: String {
         switch self {
         case .atRequest(let n): "at request \(n)"
         case .duringUpload(let offset): "during upload at offset \(offset)"
         case .duringSwap: "during swap"
+        case .duringSwapStep(let step): "during swap, at step \(step)"
         }
     }
 }
@@ -162,6 +172,7 @@ struct FaultInjector: Sendable {
         case drop
         case busy
         case powerLoss
+        case reset
     }
 
     mutating func admit() -> RequestFate {
@@ -170,6 +181,7 @@ struct FaultInjector: Sendable {
             switch fault {
             case .dropRequests(let n) where n > 0 && requestCount % n == 0: return .drop
             case .powerLoss(.atRequest(let n)) where requestCount == n: return .powerLoss
+            case .deviceReset(let n) where requestCount == n: return .reset
             default: continue
             }
         }
@@ -186,11 +198,26 @@ struct FaultInjector: Sendable {
         return nil
     }
 
-    /// Whether the next swap is interrupted by a power loss; consumes the fault.
-    mutating func takePowerLossDuringSwap() -> Bool {
-        guard let index = faults.faults.firstIndex(of: .powerLoss(.duringSwap)) else { return false }
-        faults.faults.remove(at: index)
-        return true
+    /// The swap step at which power is to be lost, if that fault is set.
+    var powerLossSwapStep: Int? {
+        for fault in faults.faults {
+            switch fault {
+            case .powerLoss(.duringSwap): return 1
+            case .powerLoss(.duringSwapStep(let step)): return max(0, step)
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    /// The power loss during a swap struck; it is used up.
+    mutating func consumeSwapPowerLoss() {
+        faults.faults.removeAll {
+            switch $0 {
+            case .powerLoss(.duringSwap), .powerLoss(.duringSwapStep): true
+            default: false
+            }
+        }
     }
 
     /// The upload offset whose flash write is corrupted, if that fault is set.

@@ -282,6 +282,10 @@ public actor SimulatedDevice {
             logger.debug("fault: power lost while handling a request")
             reboot(powerCycle: true)
             return Outcome(powerLost: true)
+        case .reset:
+            logger.debug("fault: the device reset while handling a request")
+            reboot()
+            return Outcome(powerLost: true)
         case .process:
             break
         }
@@ -358,14 +362,15 @@ public actor SimulatedDevice {
         let lost = queue
         queue.removeAll()
         for item in lost { finish(item, with: []) }
-        let interrupt = injector.takePowerLossDuringSwap()
-        var moved = core.reboot(interruptingSwap: interrupt, powerCycle: powerCycle, button: button)
-        if interrupt {
+        var moved = core.reboot(interruptingSwap: injector.powerLossSwapStep, powerCycle: powerCycle, button: button)
+        if core.bootloader.lastBootInterrupted {
             // Power comes back: MCUboot resumes the swap from its status area.
+            injector.consumeSwapPowerLoss()
             logger.debug("fault: power lost during swap; resuming at the next boot")
-            moved += core.reboot(interruptingSwap: false, powerCycle: true, button: button)
+            moved += core.reboot(interruptingSwap: nil, powerCycle: true, button: button)
         }
         pool = Self.pool(for: core.bootloader.stage, configuration)
+        if core.bootloader.lastSwapSteps > 0 { lastSwapSteps = core.bootloader.lastSwapSteps }
         for line in core.bootloader.lastBootLog { logger.debug("boot: \(line)") }
         var offline = configuration.bootTime
         if let rate = configuration.swapBytesPerSecond, rate > 0, moved > 0 {
@@ -414,6 +419,11 @@ public actor SimulatedDevice {
 
     /// The bootloader model: slots, trailers, active slots.
     public var bootloader: MCUbootModel { core.bootloader }
+
+    /// The flash steps (sector copies, trailer writes) of the last boot that swapped or copied
+    /// anything, resumed swaps included: the moments ``PowerLossMoment/duringSwapStep(_:)`` can
+    /// name.
+    public private(set) var lastSwapSteps = 0
 
     /// How many times the device has booted (1 after creation).
     public var bootCount: Int { core.bootCount }

@@ -7,25 +7,42 @@ import SMPSimulator
 import Testing
 
 /// Every fault at every moment, not a random sample: for an upgrade cell (mode × bootloader ×
-/// image count), a clean run counts the requests the device handles; then, for each request
-/// index, a run with a power loss there, one with that request's answer lost, and one with the
-/// link lost after it — plus a power loss during the swap. Each run must leave a device that
-/// boots, must report success only when the promised slot state holds, and the same command run
-/// again must complete the upgrade.
+/// image count, and devices already in serial recovery), a clean run counts the requests the
+/// device handles and the flash steps of its swaps; then, for each request index, a run with a
+/// power loss there, one with a device reset (the retention area kept), one with that request's
+/// answer lost, and one with the link lost after it — and a power loss at every flash step of the
+/// swap. Each run must leave a device that boots or, on a single-slot device, one whose recovery
+/// button brings serial recovery back; must report success only when the promised slot state
+/// holds; and the same command run again (with the recovery button held and `--recovery`, for a
+/// device the fault left halted) must complete the upgrade.
 ///
 /// `swift test` runs a slice, one cell per bootloader family, a cell at a time (eight runs at
-/// once): the whole matrix — about 1,700 upgrades — run in parallel with the rest of the suite
-/// starved the other tests of CPU. `MCUMGR_FAULT_MATRIX=full` (scripts/fault-matrix.sh) runs
-/// every cell; the counts are in docs/RELIABILITY.md.
+/// once): the whole matrix run in parallel with the rest of the suite starved the other tests of
+/// CPU. `MCUMGR_FAULT_MATRIX=full` (scripts/fault-matrix.sh) runs every cell; the counts are in
+/// docs/RELIABILITY.md.
 @Suite(.serialized) struct FaultMatrixTests {
-    /// An upgrade cell: mode, bootloader mode, image count (the integration tests' combination).
-    typealias Cell = FirmwareUpgradeIntegrationTests.Combination
+    /// An upgrade cell: mode, bootloader mode, image count, and whether the device starts in
+    /// serial recovery (updated with `recovery` set).
+    struct Cell: Sendable, CustomTestStringConvertible {
+        var mode: FirmwareUpgrade.Mode
+        var bootloader: BootloaderMode
+        var images: Int
+        var inRecovery = false
+        var testDescription: String {
+            "\(mode) on \(bootloader), \(images) image(s)\(inRecovery ? ", started in serial recovery" : "")"
+        }
+        /// Updated through the bootloader: a power loss mid-upload leaves nothing valid to boot.
+        var isSingleSlot: Bool { bootloader.isSingleSlot || inRecovery }
+    }
 
     /// What one faulted run came to.
     struct Verdict: Sendable {
         var fault: Fault
         var succeeded = false
         var bricked = false
+        /// The fault left the device halted (nothing valid to boot): the recovery button brought
+        /// serial recovery back for the re-run.
+        var neededTheButton = false
         /// Reported success although the promised state does not hold.
         var untruthful = false
         /// The same command, run again without faults, did not complete the upgrade.
@@ -34,26 +51,44 @@ import Testing
     }
 
     /// One cell per bootloader family, including the two that found engine defects (two images
-    /// with a test mode; upload-only on DirectXIP without revert).
+    /// with a test mode; upload-only on DirectXIP without revert), and the single-slot path.
     static let slice: [Cell] = [
         Cell(mode: .testAndConfirm, bootloader: .swapUsingMove, images: 2),
         Cell(mode: .uploadOnly, bootloader: .directXIP, images: 1),
         Cell(mode: .testOnly, bootloader: .directXIPWithRevert, images: 2),
         Cell(mode: .confirmOnly, bootloader: .overwriteOnly, images: 1),
+        Cell(mode: .confirmOnly, bootloader: .singleSlot, images: 1),
     ]
 
     static var cells: [Cell] {
         guard ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX"] == "full" else { return slice }
         let bootloaders: [BootloaderMode] = [
-            .swapUsingMove, .swapUsingScratch, .overwriteOnly, .directXIP, .directXIPWithRevert,
+            .swapUsingMove, .swapUsingScratch, .swapUsingOffset, .overwriteOnly, .directXIP, .directXIPWithRevert,
+            .ramLoad, .singleSlot, .firmwareLoader,
         ]
-        return FirmwareUpgrade.Mode.allCases.flatMap { mode in
-            bootloaders.flatMap { bootloader in [1, 2].map { Cell(mode: mode, bootloader: bootloader, images: $0) } }
+        let byMode = FirmwareUpgrade.Mode.allCases.flatMap { mode in
+            bootloaders.flatMap { bootloader in
+                (bootloader == .firmwareLoader ? [1] : [1, 2]).map {
+                    Cell(mode: mode, bootloader: bootloader, images: $0)
+                }
+            }
         }
+        // A device in serial recovery is updated the same way whatever the mode.
+        let inRecovery = [BootloaderMode.singleSlot, .swapUsingMove].flatMap { bootloader in
+            [1, 2].map { Cell(mode: .confirmOnly, bootloader: bootloader, images: $0, inRecovery: true) }
+        }
+        return byMode + inRecovery
     }
 
     static func device(_ cell: Cell) -> SimulatedDevice {
-        UpgradeHarness.device(.init(bufferSize: 512, imageCount: cell.images, bootloaderMode: cell.bootloader))
+        UpgradeHarness.device(
+            .init(
+                bufferSize: 512,
+                imageCount: cell.images,
+                bootloaderMode: cell.bootloader,
+                startsInRecovery: cell.inRecovery
+            )
+        )
     }
 
     static func images(_ cell: Cell) -> [FirmwarePackage.Image] {
@@ -61,8 +96,22 @@ import Testing
     }
 
     /// Runs the upgrade on `device` (faults already set); returns the run.
-    static func upgrade(_ cell: Cell, on device: SimulatedDevice) async -> UpgradeRun {
-        await UpgradeHarness.run(UpgradeHarness.loopback(device, cell.mode), images: images(cell))
+    static func upgrade(_ cell: Cell, on device: SimulatedDevice, recovery: Bool = false) async -> UpgradeRun {
+        var configuration = UpgradeHarness.configuration(cell.mode)
+        // A device in its bootloader has one buffer: the window comes from the device there. A
+        // power loss mid-upload halts it, which the upgrade learns only as the reconnection
+        // times out: keep that short.
+        if cell.isSingleSlot {
+            configuration.window = nil
+            configuration.reconnectTimeout = .seconds(2)
+        }
+        configuration.recovery = recovery || cell.inRecovery
+        let upgrade = FirmwareUpgrade(
+            transport: LoopbackTransport(device: device),
+            configuration: configuration,
+            clientConfiguration: UpgradeHarness.client
+        )
+        return await UpgradeHarness.run(upgrade, images: images(cell))
     }
 
     /// One run with `fault`, then the checks and the re-run.
@@ -70,7 +119,7 @@ import Testing
         var verdict = Verdict(fault: fault)
         let device = device(cell)
         let images = images(cell)
-        let promise = Promise(mode: cell.mode, bootloader: cell.bootloader)
+        let promise = Promise(mode: cell.mode, bootloader: cell.inRecovery ? .singleSlot : cell.bootloader)
         await device.setFaults(Faults([fault]))
         let faulted = await upgrade(cell, on: device)
         await device.setFaults(.none)
@@ -82,8 +131,17 @@ import Testing
             verdict.failure =
                 faulted.upgradeError.map { "\($0.code) while \($0.state)" } ?? String(describing: faulted.error)
         }
-        // The same command again, on the device as the fault left it.
-        let again = await upgrade(cell, on: device)
+        // The same command again, on the device as the fault left it — after holding the
+        // recovery button, for a device left with nothing it would boot.
+        var recovery = false
+        if await device.stage == .halted {
+            verdict.neededTheButton = true
+            verdict.bricked = !(await device.isRecoverable)
+            await device.reset(holdingRecoveryButton: true)
+            await device.waitUntilAnswering()
+            recovery = true
+        }
+        let again = await upgrade(cell, on: device, recovery: recovery)
         await device.waitUntilAnswering()
         if let error = again.error {
             verdict.rerunFailed = "\(error)"
@@ -92,8 +150,21 @@ import Testing
         }
         // Power off and on: something valid must boot.
         await device.reset()
-        verdict.bricked = !(await device.isRunning)
+        let runs = await device.isRunning
+        verdict.bricked = verdict.bricked || !runs
         return verdict
+    }
+
+    /// Every fault of a cell: each kind at each request, and a power loss at each swap step.
+    static func faults(requests: Int, swapSteps: Int) -> [Fault] {
+        var faults = (0..<swapSteps).map { Fault.powerLoss(.duringSwapStep($0)) }
+        for index in 1...requests {
+            faults += [
+                .powerLoss(.atRequest(index)), .deviceReset(atRequest: index), .loseAnswer(toRequest: index),
+                .linkLoss(atRequest: index),
+            ]
+        }
+        return faults
     }
 
     @Test(.timeLimit(.minutes(20)), arguments: cells)
@@ -104,10 +175,8 @@ import Testing
         #expect(baseline.error == nil, "\(String(describing: baseline.error))")
         let requests = await clean.requestsHandled
         try #require(requests > 5)
-        var faults: [Fault] = [.powerLoss(.duringSwap)]
-        for index in 1...requests {
-            faults += [.powerLoss(.atRequest(index)), .loseAnswer(toRequest: index), .linkLoss(atRequest: index)]
-        }
+        let swapSteps = await clean.lastSwapSteps
+        let faults = Self.faults(requests: requests, swapSteps: swapSteps)
         let verdicts = await withTaskGroup(of: Verdict.self) { group in
             var verdicts: [Verdict] = []
             var pending = faults[...]
@@ -123,11 +192,17 @@ import Testing
         let bricked = verdicts.filter(\.bricked)
         let untruthful = verdicts.filter(\.untruthful)
         let rerunFailed = verdicts.filter { $0.rerunFailed != nil }
+        let button = verdicts.filter(\.neededTheButton).count
         print(
-            "fault matrix: \(cell.testDescription): \(requests) requests, \(verdicts.count) runs — "
-                + "succeeded \(succeeded), failed \(verdicts.count - succeeded), bricked \(bricked.count), "
-                + "untruthful \(untruthful.count), re-run failed \(rerunFailed.count)"
+            "fault matrix: \(cell.testDescription): \(requests) requests, \(swapSteps) swap steps, "
+                + "\(verdicts.count) runs — succeeded \(succeeded), failed \(verdicts.count - succeeded), "
+                + "recovered by the button \(button), bricked \(bricked.count), untruthful \(untruthful.count), "
+                + "re-run failed \(rerunFailed.count)"
         )
+        if !cell.isSingleSlot {
+            // Only an upload through the bootloader can leave nothing valid to boot.
+            #expect(button == 0, "a fault left the device halted")
+        }
         for verdict in bricked { Issue.record("bricked by \(verdict.fault)") }
         for verdict in untruthful { Issue.record("reported success after \(verdict.fault), promise not kept") }
         for verdict in rerunFailed {

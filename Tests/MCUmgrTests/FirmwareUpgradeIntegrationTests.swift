@@ -47,7 +47,9 @@ enum Promise: Equatable {
 
     init(mode: FirmwareUpgrade.Mode, bootloader: BootloaderMode) {
         switch (bootloader, mode) {
-        case (.directXIP, _): self = .runningConfirmed
+        // No test or upload-only there: the image is installed and runs (RAM load as DirectXIP;
+        // one slot through the bootloader).
+        case (.directXIP, _), (.ramLoad, _), (.singleSlot, _), (.firmwareLoader, _): self = .runningConfirmed
         case (_, .uploadOnly): self = .uploaded
         case (.overwriteOnly, _): self = .runningConfirmed
         case (_, .testOnly): self = .runningUnconfirmed

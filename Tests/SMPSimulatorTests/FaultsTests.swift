@@ -82,13 +82,18 @@ struct FaultsTests {
         #expect(onReset.deliver([[1]], latency: .zero, wasReset: true).disconnect)
     }
 
-    @Test("power loss during a swap is consumed once")
+    @Test("power loss during a swap: after the first step, or at a chosen step; consumed once it struck")
     func swapPowerLoss() {
         var injector = FaultInjector(Faults([.powerLoss(.duringSwap)]))
-        let first = injector.takePowerLossDuringSwap()
-        let second = injector.takePowerLossDuringSwap()
-        #expect(first)
-        #expect(!second)
+        #expect(injector.powerLossSwapStep == 1)
+        // A boot without a swap does not use it up: it stays armed until it strikes.
+        #expect(injector.powerLossSwapStep == 1)
+        injector.consumeSwapPowerLoss()
+        #expect(injector.powerLossSwapStep == nil)
+        var stepped = FaultInjector(Faults([.powerLoss(.duringSwapStep(7))]))
+        #expect(stepped.powerLossSwapStep == 7)
+        stepped.consumeSwapPowerLoss()
+        #expect(stepped.powerLossSwapStep == nil)
     }
 
     @Test("every fault describes itself")

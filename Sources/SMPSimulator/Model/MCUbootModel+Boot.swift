@@ -10,13 +10,18 @@ extension MCUbootModel {
     /// nothing valid to boot — recovery if built to fall back on it, else a halt. In the
     /// firmware-loader mode the button, the boot mode or an invalid application start the loader.
     /// - Parameters:
-    ///   - interruptingSwap: lose power in the middle of the first swap; it is recorded and
-    ///     resumed by the next boot (MCUboot's swap status area), and this boot runs nothing.
+    ///   - interruptingSwap: lose power at this step of the swaps and copies this boot makes
+    ///     (counted across images; ``lastSwapSteps`` says how many there were): the progress is
+    ///     recorded (MCUboot's swap status area), the next boot resumes it, and this boot runs
+    ///     nothing.
     ///   - request: a boot mode or the recovery button asking to stop in recovery.
     /// - Returns: the number of bytes swapped or copied (for timing).
     @discardableResult
-    public mutating func boot(interruptingSwap: Bool = false, request: BootRequest = .normal) -> Int {
+    public mutating func boot(interruptingSwap: Int? = nil, request: BootRequest = .normal) -> Int {
         var log: [String] = []
+        var countdown = interruptingSwap
+        lastSwapSteps = 0
+        lastBootInterrupted = false
         defer { lastBootLog = log }
         if mode == .firmwareLoader {
             bootWithLoader(request, log: &log)
@@ -33,17 +38,17 @@ extension MCUbootModel {
         for image in 0..<slots.count {
             switch mode {
             case .swapUsingScratch, .swapUsingMove, .swapUsingOffset:
-                let type = swapType(image: image)
-                if interruptingSwap && type != .none && interruptedSwap[image] == nil {
-                    interruptedSwap[image] = type
-                    log.append("image \(image): power lost during \(type) swap")
+                guard let swapped = performSwap(image: image, countdown: &countdown, log: &log) else {
                     stage = .halted
                     return moved
                 }
-                let resumed = interruptedSwap.removeValue(forKey: image) != nil
-                moved += performSwap(image: image, type: type, resumed: resumed, log: &log)
+                moved += swapped
             case .overwriteOnly:
-                moved += performOverwrite(image: image, log: &log)
+                guard let copied = performOverwrite(image: image, countdown: &countdown, log: &log) else {
+                    stage = .halted
+                    return moved
+                }
+                moved += copied
             case .directXIP, .directXIPWithRevert, .ramLoad:
                 selectDirectXIP(image: image, log: &log)
             case .singleSlot:
@@ -96,73 +101,10 @@ extension MCUbootModel {
         }
     }
 
-    private mutating func performSwap(image: Int, type: SwapType, resumed: Bool, log: inout [String]) -> Int {
-        switch type {
-        case .none:
-            log.append("image \(image): boot primary")
-            return 0
-        case .test, .permanent:
-            // A resumed swap already validated the image before it started.
-            guard resumed || isValid(slots[image][1].data) else {
-                slots[image][1] = .erased
-                slots[image][0].trailer.magic = true
-                slots[image][0].trailer.imageOK = true
-                log.append("image \(image): secondary image invalid, erased; boot primary")
-                return 0
-            }
-            if !resumed, let refused = refusedDowngrade(image: image) {
-                slots[image][1] = .erased
-                log.append("image \(image): \(refused); slot 1 erased due to downgrade prevention")
-                return 0
-            }
-            let incoming = slots[image][1].data
-            let outgoing = slots[image][0].data
-            slots[image][0] = FlashSlot(
-                data: incoming,
-                trailer: SlotTrailer(magic: true, imageOK: type == .permanent, copyDone: true)
-            )
-            slots[image][1] = FlashSlot(data: outgoing, trailer: .erased)
-            log.append("image \(image): \(type) swap\(resumed ? " (resumed)" : "")")
-            return incoming.count + outgoing.count
-        case .revert:
-            let incoming = slots[image][1].data
-            let outgoing = slots[image][0].data
-            slots[image][0] = FlashSlot(
-                data: incoming,
-                trailer: SlotTrailer(magic: true, imageOK: true, copyDone: true)
-            )
-            slots[image][1] = FlashSlot(data: outgoing, trailer: .erased)
-            log.append("image \(image): revert swap\(resumed ? " (resumed)" : "")")
-            return incoming.count + outgoing.count
-        }
-    }
-
-    private mutating func performOverwrite(image: Int, log: inout [String]) -> Int {
-        guard slots[image][1].trailer.magic else {
-            log.append("image \(image): boot primary")
-            return 0
-        }
-        let incoming = slots[image][1].data
-        guard isValid(incoming) else {
-            slots[image][1] = .erased
-            log.append("image \(image): secondary image invalid, erased; boot primary")
-            return 0
-        }
-        if let refused = refusedDowngrade(image: image) {
-            slots[image][1] = .erased
-            log.append("image \(image): \(refused), secondary erased")
-            return 0
-        }
-        slots[image][0] = FlashSlot(data: incoming, trailer: SlotTrailer(magic: true, imageOK: true, copyDone: true))
-        slots[image][1] = .erased
-        log.append("image \(image): overwrite")
-        return incoming.count
-    }
-
     /// With downgrade prevention, why the secondary image may not replace the primary: its
     /// version (major.minor.revision, as MCUboot compares without the build number option) is
     /// lower. An equal version is allowed.
-    private func refusedDowngrade(image: Int) -> String? {
+    func refusedDowngrade(image: Int) -> String? {
         guard downgradePrevention, let new = self.image(image, slot: 1)?.header.version,
             let current = self.image(image, slot: 0)?.header.version, new.withoutBuild < current.withoutBuild
         else { return nil }

@@ -129,8 +129,13 @@ public struct MCUbootModel: Sendable {
     public internal(set) var activeSlots: [Int]
     /// What the last boot started.
     public internal(set) var stage: BootStage
-    /// A swap interrupted by a power loss, resumed at the next boot.
-    public internal(set) var interruptedSwap: [Int: SwapType]
+    /// Swaps interrupted by a power loss, by image, resumed at the next boot.
+    public internal(set) var interruptedSwap: [Int: SwapProgress]
+    /// The flash steps (sector copies, trailer writes) the swaps and copies of the last boot
+    /// took: the moments a power loss can strike.
+    public internal(set) var lastSwapSteps = 0
+    /// Whether the last boot was cut short by a power loss during a swap or copy.
+    public internal(set) var lastBootInterrupted = false
     /// What the last boot did, one line per image (for logs and tests).
     public internal(set) var lastBootLog: [String]
     /// Hashes of the factory images, trusted without a signature (they were "flashed in the
@@ -191,7 +196,7 @@ public struct MCUbootModel: Sendable {
         slots: [[FlashSlot]],
         loader: FlashSlot?,
         activeSlots: [Int],
-        interruptedSwap: [Int: SwapType],
+        interruptedSwap: [Int: SwapProgress],
         trustedHashes: Set<[UInt8]>
     ) {
         self.trustedHashes = trustedHashes
@@ -248,7 +253,7 @@ public struct MCUbootModel: Sendable {
     /// next boot means for the other modes.
     public func swapType(image: Int) -> SwapType {
         guard image >= 0, image < slots.count else { return .none }
-        if let interrupted = interruptedSwap[image] { return interrupted }
+        if let interrupted = interruptedSwap[image] { return interrupted.type }
         switch mode {
         case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .none, .ramLoad:
             // Without a bootloader, and with RAM load, Zephyr still reads the trailers this way;

@@ -19,7 +19,7 @@ struct StateDirectory {
         var slotSize: Int
         var trailers: [[SlotTrailer]]
         var activeSlots: [Int]
-        var interrupted: [Int: SwapType]
+        var interrupted: [Int: MCUbootModel.SwapProgress]
         var trusted: [String]
     }
 

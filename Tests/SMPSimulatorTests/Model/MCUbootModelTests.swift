@@ -416,9 +416,10 @@ struct MCUbootModelTests {
             confirm: type == .permanent,
             allowConfirmNonActive: true
         ).get()
-        model.boot(interruptingSwap: true)
+        model.boot(interruptingSwap: 1)
         #expect(!model.isRunning)
-        #expect(model.interruptedSwap == [0: type])
+        #expect(model.interruptedSwap[0]?.type == type)
+        #expect(model.interruptedSwap[0]?.stepsDone == 1)
         model.boot()
         #expect(model.isRunning)
         #expect(Self.version(model, slot: 0) == "2.0.0")
