@@ -27,7 +27,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: LocalOptions
 
     @Option(
         name: .customLong("udp"),
@@ -117,6 +117,10 @@ struct SimulatorCommand: AsyncParsableCommand {
     var unlimitedBuffers = false
 
     func validate() throws {
+        try global.refuseClientOptions(
+            command: "simulator",
+            reason: "it is the device; point clients at the endpoint it prints"
+        )
         #if !canImport(CoreBluetooth)
             if ble { throw ValidationError("--ble needs CoreBluetooth (macOS); serve --udp or --pty here") }
         #endif

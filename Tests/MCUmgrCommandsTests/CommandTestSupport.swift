@@ -52,6 +52,12 @@ enum CLI {
         await run(arguments + ["--conn", device?.url ?? "sim://"])
     }
 
+    /// Whether a command line is one of the commands that take no client options (`decode`,
+    /// `conn`, `image info`, `simulator`), so a test must not give it `--conn`.
+    static func worksWithoutADevice(_ arguments: [String]) -> Bool {
+        ["decode", "conn", "simulator"].contains(arguments.first ?? "") || arguments.starts(with: ["image", "info"])
+    }
+
     /// The lines of a command's stdout.
     static func lines(_ text: String) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)

@@ -33,7 +33,8 @@ import Testing
     func keysAreSnakeCase(_ arguments: [String]) async throws {
         let device = SimDevice(options: "zephyr=latest")
         try device.saveSettings(["app/x": Data("1".utf8)])
-        let result = await CLI.run(arguments + ["--json", "--conn", device.url])
+        let connection = CLI.worksWithoutADevice(arguments) ? [] : ["--conn", device.url]
+        let result = await CLI.run(arguments + ["--json"] + connection)
         #expect(result.status == 0, "\(result.stderr)")
         let documents = try CLI.lines(result.stdout).map {
             try JSONSerialization.jsonObject(with: Data($0.utf8))
@@ -58,7 +59,9 @@ import Testing
         ] as [([String], Int, String)]
     )
     func errorObjectIsTheSameForEveryVerb(_ arguments: [String], _ status: Int, _ kind: String) async throws {
-        let result = await CLI.sim(arguments: arguments + ["--json"])
+        let result =
+            CLI.worksWithoutADevice(arguments)
+            ? await CLI.run(arguments + ["--json"]) : await CLI.sim(arguments: arguments + ["--json"])
         #expect(Int(result.status) == status, "\(result.stderr)")
         CLI.expectOneErrorLine(result)
         let object = try CLI.json(try #require(CLI.lines(result.stdout).last))
