@@ -14,7 +14,9 @@ struct FSCommand: AsyncParsableCommand {
         subcommands: [Upload.self, Download.self, Status.self, Hash.self, Types.self, Close.self]
     )
 
-    /// Runs a transfer's progress stream through a view, ending the bar whatever happens.
+    /// Runs a transfer's progress stream through a view, ending the bar whatever happens. An
+    /// interrupted file transfer starts over when run again: an upload carries no hash by which
+    /// the device could resume it, and a download is written only once complete.
     static func finishing<T>(_ view: inout TransferProgressView, _ body: (inout TransferProgressView) async throws -> T)
         async throws -> T
     {
@@ -23,8 +25,7 @@ struct FSCommand: AsyncParsableCommand {
             view.finish()
             return result
         } catch {
-            view.finish()
-            throw error
+            throw view.ending(error, resumes: false)
         }
     }
 

@@ -208,8 +208,7 @@ enum ImageCommands {
                     try Task.checkCancellation()
                 }
             } catch {
-                view.finish()
-                throw error
+                throw view.ending(error, resumes: true)
             }
             view.finish()
             let elapsed = clock.now - began

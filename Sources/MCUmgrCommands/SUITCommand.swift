@@ -209,8 +209,8 @@ struct SUITCommand: AsyncParsableCommand {
                 for try await event in client.upload(upload, options: options) { view.update(event) }
                 try Task.checkCancellation()
             } catch {
-                view.finish()
-                throw error
+                // SUIT chunks carry no hash by which a device could resume: it starts over.
+                throw view.ending(error, resumes: false)
             }
             view.finish()
         }

@@ -121,9 +121,8 @@ struct UpgradeCommand: AsyncParsableCommand {
         do {
             for try await event in upgrade.run(package) { view.show(event) }
             try Task.checkCancellation()
-        } catch let error as FirmwareUpgradeError {
-            view.failed(error)
-            throw error
+        } catch {
+            throw view.ending(error)
         }
     }
 }
@@ -140,6 +139,8 @@ struct UpgradeProgressView {
     private var lastDraw: ContinuousClock.Instant?
     private var drewBar = false
     private var state: FirmwareUpgrade.State = .idle
+    /// The upload's progress, for saying how far an interrupted upgrade got.
+    private var lastUpload: TransferProgress?
     private let clock = ContinuousClock()
 
     init(style: TransferProgressView.Style, file: String) {
@@ -197,9 +198,16 @@ struct UpgradeProgressView {
         }
     }
 
-    mutating func failed(_ error: FirmwareUpgradeError) {
-        endBar()
-        if style == .json {
+    /// Ends the display after the upgrade threw, and returns the error to throw.
+    ///
+    /// An interrupt becomes ``Interrupted``: how far the upload got, or the step it stopped in;
+    /// its bar is left for the error line to replace (the error sink clears a drawn bar first),
+    /// so the terminal is left with that one clean line. Other failures end the bar's line,
+    /// keeping the last progress in sight above the error.
+    mutating func ending(_ error: any Error) -> any Error {
+        let interrupted = Interrupted.isInterrupt(error)
+        if !interrupted { endBar() }
+        if style == .json, let error = error as? FirmwareUpgradeError {
             CommandSupport.emit(
                 .object([
                     ("event", .string("failed")), ("state", .string("\(error.state)")),
@@ -208,6 +216,12 @@ struct UpgradeProgressView {
                 ])
             )
         }
+        guard interrupted else { return error }
+        let step = (error as? FirmwareUpgradeError)?.state ?? state
+        if step == .uploading {
+            return Interrupted(percent: lastUpload.map(TransferProgressView.percent) ?? 0, resumes: true)
+        }
+        return Interrupted(step: step == .idle ? nil : "\(step)", resumes: true)
     }
 
     private mutating func note(_ kind: String, _ text: String) {
@@ -227,6 +241,7 @@ struct UpgradeProgressView {
             bytesPerSecond: progress.bytesPerSecond,
             estimatedTimeRemaining: progress.estimatedTimeRemaining
         )
+        lastUpload = transfer
         let label = "\(state) image \(progress.image)"
         switch style {
         case .json:
@@ -259,15 +274,14 @@ struct UpgradeProgressView {
             if let lastDraw, now - lastDraw < .milliseconds(100), !finished { return }
             lastDraw = now
             drewBar = true
-            FileHandle.standardError.write(
-                Data(("\r  " + TransferProgressView.bar(transfer, label: label) + "\u{1B}[K").utf8)
-            )
+            // Through the sink, which then knows a bar is open and clears it before an error line.
+            Console.error.writePartial?("\r  " + TransferProgressView.bar(transfer, label: label) + "\u{1B}[K")
         }
     }
 
     private mutating func endBar() {
         if drewBar {
-            FileHandle.standardError.write(Data("\n".utf8))
+            Console.error.writePartial?("\n")
             drewBar = false
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MCUboot
 import MCUmgrCommands
+import SMPBytes
 import SMPCore
 import SMPPOSIX
 import SMPSimulator
@@ -275,5 +276,38 @@ import Testing
         let json = try CLI.json(await CLI.sim("image", "slots", "--json").stdout)
         let image = try #require((json["images"] as? [[String: Any]])?.first)
         #expect((image["slots"] as? [[String: Any]])?.map { $0["size"] as? Int } == [262_144, 262_144])
+    }
+}
+
+/// Ctrl-C during `image upload`.
+@Suite struct ImageUploadInterruptTests {
+    /// Mid-upload: status 130 and one line saying how far it got and what to do, on a terminal
+    /// left with that line only (it replaced the bar); the same command again continues where the
+    /// device stopped and completes.
+    @Test func anInterruptedUploadSaysHowFarAndTheSameCommandResumes() async throws {
+        let scratch = Scratch()
+        let image = try BLEBenchmark.syntheticImage(size: 96 * 1024)
+        let file = try scratch.file("big.bin", image)
+        let device = SimDevice(options: "latency_ms=10")
+        let arguments = ["image", "upload", file, "--conn", device.url]
+        // Once the bar shows the device confirmed something.
+        let run = await CLI.interrupt(arguments) { CLI.percentages(in: $0).contains { $0 > 0 } }
+        #expect(run.status == 130, "\(run.terminal.written)")
+        let screen = run.terminal.screen
+        #expect(screen.count == 1, "\(screen)")
+        let line = try #require(screen.last)
+        let percent = try #require(CLI.percentages(in: line).first)
+        #expect(line == "error: interrupted at \(percent)%; run the same command again to resume")
+        #expect((1...99).contains(percent))
+        // The last bar drawn is not ahead of what the line says.
+        let drawn = CLI.percentages(in: run.terminal.written).dropLast()
+        #expect((drawn.max() ?? 0) <= percent, "\(drawn)")
+
+        let again = await CLI.run(arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("upload  the device continues an interrupted upload at"), "\(again.stderr)")
+        let list = await CLI.run(["image", "list", "--json", "--conn", device.url])
+        let hash = try #require(try MCUbootImage(bytes: Array(image)).hash)
+        #expect(list.stdout.contains(Hex.encode(hash)))
     }
 }
