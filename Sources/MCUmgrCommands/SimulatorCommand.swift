@@ -280,17 +280,23 @@ struct SimulatorCommand: AsyncParsableCommand {
         await running.stop()
     }
 
-    /// Suspends until SIGINT or SIGTERM arrives.
+    /// Suspends until SIGTERM arrives or the task is cancelled, which is what SIGINT does: the
+    /// executable owns SIGINT (MCUmgrCLI's `Interrupt` cancels the command). A source of our own
+    /// for it set SIGINT to ignored after the executable's source had installed its handler, and
+    /// the kernel then dropped every Ctrl-C.
     static func waitForTerminationSignal() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = ResumeOnce(continuation)
-            for signalNumber in [SIGINT, SIGTERM] {
-                signal(signalNumber, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+        let once = ResumeOnce()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                once.wait(continuation)
+                signal(SIGTERM, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
                 source.setEventHandler { once.resume() }
                 source.resume()
                 once.keep(source)
             }
+        } onCancel: {
+            once.resume()
         }
     }
 }
@@ -301,28 +307,40 @@ struct SimulatorError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Resumes a continuation once, and keeps the signal sources alive meanwhile.
+/// Resumes a continuation once, even when told to before it waits (a cancellation may come
+/// first), and keeps the signal sources alive meanwhile.
 private final class ResumeOnce: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Void, Never>?
+    private var resumed = false
     private var sources: [any DispatchSourceSignal] = []
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+    func wait(_ continuation: CheckedContinuation<Void, Never>) {
+        let early = lock.withLock {
+            if !resumed { self.continuation = continuation }
+            return resumed
+        }
+        if early { continuation.resume() }
+    }
 
     func keep(_ source: any DispatchSourceSignal) {
-        lock.lock()
-        sources.append(source)
-        lock.unlock()
+        let early = lock.withLock {
+            if !resumed { sources.append(source) }
+            return resumed
+        }
+        if early { source.cancel() }
     }
 
     func resume() {
-        lock.lock()
-        let pending = continuation
-        continuation = nil
-        let toCancel = sources
-        sources = []
-        lock.unlock()
+        let (pending, toCancel) = lock.withLock {
+            resumed = true
+            defer {
+                continuation = nil
+                sources = []
+            }
+            return (continuation, sources)
+        }
         for source in toCancel { source.cancel() }
         pending?.resume()
     }
