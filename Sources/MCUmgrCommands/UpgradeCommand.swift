@@ -119,7 +119,7 @@ struct UpgradeCommand: AsyncParsableCommand {
             file: (file as NSString).lastPathComponent
         )
         do {
-            for try await event in upgrade.run(package) { view.show(event) }
+            for try await event in upgrade.run(package) { try view.show(event) }
             try Task.checkCancellation()
         } catch {
             throw view.ending(error)
@@ -148,7 +148,7 @@ struct UpgradeProgressView {
         self.file = file
     }
 
-    mutating func show(_ event: FirmwareUpgrade.Event) {
+    mutating func show(_ event: FirmwareUpgrade.Event) throws {
         switch event {
         case .stateChanged(let from, let to):
             state = to
@@ -191,7 +191,7 @@ struct UpgradeProgressView {
         case .completed(let summary):
             endBar()
             if style == .json {
-                CommandSupport.emit(Self.json(summary))
+                CommandSupport.emit(try Self.json(summary))
             } else {
                 for line in Self.text(summary, file: file) { Console.out(line) }
             }
@@ -374,9 +374,10 @@ struct UpgradeProgressView {
         return lines
     }
 
-    static func json(_ summary: FirmwareUpgrade.Summary) -> JSONValue {
-        func slots(_ states: [ImageManagement.SlotState]) -> JSONValue {
-            if case .object(let members) = ImageCommands.json(.init(images: states)), let images = members.first?.1 {
+    static func json(_ summary: FirmwareUpgrade.Summary) throws -> JSONValue {
+        func slots(_ states: [ImageManagement.SlotState]) throws -> JSONValue {
+            if case .object(let members) = try ImageCommands.json(.init(images: states)), let images = members.first?.1
+            {
                 return images
             }
             return .array([])
@@ -389,8 +390,8 @@ struct UpgradeProgressView {
             ("bootloader_mode", summary.bootloaderMode.map { .int(Int64($0.rawValue)) } ?? .null),
             ("uploaded_bytes", .int(Int64(summary.uploadedBytes))),
             ("seconds", .double((TransferProgressView.seconds(summary.duration) * 1000).rounded() / 1000)),
-            ("before", slots(summary.before)),
-            ("after", slots(summary.after)),
+            ("before", try slots(summary.before)),
+            ("after", try slots(summary.after)),
         ])
     }
 }

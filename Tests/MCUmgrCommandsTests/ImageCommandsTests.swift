@@ -1,11 +1,12 @@
 import Foundation
 import MCUboot
-import MCUmgrCommands
 import SMPBytes
 import SMPCore
 import SMPPOSIX
 import SMPSimulator
 import Testing
+
+@testable import MCUmgrCommands
 
 /// `mcumgr image list|upload|test|confirm|erase|slots` against the simulated device.
 @Suite struct ImageCommandsTests {
@@ -309,5 +310,36 @@ import Testing
         let list = await CLI.run(["image", "list", "--json", "--conn", device.url])
         let hash = try #require(try MCUbootImage(bytes: Array(image)).hash)
         #expect(list.stdout.contains(Hex.encode(hash)))
+    }
+}
+
+/// `image list --json` from the response type.
+@Suite struct ImageListJSONTests {
+    /// A frugal list (false flags and the image number left out) prints every flag and the
+    /// number; `splitStatus`, the one wire key not in snake_case, prints as `split_status`; a
+    /// slot without a hash (serial recovery without the hash option) has no `hash` key, as on
+    /// the wire.
+    @Test func everyFlagAndTheImageNumberAreWrittenOut() throws {
+        let frugal = ImageManagement.StateRead.Response(
+            images: [
+                .init(
+                    slot: 0,
+                    version: "1.0.0",
+                    hash: Data([0xab, 0xcd]),
+                    bootable: true,
+                    confirmed: true,
+                    active: true
+                ),
+                .init(slot: 1, version: "1.1.0"),
+            ],
+            splitStatus: 0
+        )
+        #expect(
+            try ImageCommands.json(frugal).rendered()
+                == #"{"images":[{"image":0,"slot":0,"version":"1.0.0","hash":"abcd","bootable":true,"pending":false,"#
+                + #""confirmed":true,"active":true,"permanent":false},{"image":0,"slot":1,"version":"1.1.0","#
+                + #""bootable":false,"pending":false,"confirmed":false,"active":false,"permanent":false}],"#
+                + #""split_status":0}"#
+        )
     }
 }
