@@ -221,10 +221,13 @@ enum ImageCommands {
                 )
             } else {
                 let resent = view.resentBytes > 0 ? ", \(view.resentBytes) bytes sent again" : ""
-                Console.out(
-                    "uploaded \(TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed))\(resent); "
-                        + "next: mcumgr image test \(hash)"
-                )
+                // The rate counts what this run sent: after a resume the device held the rest.
+                let done =
+                    view.resumedAt.map {
+                        "\(TransferProgressView.bytes(chosen.data.count)), resumed at \(TransferProgressView.bytes($0)): "
+                            + TransferProgressView.completion(bytes: chosen.data.count - $0, elapsed: elapsed)
+                    } ?? TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed)
+                Console.out("uploaded \(done)\(resent); next: mcumgr image test \(hash)")
             }
         }
     }

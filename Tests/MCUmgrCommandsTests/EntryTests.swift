@@ -5,6 +5,8 @@ import SMPSimulator
 import SMPTestSupport
 import Testing
 
+@testable import MCUmgrCommands
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -28,6 +30,11 @@ import Testing
             throw PeerError(message: "no built mcumgr at \(path): run swift build --build-tests")
         }
         return path
+    }
+
+    /// The number of KiB a size for people starts with (`74.0 KiB`), 0 when there is none.
+    static func kibibytes(_ text: some StringProtocol) -> Double {
+        Double(text.prefix { $0.isNumber || $0 == "." }) ?? 0
     }
 
     /// Bounds on every wait: far above a real run, so only a hang reaches them.
@@ -88,7 +95,16 @@ import Testing
         let progress = CLI.lines(resumed.stderr).filter { $0.hasPrefix("upload  ") && $0 != resumeNote }
         let resumedAt = try #require(progress.first.flatMap { CLI.percentages(in: $0).first })
         #expect(resumedAt >= percent, "\(resumed.stderr)")
-        #expect(resumed.stdout.contains("uploaded "), "\(resumed.stdout)")
+        // The result says where it resumed and counts only what this run sent.
+        let offset = String(resumeNote.dropFirst("upload  the device continues an interrupted upload at ".count))
+        let done = try #require(CLI.lines(resumed.stdout).first { $0.hasPrefix("uploaded ") }, "\(resumed.stdout)")
+        let prefix = "uploaded \(TransferProgressView.bytes(image.count)), resumed at \(offset): "
+        #expect(done.hasPrefix(prefix), "\(done)")
+        let sent = try #require(done.dropFirst(prefix.count).split(separator: " in ").first.map(String.init))
+        #expect(
+            abs(Self.kibibytes(sent) + Self.kibibytes(offset) - Self.kibibytes(prefix.dropFirst(9))) < 0.2,
+            "\(done)"
+        )
         let list = await CLI.run(["image", "list", "--json", "--conn", endpoint])
         let hash = try #require(try MCUbootImage(bytes: Array(image)).hash)
         #expect(list.stdout.contains(Hex.encode(hash)), "\(list.stdout)")

@@ -307,6 +307,7 @@ import Testing
         let again = await CLI.run(arguments)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stderr.contains("upload  the device continues an interrupted upload at"), "\(again.stderr)")
+        #expect(again.stdout.contains("uploaded 96.0 KiB, resumed at "), "\(again.stdout)")
         let list = await CLI.run(["image", "list", "--json", "--conn", device.url])
         let hash = try #require(try MCUbootImage(bytes: Array(image)).hash)
         #expect(list.stdout.contains(Hex.encode(hash)))
