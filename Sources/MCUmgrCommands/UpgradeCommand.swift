@@ -332,6 +332,7 @@ struct UpgradeProgressView {
                 "\(file): upgraded in \(seconds) s (\(TransferProgressView.bytes(summary.uploadedBytes)) uploaded, mode \(summary.plan?.mode.rawValue ?? "?"))"
             )
         }
+        lines += downgrades(summary)
         if !summary.before.isEmpty {
             lines.append("before:")
             lines += ImageCommands.text(.init(images: summary.before)).map { "  " + $0 }
@@ -341,6 +342,19 @@ struct UpgradeProgressView {
             lines += ImageCommands.text(.init(images: summary.after)).map { "  " + $0 }
         }
         return lines + nextSteps(summary)
+    }
+
+    /// The images the upgrade took to an older version than the one the device ran, named as
+    /// downgrades (a device without downgrade prevention takes them without a word).
+    static func downgrades(_ summary: FirmwareUpgrade.Summary) -> [String] {
+        guard let plan = summary.plan, !summary.isUpToDate else { return [] }
+        return plan.images.compactMap { image in
+            let running = summary.before.first { Int($0.imageNumber) == image.imageIndex && $0.isActive }
+            guard image.action != .skip, let version = image.version, let running,
+                let new = ImageVersion(version), let old = ImageVersion(running.version), new < old
+            else { return nil }
+            return "image \(image.imageIndex): a downgrade, from \(running.version) to \(version)"
+        }
     }
 
     /// What the device is left with when the mode stops short of a confirmed image, and the

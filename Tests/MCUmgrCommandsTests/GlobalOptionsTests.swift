@@ -87,6 +87,25 @@ import Testing
         }
     }
 
+    /// Shell completions (`mcumgr --generate-completion-script`, in the README) follow the same
+    /// rule: `decode` completes `--json` and none of the client options, `os echo` all of them.
+    @Test func completionsOfferWhatEachCommandTakes() async {
+        let result = await CLI.run(["--generate-completion-script", "bash"])
+        #expect(result.status == 0)
+        /// A completion function's body, `NAME() {` to its closing `}`.
+        func body(_ name: String) -> String {
+            CLI.lines(result.stdout).drop { $0 != "\(name)() {" }.prefix { $0 != "}" }.joined(separator: "\n")
+        }
+        let decode = body("_mcumgr_decode")
+        let echo = body("_mcumgr_os_echo")
+        #expect(decode.contains("--json"), "\(decode)")
+        #expect(echo.contains("--json"), "\(echo)")
+        for option in ["--conn", "--timeout", "--retries", "--verbose"] {
+            #expect(!decode.contains(option), "\(decode)")
+            #expect(echo.contains(option), "\(echo)")
+        }
+    }
+
     @Test func jsonBeforeOrAfterALocalCommandIsTheSame() async {
         let frame = "0a00000900000000a161646568656c6c6f"
         let before = await CLI.run(["--json", "decode", frame])

@@ -158,6 +158,18 @@ import Testing
         }
     }
 
+    /// An older image than the running one is named as a downgrade in the result (this device
+    /// has no downgrade prevention, so it takes it); an upgrade to a newer one says nothing of it.
+    @Test func aDowngradeIsNamedAsOne() async throws {
+        let device = SimDevice(options: "version=2.0.0")
+        let result = await CLI.sim(arguments: ["upgrade", Self.example], device: device)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(CLI.lines(result.stdout).contains("image 0: a downgrade, from 2.0.0 to 1.1.0"), "\(result.stdout)")
+        let upgrade = await CLI.sim("upgrade", Self.example)
+        #expect(upgrade.status == 0, "\(upgrade.stderr)")
+        #expect(!upgrade.stdout.contains("downgrade"), "\(upgrade.stdout)")
+    }
+
     /// A device with a newer factory image and downgrade prevention that cannot say so (Zephyr
     /// 3.4): MCUboot erases the example at the boot; the outcome is not what the mode promised
     /// (status 3).
