@@ -66,7 +66,7 @@ public struct GlobalOptions: ParsableArguments {
 }
 
 /// The options of the commands that work without a device (`decode`, `conn`, `image info`,
-/// `simulator`): `--json` only.
+/// `simulator`, `bench`): `--json` only.
 ///
 /// The client options are parsed too, hidden from `--help`, so that one typed before or after
 /// such a command (``MCUmgrCommand/normalize(_:)`` moves it to the end either way) is refused

@@ -32,8 +32,8 @@ public struct MCUmgrCommand: AsyncParsableCommand {
         let options = GlobalOptions.helpLines.map { "  " + $0 }.joined(separator: "\n")
         let statuses = ExitStatus.helpLines.map { "  " + $0 }.joined(separator: "\n")
         return """
-            GLOBAL OPTIONS (before or after the command; decode, conn, image info and
-            simulator talk to no device and take only --json):
+            GLOBAL OPTIONS (before or after the command; decode, conn, image info,
+            simulator and bench talk to no device and take only --json):
             \(options)
 
             JSON: with --json a command prints one JSON document on stdout (long-running

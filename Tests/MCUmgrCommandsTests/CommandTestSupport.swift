@@ -53,9 +53,10 @@ enum CLI {
     }
 
     /// Whether a command line is one of the commands that take no client options (`decode`,
-    /// `conn`, `image info`, `simulator`), so a test must not give it `--conn`.
+    /// `conn`, `image info`, `simulator`, `bench`), so a test must not give it `--conn`.
     static func worksWithoutADevice(_ arguments: [String]) -> Bool {
-        ["decode", "conn", "simulator"].contains(arguments.first ?? "") || arguments.starts(with: ["image", "info"])
+        ["decode", "conn", "simulator", "bench"].contains(arguments.first ?? "")
+            || arguments.starts(with: ["image", "info"])
     }
 
     /// The lines of a command's stdout.

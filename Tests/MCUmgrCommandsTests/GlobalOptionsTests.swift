@@ -5,7 +5,7 @@ import Testing
 
 /// Where the global options apply: every command that talks to a device takes them before or
 /// after the command; the commands that talk to none (`decode`, `conn`, `image info`,
-/// `simulator`) take only `--json` and refuse the rest in one line.
+/// `simulator`, `bench`) take only `--json` and refuse the rest in one line.
 @Suite struct GlobalOptionsTests {
     /// The commands without a device, each with arguments that would otherwise succeed (the
     /// simulator's missing key makes it fail at start-up with 66 rather than serve forever, should
@@ -17,6 +17,7 @@ import Testing
         ("conn show", ["conn", "show"]),
         ("conn add", ["conn", "add", "board", "udp://192.0.2.1"]),
         ("conn remove", ["conn", "remove", "board"]),
+        ("bench ble", ["bench", "ble", "--profile", "fast", "--window", "1", "--size", "4096"]),
     ]
 
     /// The client options, as a user would type them, and the name the refusal gives.
@@ -61,7 +62,9 @@ import Testing
 
     /// `--json`, which they do use, works before and after each of them; `--help` shows it and
     /// none of the client options.
-    @Test(arguments: [["decode"], ["image", "info"], ["simulator"], ["conn", "show"], ["conn", "add"]])
+    @Test(arguments: [
+        ["decode"], ["image", "info"], ["simulator"], ["conn", "show"], ["conn", "add"], ["bench", "ble"],
+    ])
     func helpShowsOnlyWhatTheyTake(_ command: [String]) async {
         let listed = await Self.listedOptions(command)
         #expect(listed.contains("--json"), "\(command): \(listed)")
