@@ -25,7 +25,7 @@ struct BenchCommand: AsyncParsableCommand {
                 """
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup var global: LocalOptions
 
         @Option(help: "The link profile: legacy, fast, reassembly or coded.")
         var profile: String = "reassembly"
@@ -40,6 +40,7 @@ struct BenchCommand: AsyncParsableCommand {
         var size: Int = 131_072
 
         func validate() throws {
+            try global.refuseClientOptions(command: "bench ble", reason: "it models the link and the device")
             guard BLELinkProfile.named(profile) != nil else {
                 let names = BLELinkProfile.all.map(\.name).joined(separator: ", ")
                 throw ValidationError("unknown profile '\(profile)'; use one of \(names)")

@@ -82,6 +82,25 @@ enum CommandSupport {
         emit(try JSONValue(encoding: response))
     }
 
+    /// Prints what a command asked, for a write whose answer carries no fields: the request's
+    /// fields, keys = wire names.
+    /// - Parameter request: the request sent.
+    /// - Throws: an encoding error (not for the SMPCore request types).
+    static func emit(request: some Encodable) throws {
+        emit(try JSONValue(encoding: request))
+    }
+
+    /// Prints a request and its answer as one object, keys = wire names: the request's fields
+    /// (what was asked, such as a file's name, which the answer does not repeat), then the
+    /// response's, the device's value replacing a request field of the same name.
+    /// - Parameters:
+    ///   - request: the request sent.
+    ///   - response: the device's answer.
+    /// - Throws: an encoding error (not for the SMPCore types).
+    static func emit(request: some Encodable, response: some Encodable) throws {
+        emit(try JSONValue(encoding: request).merging(try JSONValue(encoding: response)))
+    }
+
     /// Prints text that may end with a newline as lines (a final newline does not make an empty
     /// line).
     static func emitText(_ text: String) {

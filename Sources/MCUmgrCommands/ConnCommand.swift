@@ -9,18 +9,22 @@ struct ConnCommand: ParsableCommand {
         subcommands: [Add.self, Show.self, Remove.self]
     )
 
+    /// Why the client options do nothing here.
+    static let noDevice = "it edits the saved profiles and talks to no device"
+
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Save a profile: mcumgr conn add NAME URL.",
             discussion: "An existing profile of that name is kept unless --force is given."
         )
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup var global: LocalOptions
         @Argument(help: "The profile name.") var name: String
         @Argument(help: "The connection URL, e.g. udp://192.168.1.10 or serial:///dev/ttyACM0?baud=115200.") var url:
             String
         @Flag(help: "Replace a profile of the same name.") var force = false
 
         func validate() throws {
+            try global.refuseClientOptions(command: "conn add", reason: ConnCommand.noDevice)
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
                 throw ValidationError("profile names use letters, digits, '-', '_' and '.'")
             }
@@ -43,8 +47,12 @@ struct ConnCommand: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List profiles, or show one.")
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup var global: LocalOptions
         @Argument(help: "A profile name (all when omitted).") var name: String?
+
+        func validate() throws {
+            try global.refuseClientOptions(command: "conn show", reason: ConnCommand.noDevice)
+        }
 
         func run() throws {
             let store = ProfileStore()
@@ -64,8 +72,12 @@ struct ConnCommand: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a profile.")
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup var global: LocalOptions
         @Argument(help: "The profile name.") var name: String
+
+        func validate() throws {
+            try global.refuseClientOptions(command: "conn remove", reason: ConnCommand.noDevice)
+        }
 
         func run() throws {
             try ProfileStore().remove(name: name)

@@ -38,23 +38,34 @@ public enum Console {
             write: { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
         )
 
-        /// Standard error. A line written while a progress bar is drawn first clears the bar's
-        /// line, so an error (an interrupt, a failure mid-transfer) never lands after a half bar.
-        public static let standardError = Sink(
-            isTerminal: isatty(2) == 1,
-            writePartial: { text in
-                barOpen.set(!text.hasSuffix("\n"))
-                FileHandle.standardError.write(Data(text.utf8))
-            },
-            write: { line in
-                let clear = barOpen.take() ? "\r\u{1B}[K" : ""
-                FileHandle.standardError.write(Data((clear + line + "\n").utf8))
-            }
-        )
-    }
+        /// Standard error, where progress bars are drawn (see ``barAware(isTerminal:raw:)``).
+        public static let standardError = barAware(isTerminal: isatty(2) == 1) {
+            FileHandle.standardError.write(Data($0.utf8))
+        }
 
-    /// Whether a partial line (a progress bar) is open on standard error.
-    private static let barOpen = Flag()
+        /// A sink for diagnostics that progress bars are drawn on: a line written while a bar
+        /// is drawn first clears the bar's line, so an error (an interrupt, a failure
+        /// mid-transfer) replaces the bar instead of landing after half of it.
+        /// - Parameters:
+        ///   - isTerminal: whether `raw` writes to a terminal.
+        ///   - raw: writes text as it is (lines come with their newline).
+        /// - Returns: the sink.
+        public static func barAware(isTerminal: Bool, raw: @escaping @Sendable (String) -> Void) -> Sink {
+            // Whether a partial line (a progress bar) is open.
+            let barOpen = Flag()
+            return Sink(
+                isTerminal: isTerminal,
+                writePartial: { text in
+                    barOpen.set(!text.hasSuffix("\n"))
+                    raw(text)
+                },
+                write: { line in
+                    let clear = barOpen.take() ? "\r\u{1B}[K" : ""
+                    raw(clear + line + "\n")
+                }
+            )
+        }
+    }
 
     /// A flag shared by the standard-error sink's closures.
     private final class Flag: @unchecked Sendable {

@@ -19,10 +19,14 @@ struct DecodeCommand: ParsableCommand {
             """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: LocalOptions
 
     @Argument(help: "The bytes, in hex; - reads the hex from standard input.")
     var hex: [String]
+
+    func validate() throws {
+        try global.refuseClientOptions(command: "decode")
+    }
 
     func run() throws {
         let fromStandardInput = hex == ["-"]

@@ -59,9 +59,7 @@ struct EnumCommand: AsyncParsableCommand {
                 try await $0.send(EnumerationManagement.GroupAtIndex(index: index))
             }
             if global.json {
-                var members: [(String, JSONValue)] = [("group", .uint(UInt64(response.group)))]
-                if let end = response.end { members.append(("end", .bool(end))) }
-                CommandSupport.emit(.object(members))
+                try CommandSupport.emit(response: response)
             } else {
                 Console.out("group " + EnumCommand.label(response.group) + (response.isLast ? ", the last" : ""))
             }
@@ -80,13 +78,7 @@ struct EnumCommand: AsyncParsableCommand {
                 try await $0.send(EnumerationManagement.GroupDetails(groups: groups.isEmpty ? nil : groups))
             }
             if global.json {
-                let entries: [JSONValue] = response.groups.map { details in
-                    var members: [(String, JSONValue)] = [("group", .uint(UInt64(details.group)))]
-                    if let name = details.name { members.append(("name", .string(name))) }
-                    if let handlers = details.handlers { members.append(("handlers", .uint(UInt64(handlers)))) }
-                    return .object(members)
-                }
-                CommandSupport.emit(.object([("groups", .array(entries))]))
+                try CommandSupport.emit(response: response)
                 return
             }
             let rows = response.groups.map {

@@ -51,9 +51,6 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
 /// A failure as the user sees it: one line on stderr, an exit status, and with `--json` one
 /// error object on stdout. Built from any error the command tree throws.
 struct FailureReport: Sendable, Equatable {
-    /// What to do after an interrupt: uploads resume where the device stopped.
-    static let resumeHint = "; run the same command again to resume (an upload continues where the device stopped)"
-
     /// The exit status.
     var status: ExitStatus
     /// A stable machine name for the class of failure, finer than the status (both
@@ -111,6 +108,11 @@ struct FailureReport: Sendable, Equatable {
                 kind: error.kind == .unreadable ? "unreadable_input" : "bad_input",
                 message: error.description
             )
+        case let error as FirmwareUpgradeError where error.code == .cancelled:
+            // The upgrade command says how far it got; an engine cancelled some other way still
+            // gets the same words.
+            let interrupted = Interrupted(step: "\(error.state)", resumes: true)
+            self.init(status: .interrupted, kind: "interrupted", message: interrupted.description)
         case let error as FirmwareUpgradeError:
             let (status, kind): (ExitStatus, String) =
                 switch error.code.category {
@@ -120,10 +122,13 @@ struct FailureReport: Sendable, Equatable {
                 case .input: (.badInput, "bad_input")
                 case .cancelled: (.interrupted, "interrupted")
                 }
-            let resume = status == .interrupted ? Self.resumeHint : ""
-            self.init(status: status, kind: kind, message: MCUmgrCommand.describe(error) + resume)
+            self.init(status: status, kind: kind, message: MCUmgrCommand.describe(error))
+        case let error as Interrupted:
+            self.init(status: .interrupted, kind: "interrupted", message: error.description)
         case is CancellationError:
-            self.init(status: .interrupted, kind: "interrupted", message: "interrupted" + Self.resumeHint)
+            // Transfers and upgrades say how far they got (``Interrupted``); any other command
+            // did nothing half-way worth resuming.
+            self.init(status: .interrupted, kind: "interrupted", message: "interrupted")
         case let error as ProfileError:
             // A profile the user named that is not there, or a profiles file to fix by hand.
             if error.badFile {
@@ -221,5 +226,30 @@ struct RequestTooLarge: Error, CustomStringConvertible {
         case (nil, nil): break
         }
         return text + "; " + (what == nil ? "send less (a shorter value, name or command)" : "shorten it")
+    }
+}
+
+/// Ctrl-C during a transfer or an upgrade, with how far it got: the line on stderr says where it
+/// stopped and what to do next.
+struct Interrupted: Error, CustomStringConvertible {
+    /// The share of the transfer the device had confirmed, in percent, while transferring.
+    var percent: Int?
+    /// The upgrade step it stopped in, when not uploading (`resetting`, `verifying`, …).
+    var step: String?
+    /// Whether the same command continues the work (an image upload or an upgrade: the device
+    /// resumes an upload with the same hash) or starts it over (a file transfer).
+    var resumes: Bool
+
+    var description: String {
+        var text = "interrupted"
+        if let percent { text += " at \(percent)%" }
+        if let step { text += " while \(step)" }
+        return text + "; run the same command again to " + (resumes ? "resume" : "start over")
+    }
+
+    /// Whether an error that ended a transfer or an upgrade is the interrupt: a cancellation, or
+    /// anything thrown once the task was cancelled (a link closed by the cancellation).
+    static func isInterrupt(_ error: any Error) -> Bool {
+        Task.isCancelled || error is CancellationError || (error as? FirmwareUpgradeError)?.code == .cancelled
     }
 }

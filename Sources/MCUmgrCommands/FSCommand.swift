@@ -14,7 +14,9 @@ struct FSCommand: AsyncParsableCommand {
         subcommands: [Upload.self, Download.self, Status.self, Hash.self, Types.self, Close.self]
     )
 
-    /// Runs a transfer's progress stream through a view, ending the bar whatever happens.
+    /// Runs a transfer's progress stream through a view, ending the bar whatever happens. An
+    /// interrupted file transfer starts over when run again: an upload carries no hash by which
+    /// the device could resume it, and a download is written only once complete.
     static func finishing<T>(_ view: inout TransferProgressView, _ body: (inout TransferProgressView) async throws -> T)
         async throws -> T
     {
@@ -23,8 +25,7 @@ struct FSCommand: AsyncParsableCommand {
             view.finish()
             return result
         } catch {
-            view.finish()
-            throw error
+            throw view.ending(error, resumes: false)
         }
     }
 
@@ -126,11 +127,10 @@ struct FSCommand: AsyncParsableCommand {
         @Argument(help: "The path on the device.") var remote: String
 
         func run() async throws {
-            let response = try await CommandContext.withClient(global) {
-                try await $0.send(FileManagement.Status(name: remote))
-            }
+            let request = FileManagement.Status(name: remote)
+            let response = try await CommandContext.withClient(global) { try await $0.send(request) }
             if global.json {
-                CommandSupport.emit(.object([("name", .string(remote)), ("len", .uint(response.length))]))
+                try CommandSupport.emit(request: request, response: response)
             } else {
                 Console.out("\(remote): \(response.length) bytes")
             }
@@ -149,34 +149,21 @@ struct FSCommand: AsyncParsableCommand {
         @Option(help: "Hash this many bytes (default: to the end).") var length: UInt64?
 
         func run() async throws {
-            let response = try await CommandContext.withClient(global) {
-                try await $0.send(
-                    FileManagement.Hash(
-                        name: remote,
-                        type: type.map { FileManagement.HashType(rawValue: $0.lowercased()) },
-                        offset: offset,
-                        length: length
-                    )
-                )
-            }
-            let output: JSONValue
-            let outputText: String
-            switch response.output {
-            case .checksum(let value):
-                output = .uint(value)
-                outputText = String(format: "0x%08llx", value)
-            case .digest(let bytes):
-                output = .string(Hex.encode(bytes))
-                outputText = Hex.encode(bytes)
-            }
+            let request = FileManagement.Hash(
+                name: remote,
+                type: type.map { FileManagement.HashType(rawValue: $0.lowercased()) },
+                offset: offset,
+                length: length
+            )
+            let response = try await CommandContext.withClient(global) { try await $0.send(request) }
             if global.json {
-                var members: [(String, JSONValue)] = [
-                    ("name", .string(remote)), ("type", .string(response.type.rawValue)),
-                ]
-                if let offset = response.offset { members.append(("off", .uint(offset))) }
-                members += [("len", .uint(response.length)), ("output", output)]
-                CommandSupport.emit(.object(members))
+                try CommandSupport.emit(request: request, response: response)
             } else {
+                let outputText: String
+                switch response.output {
+                case .checksum(let value): outputText = String(format: "0x%08llx", value)
+                case .digest(let bytes): outputText = Hex.encode(bytes)
+                }
                 let range = (response.offset ?? 0) == 0 ? "" : " from offset \(response.offset ?? 0)"
                 Console.out("\(response.type) \(outputText)  \(remote) (\(response.length) bytes\(range))")
             }
@@ -192,13 +179,7 @@ struct FSCommand: AsyncParsableCommand {
                 try await $0.send(FileManagement.SupportedHashTypes())
             }
             if global.json {
-                let types: [(String, JSONValue)] = response.types.map {
-                    (
-                        $0.name,
-                        .object([("format", .int(Int64($0.value.format))), ("size", .uint(UInt64($0.value.size)))])
-                    )
-                }
-                CommandSupport.emit(.object([("types", .object(types))]))
+                try CommandSupport.emit(response: response)
                 return
             }
             guard !response.types.isEmpty else {

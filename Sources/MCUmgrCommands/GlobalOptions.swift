@@ -64,3 +64,40 @@ public struct GlobalOptions: ParsableArguments {
     /// Global flags, for moving them behind the subcommand.
     static let flags: Set<String> = ["--json", "-v", "-vv", "-vvv", "--verbose"]
 }
+
+/// The options of the commands that work without a device (`decode`, `conn`, `image info`,
+/// `simulator`, `bench`): `--json` only.
+///
+/// The client options are parsed too, hidden from `--help`, so that one typed before or after
+/// such a command (``MCUmgrCommand/normalize(_:)`` moves it to the end either way) is refused
+/// with a line naming the command, rather than ignored or reported as an unknown option.
+public struct LocalOptions: ParsableArguments {
+    /// Print one JSON document (one JSON object per line for the simulator's endpoints).
+    @Flag(name: .long, help: "Print JSON on stdout and nothing else.")
+    public var json = false
+
+    // Parsed only to be refused; `String` so that any value reaches the refusal.
+    @Option(name: .customLong("conn"), help: .hidden) var connection: String?
+    @Option(name: .customShort("c"), help: .hidden) var profile: String?
+    @Option(name: .customLong("timeout"), parsing: .unconditional, help: .hidden) var timeout: String?
+    @Option(name: .customLong("retries"), parsing: .unconditional, help: .hidden) var retries: String?
+    // None of these commands logs anything `-v` would show.
+    @Flag(name: .shortAndLong, help: .hidden) var verbose: Int
+
+    public init() {}
+
+    /// Refuses the client options, which do nothing for a command that talks to no device.
+    /// - Parameters:
+    ///   - command: the command as typed after `mcumgr`, e.g. `image info`.
+    ///   - reason: why the options do not apply.
+    /// - Throws: `ValidationError` (exit status 64) naming the first client option given.
+    func refuseClientOptions(command: String, reason: String = "it works without a device") throws {
+        let given: [(name: String, present: Bool)] = [
+            ("--conn", connection != nil), ("-c", profile != nil), ("--timeout", timeout != nil),
+            ("--retries", retries != nil), ("-v", verbose > 0),
+        ]
+        if let option = given.first(where: \.present) {
+            throw ValidationError("'mcumgr \(command)' takes no \(option.name): \(reason)")
+        }
+    }
+}

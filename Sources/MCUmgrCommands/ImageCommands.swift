@@ -45,35 +45,33 @@ enum ImageCommands {
         return flags
     }
 
-    /// The image list with wire names; absent flags are false.
-    static func json(_ response: ImageManagement.StateRead.Response) -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            (
-                "images",
-                .array(
-                    response.images.map { state in
-                        .object([
-                            ("image", .uint(UInt64(state.imageNumber))),
-                            ("slot", .uint(UInt64(state.slot))),
-                            ("version", .string(state.version)),
-                            ("hash", state.hash.map { .string(Hex.encode($0)) } ?? .null),
-                            ("bootable", .bool(state.isBootable)),
-                            ("pending", .bool(state.isPending)),
-                            ("confirmed", .bool(state.isConfirmed)),
-                            ("active", .bool(state.isActive)),
-                            ("permanent", .bool(state.isPermanent)),
-                        ])
-                    }
+    /// The image list from its type, keys = wire names. The image number and every flag are
+    /// written out, absent ones as 0 and false: a single-image device leaves the number out and a
+    /// frugal one its false flags, and scripts get the same keys from every device.
+    static func json(_ response: ImageManagement.StateRead.Response) throws -> JSONValue {
+        let complete = ImageManagement.StateRead.Response(
+            images: response.images.map { state in
+                ImageManagement.SlotState(
+                    image: state.imageNumber,
+                    slot: state.slot,
+                    version: state.version,
+                    hash: state.hash,
+                    bootable: state.isBootable,
+                    pending: state.isPending,
+                    confirmed: state.isConfirmed,
+                    active: state.isActive,
+                    permanent: state.isPermanent
                 )
-            )
-        ]
-        if let split = response.splitStatus { members.append(("split_status", .int(Int64(split)))) }
-        return .object(members)
+            },
+            splitStatus: response.splitStatus
+        )
+        // Hand-shaped in one key: `splitStatus` is the one wire name not in snake_case.
+        return try JSONValue(encoding: complete).renamingKeys(["splitStatus": "split_status"])
     }
 
-    static func show(_ response: ImageManagement.StateRead.Response, json: Bool, shortHashes: Bool = false) {
+    static func show(_ response: ImageManagement.StateRead.Response, json: Bool, shortHashes: Bool = false) throws {
         if json {
-            CommandSupport.emit(Self.json(response))
+            CommandSupport.emit(try Self.json(response))
         } else {
             for line in text(response, shortHashes: shortHashes) { Console.out(line) }
         }
@@ -115,7 +113,7 @@ enum ImageCommands {
             let response = try await CommandContext.withClient(global) {
                 try await $0.send(ImageManagement.StateRead())
             }
-            ImageCommands.show(response, json: global.json, shortHashes: short)
+            try ImageCommands.show(response, json: global.json, shortHashes: short)
         }
     }
 
@@ -213,8 +211,7 @@ enum ImageCommands {
                     inBootloader = slots.map { !$0.contains(where: \.isActive) } ?? false
                 }
             } catch {
-                view.finish()
-                throw error
+                throw view.ending(error, resumes: true)
             }
             view.finish()
             let elapsed = clock.now - began
@@ -229,14 +226,17 @@ enum ImageCommands {
                 )
             } else {
                 let resent = view.resentBytes > 0 ? ", \(view.resentBytes) bytes sent again" : ""
+                // The rate counts what this run sent: after a resume the device held the rest.
+                let done =
+                    view.resumedAt.map {
+                        "\(TransferProgressView.bytes(chosen.data.count)), resumed at \(TransferProgressView.bytes($0)): "
+                            + TransferProgressView.completion(bytes: chosen.data.count - $0, elapsed: elapsed)
+                    } ?? TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed)
                 let next =
                     inBootloader
                     ? "the device is in its bootloader; next: mcumgr os reset (MCUboot boots the image if it accepts it)"
                     : "next: mcumgr image test \(hash)"
-                Console.out(
-                    "uploaded \(TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed))\(resent); "
-                        + next
-                )
+                Console.out("uploaded \(done)\(resent); \(next)")
             }
         }
     }
@@ -256,7 +256,7 @@ enum ImageCommands {
                 let bytes = try await ImageCommands.resolveHash(hash, client: client)
                 return try await client.send(ImageManagement.StateWrite(hash: bytes, confirm: false))
             }
-            ImageCommands.show(response, json: global.json)
+            try ImageCommands.show(response, json: global.json)
         }
     }
 
@@ -274,7 +274,7 @@ enum ImageCommands {
                 let bytes = try await hash.asyncMap { try await ImageCommands.resolveHash($0, client: client) }
                 return try await client.send(ImageManagement.StateWrite(hash: bytes, confirm: true))
             }
-            ImageCommands.show(response, json: global.json)
+            try ImageCommands.show(response, json: global.json)
         }
     }
 
@@ -289,9 +289,10 @@ enum ImageCommands {
         @Option(help: "The slot to erase (default: the device's choice, the inactive slot).") var slot: UInt32?
 
         func run() async throws {
-            _ = try await CommandContext.withClient(global) { try await $0.send(ImageManagement.Erase(slot: slot)) }
+            let request = ImageManagement.Erase(slot: slot)
+            _ = try await CommandContext.withClient(global) { try await $0.send(request) }
             if global.json {
-                CommandSupport.emit(.object(slot.map { [("slot", .uint(UInt64($0)))] } ?? []))
+                try CommandSupport.emit(request: request)
             } else {
                 Console.out(slot.map { "erased slot \($0)" } ?? "erased the inactive slot")
             }
@@ -309,38 +310,7 @@ enum ImageCommands {
         func run() async throws {
             let response = try await CommandContext.withClient(global) { try await $0.send(ImageManagement.SlotInfo()) }
             if global.json {
-                CommandSupport.emit(
-                    .object([
-                        (
-                            "images",
-                            .array(
-                                response.images.map { image in
-                                    var members: [(String, JSONValue)] = [
-                                        ("image", .uint(UInt64(image.image))),
-                                        (
-                                            "slots",
-                                            .array(
-                                                image.slots.map { slot in
-                                                    var fields: [(String, JSONValue)] = [
-                                                        ("slot", .uint(UInt64(slot.slot))), ("size", .uint(slot.size)),
-                                                    ]
-                                                    if let id = slot.uploadImageID {
-                                                        fields.append(("upload_image_id", .uint(UInt64(id))))
-                                                    }
-                                                    return .object(fields)
-                                                }
-                                            )
-                                        ),
-                                    ]
-                                    if let maximum = image.maxImageSize {
-                                        members.append(("max_image_size", .uint(maximum)))
-                                    }
-                                    return .object(members)
-                                }
-                            )
-                        )
-                    ])
-                )
+                try CommandSupport.emit(response: response)
                 return
             }
             guard !response.images.isEmpty else {

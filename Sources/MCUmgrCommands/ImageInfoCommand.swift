@@ -20,13 +20,17 @@ struct ImageInfoCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: LocalOptions
 
     @Argument(help: "An MCUboot image (.bin), a firmware package (.zip with manifest.json) or a SUIT envelope (.suit).")
     var file: String
 
     @Option(help: "Signing key to check the signature with: PEM or DER, public or private (imgtool keygen output).")
     var key: String?
+
+    func validate() throws {
+        try global.refuseClientOptions(command: "image info", reason: "it reads a local file")
+    }
 
     /// A package that MCUboot would refuse, reported after the details were printed.
     struct Rejected: Error, CustomStringConvertible {

@@ -71,6 +71,31 @@ public indirect enum JSONValue: Sendable, Hashable {
         self.init(try CBOREncoder().encodeToValue(response))
     }
 
+    /// An object with another object's members added: a member of `other` replaces the member of
+    /// the same name where it stands, the others follow in `other`'s order. Anything but two
+    /// objects gives `other`.
+    /// - Parameter other: the members to add.
+    /// - Returns: the merged object.
+    public func merging(_ other: JSONValue) -> JSONValue {
+        guard case .object(var members) = self, case .object(let added) = other else { return other }
+        for (key, value) in added {
+            if let index = members.firstIndex(where: { $0.0 == key }) {
+                members[index].1 = value
+            } else {
+                members.append((key, value))
+            }
+        }
+        return .object(members)
+    }
+
+    /// The object with some of its own keys renamed (not those of nested objects), in place.
+    /// - Parameter names: old key → new key.
+    /// - Returns: the object renamed, or the value itself when it is no object.
+    public func renamingKeys(_ names: [String: String]) -> JSONValue {
+        guard case .object(let members) = self else { return self }
+        return .object(members.map { (names[$0.0] ?? $0.0, $0.1) })
+    }
+
     /// Converts CBOR to JSON the way the CLI shows payloads: byte strings as lowercase hex,
     /// non-text map keys in diagnostic notation, tags as `{"tag": n, "value": …}`.
     /// - Parameter value: the CBOR value.

@@ -26,13 +26,14 @@ public struct MCUmgrCommand: AsyncParsableCommand {
     public init() {}
 
     /// What `mcumgr --help` says beyond the command list: the global options (every command
-    /// takes them, but swift-argument-parser lists an option only under the command declaring
-    /// it), the JSON conventions and the exit statuses.
+    /// that talks to a device takes them, but swift-argument-parser lists an option only under
+    /// the command declaring it), the JSON conventions and the exit statuses.
     static var helpDiscussion: String {
         let options = GlobalOptions.helpLines.map { "  " + $0 }.joined(separator: "\n")
         let statuses = ExitStatus.helpLines.map { "  " + $0 }.joined(separator: "\n")
         return """
-            GLOBAL OPTIONS (every command takes them, before or after the command):
+            GLOBAL OPTIONS (before or after the command; decode, conn, image info,
+            simulator and bench talk to no device and take only --json):
             \(options)
 
             JSON: with --json a command prints one JSON document on stdout (long-running

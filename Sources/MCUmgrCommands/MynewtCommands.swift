@@ -23,38 +23,8 @@ struct LogCommand: AsyncParsableCommand {
             let response = try await CommandContext.withClient(global) {
                 try await $0.send(LogManagement.Show(logName: name, timestamp: timestamp, index: index))
             }
-            func message(_ value: LogManagement.Message) -> JSONValue {
-                switch value {
-                case .text(let text): .string(text)
-                case .bytes(let bytes): .string(Hex.encode(bytes))
-                }
-            }
             if global.json {
-                let logs: [JSONValue] = response.logs.map { log in
-                    .object([
-                        ("name", .string(log.name)), ("type", .int(Int64(log.type))),
-                        (
-                            "entries",
-                            .array(
-                                log.entries.map { entry in
-                                    var members: [(String, JSONValue)] = [
-                                        ("msg", message(entry.message)), ("ts", .int(entry.timestamp)),
-                                        ("level", .uint(UInt64(entry.level))), ("index", .uint(UInt64(entry.index))),
-                                        ("module", .uint(UInt64(entry.module))),
-                                    ]
-                                    if let type = entry.type { members.append(("type", .string(type))) }
-                                    if let hash = entry.imageHash {
-                                        members.append(("imghash", .string(Hex.encode(hash))))
-                                    }
-                                    return .object(members)
-                                }
-                            )
-                        ),
-                    ])
-                }
-                CommandSupport.emit(
-                    .object([("next_index", .uint(UInt64(response.nextIndex))), ("logs", .array(logs))])
-                )
+                try CommandSupport.emit(response: response)
                 return
             }
             for log in response.logs {
@@ -91,7 +61,7 @@ struct LogCommand: AsyncParsableCommand {
         func run() async throws {
             let response = try await CommandContext.withClient(global) { try await $0.send(LogManagement.List()) }
             if global.json {
-                CommandSupport.emit(.object([("log_list", .array(response.logNames.map { .string($0) }))]))
+                try CommandSupport.emit(response: response)
             } else {
                 for name in response.logNames { Console.out(name) }
             }
@@ -105,9 +75,7 @@ struct LogCommand: AsyncParsableCommand {
         func run() async throws {
             let response = try await CommandContext.withClient(global) { try await $0.send(LogManagement.ModuleList()) }
             if global.json {
-                CommandSupport.emit(
-                    .object([("module_map", .object(response.modules.map { ($0.name, .int(Int64($0.value))) }))])
-                )
+                try CommandSupport.emit(response: response)
             } else {
                 for line in CommandSupport.table([], response.modules.map { [$0.name, "\($0.value)"] }) {
                     Console.out(line)
@@ -123,9 +91,7 @@ struct LogCommand: AsyncParsableCommand {
         func run() async throws {
             let response = try await CommandContext.withClient(global) { try await $0.send(LogManagement.LevelList()) }
             if global.json {
-                CommandSupport.emit(
-                    .object([("level_map", .object(response.levels.map { ($0.name, .int(Int64($0.value))) }))])
-                )
+                try CommandSupport.emit(response: response)
             } else {
                 for line in CommandSupport.table([], response.levels.map { [$0.name, "\($0.value)"] }) {
                     Console.out(line)
@@ -145,9 +111,10 @@ struct CrashCommand: AsyncParsableCommand {
     @Argument(help: "How to crash: div0, jump0, ref0, assert or wdog.") var type: String
 
     func run() async throws {
-        _ = try await CommandContext.withClient(global) { try await $0.send(CrashManagement.Trigger(type: type)) }
+        let request = CrashManagement.Trigger(type: type)
+        _ = try await CommandContext.withClient(global) { try await $0.send(request) }
         if global.json {
-            CommandSupport.emit(.object([("t", .string(type))]))
+            try CommandSupport.emit(request: request)
         } else {
             Console.out("the device accepted the '\(type)' crash")
         }
@@ -169,13 +136,10 @@ struct RunCommand: AsyncParsableCommand {
         @Option(help: "A token the device writes to its log with the results.") var token: String?
 
         func run() async throws {
-            _ = try await CommandContext.withClient(global) {
-                try await $0.send(RunManagement.Test(testName: name, token: token))
-            }
+            let request = RunManagement.Test(testName: name, token: token)
+            _ = try await CommandContext.withClient(global) { try await $0.send(request) }
             if global.json {
-                var members: [(String, JSONValue)] = [("testname", .string(name))]
-                if let token { members.append(("token", .string(token))) }
-                CommandSupport.emit(.object(members))
+                try CommandSupport.emit(request: request)
             } else {
                 Console.out("started test \(name); results go to the device's log")
             }
@@ -189,7 +153,7 @@ struct RunCommand: AsyncParsableCommand {
         func run() async throws {
             let response = try await CommandContext.withClient(global) { try await $0.send(RunManagement.List()) }
             if global.json {
-                CommandSupport.emit(.object([("run_list", .array(response.testNames.map { .string($0) }))]))
+                try CommandSupport.emit(response: response)
             } else {
                 for name in response.testNames { Console.out(name) }
             }

@@ -116,12 +116,9 @@ struct OSCommand: AsyncParsableCommand {
                 try await $0.send(OSManagement.BootloaderInfo(query: query))
             }
             if global.json {
-                // Hand-shaped: the wire key `no-downgrade` becomes snake_case, as every JSON key.
-                var members: [(String, JSONValue)] = []
-                if let name = response.bootloader { members.append(("bootloader", .string(name))) }
-                if let mode = response.mode { members.append(("mode", .int(Int64(mode.rawValue)))) }
-                if let noDowngrade = response.noDowngrade { members.append(("no_downgrade", .bool(noDowngrade))) }
-                CommandSupport.emit(.object(members))
+                // Hand-shaped in one key: the wire's `no-downgrade` becomes snake_case, as every
+                // JSON key.
+                CommandSupport.emit(try JSONValue(encoding: response).renamingKeys(["no-downgrade": "no_downgrade"]))
                 return
             }
             if let name = response.bootloader { Console.out(name) }
@@ -262,11 +259,10 @@ struct OSCommand: AsyncParsableCommand {
 
             func run() async throws {
                 let text = dateTime
-                _ = try await CommandContext.withClient(global) {
-                    try await $0.send(OSManagement.DateTimeWrite(dateTime: text))
-                }
+                let request = OSManagement.DateTimeWrite(dateTime: text)
+                _ = try await CommandContext.withClient(global) { try await $0.send(request) }
                 if global.json {
-                    CommandSupport.emit(.object([("datetime", .string(text))]))
+                    try CommandSupport.emit(request: request)
                 } else {
                     Console.out("set the device's clock to \(text)")
                 }

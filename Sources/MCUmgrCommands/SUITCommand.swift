@@ -35,11 +35,7 @@ struct SUITCommand: AsyncParsableCommand {
                 try await $0.send(SUITManagement.ManifestList())
             }
             if global.json {
-                CommandSupport.emit(
-                    .object([
-                        ("manifests", .array(response.manifests.map { .object([("role", .uint(UInt64($0.role)))]) }))
-                    ])
-                )
+                try CommandSupport.emit(response: response)
             } else if response.manifests.isEmpty {
                 Console.out("no manifests")
             } else {
@@ -59,34 +55,24 @@ struct SUITCommand: AsyncParsableCommand {
             guard let value = CommandSupport.unsigned(role), let roleID = UInt32(exactly: value) else {
                 throw ValidationError("role '\(role)' is not a number; e.g. 0x20")
             }
-            let state = try await CommandContext.withClient(global) {
-                try await $0.send(SUITManagement.ManifestState(role: roleID))
-            }
-            var members: [(String, JSONValue)] = [
-                ("role", .uint(UInt64(roleID))),
-                ("class_id", .string(Hex.encode(state.classID))),
-                ("vendor_id", .string(Hex.encode(state.vendorID))),
-                ("downgrade_prevention_policy", .uint(UInt64(state.downgradePreventionPolicy))),
-                ("independent_updateability_policy", .uint(UInt64(state.independentUpdateabilityPolicy))),
-                ("signature_verification_policy", .uint(UInt64(state.signatureVerificationPolicy))),
-            ]
-            if let digest = state.digest { members.append(("digest", .string(Hex.encode(digest)))) }
-            if let algorithm = state.digestAlgorithm { members.append(("digest_algorithm", .int(Int64(algorithm)))) }
-            if let check = state.signatureCheck { members.append(("signature_check", .uint(UInt64(check)))) }
-            if let sequence = state.sequenceNumber { members.append(("sequence_number", .uint(UInt64(sequence)))) }
-            if let version = state.semanticVersion {
-                members.append(("semantic_version", .array(version.map { .int(Int64($0)) })))
-            }
+            let request = SUITManagement.ManifestState(role: roleID)
+            let state = try await CommandContext.withClient(global) { try await $0.send(request) }
+            // The role asked, then the state, keys = wire names; the text shows the same fields.
+            let json = try JSONValue(encoding: request).merging(try JSONValue(encoding: state))
             if global.json {
-                CommandSupport.emit(.object(members))
+                CommandSupport.emit(json)
                 return
             }
             Console.out("role " + SUITCommand.roleText(roleID))
+            guard case .object(let members) = json else { return }
             var rows: [[String]] = []
-            for (key, value) in members.dropFirst() {
+            for (key, value) in members where key != "role" {
                 switch (key, value) {
-                case ("digest_algorithm", .int(let id)):
-                    rows.append([key, "\(id) (\(SUITEnvelope.algorithmName(id)))"])
+                case ("digest_algorithm", _):
+                    // The key is there only when the device sent the algorithm.
+                    if let id = state.digestAlgorithm.map(Int64.init) {
+                        rows.append([key, "\(id) (\(SUITEnvelope.algorithmName(id)))"])
+                    }
                 case ("semantic_version", .array(let parts)):
                     rows.append([key, parts.map { $0.rendered() }.joined(separator: ".")])
                 case (_, .string(let text)): rows.append([key, text])
@@ -209,8 +195,8 @@ struct SUITCommand: AsyncParsableCommand {
                 for try await event in client.upload(upload, options: options) { view.update(event) }
                 try Task.checkCancellation()
             } catch {
-                view.finish()
-                throw error
+                // SUIT chunks carry no hash by which a device could resume: it starts over.
+                throw view.ending(error, resumes: false)
             }
             view.finish()
         }
@@ -288,11 +274,10 @@ struct SUITCommand: AsyncParsableCommand {
                 try await $0.send(SUITManagement.MissingImageState())
             }
             if global.json {
-                var members: [(String, JSONValue)] = []
-                if let session = state.streamSessionID { members.append(("stream_session_id", .uint(UInt64(session)))) }
-                if let resource = state.resourceID { members.append(("resource_id", .string(Hex.encode(resource)))) }
-                if let uri = state.resourceURI { members.append(("resource", .string(uri))) }
-                CommandSupport.emit(.object(members))
+                // The state as sent, and hand-shaped `resource`: the URI as text, which the wire
+                // carries as bytes (`resource_id`, shown in hex).
+                let uri: JSONValue = .object(state.resourceURI.map { [("resource", .string($0))] } ?? [])
+                CommandSupport.emit(try JSONValue(encoding: state).merging(uri))
             } else if let session = state.streamSessionID {
                 let uri = state.resourceURI ?? state.resourceID.map { Hex.encode($0) } ?? "?"
                 Console.out("the device asks for \(uri) (stream session \(session))")

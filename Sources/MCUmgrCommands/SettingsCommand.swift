@@ -56,12 +56,13 @@ struct SettingsCommand: AsyncParsableCommand {
             // --text shows any UTF-8 (control characters included); by default only printable text.
             let shown = hex ? nil : (text ? utf8 : printable)
             if global.json {
-                var members: [(String, JSONValue)] = [
-                    ("name", .string(name)), ("val", .string(Hex.encode(response.value))),
-                ]
-                if let shown { members.append(("text", .string(shown))) }
-                if let limit = response.maxSize { members.append(("max_size", .uint(UInt64(limit)))) }
-                CommandSupport.emit(.object(members))
+                // Which setting (the request's `name`, not its `max_size`: the `max_size` shown is
+                // the device's), what the device answered, and ours, hand-shaped: `text`, the
+                // value as text when it is text, which no wire field carries.
+                var output = try JSONValue(encoding: SettingsManagement.Read(name: name))
+                    .merging(try JSONValue(encoding: response))
+                if let shown { output = output.merging(.object([("text", .string(shown))])) }
+                CommandSupport.emit(output)
                 return
             }
             if response.value.isEmpty {
@@ -88,11 +89,10 @@ struct SettingsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let bytes = hex ? try CommandSupport.hex(value, what: "value") : Data(value.utf8)
-            _ = try await CommandContext.withClient(global) {
-                try await $0.send(SettingsManagement.Write(name: name, value: bytes))
-            }
+            let request = SettingsManagement.Write(name: name, value: bytes)
+            _ = try await CommandContext.withClient(global) { try await $0.send(request) }
             if global.json {
-                CommandSupport.emit(.object([("name", .string(name)), ("val", .string(Hex.encode(bytes)))]))
+                try CommandSupport.emit(request: request)
             } else {
                 Console.out("wrote \(name) (\(bytes.count) byte\(bytes.count == 1 ? "" : "s"))")
             }
@@ -105,9 +105,10 @@ struct SettingsCommand: AsyncParsableCommand {
         @Argument(help: "The setting's name.") var name: String
 
         func run() async throws {
-            _ = try await CommandContext.withClient(global) { try await $0.send(SettingsManagement.Delete(name: name)) }
+            let request = SettingsManagement.Delete(name: name)
+            _ = try await CommandContext.withClient(global) { try await $0.send(request) }
             if global.json {
-                CommandSupport.emit(.object([("name", .string(name))]))
+                try CommandSupport.emit(request: request)
             } else {
                 Console.out("deleted \(name)")
             }
@@ -142,9 +143,10 @@ struct SettingsCommand: AsyncParsableCommand {
         @Argument(help: "A subtree to save (default: everything).") var name: String?
 
         func run() async throws {
-            _ = try await CommandContext.withClient(global) { try await $0.send(SettingsManagement.Save(name: name)) }
+            let request = SettingsManagement.Save(name: name)
+            _ = try await CommandContext.withClient(global) { try await $0.send(request) }
             if global.json {
-                CommandSupport.emit(.object(name.map { [("name", .string($0))] } ?? []))
+                try CommandSupport.emit(request: request)
             } else {
                 Console.out(name.map { "saved \($0) to storage" } ?? "saved settings to storage")
             }

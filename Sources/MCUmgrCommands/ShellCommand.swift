@@ -45,9 +45,7 @@ struct ShellCommand: AsyncParsableCommand {
                 throw RequestTooLarge(error.message, what: "the shell command")
             }
             if global.json {
-                var members: [(String, JSONValue)] = [("o", .string(response.output))]
-                if let ret = response.returnCode { members.append(("ret", .int(Int64(ret)))) }
-                CommandSupport.emit(.object(members))
+                try CommandSupport.emit(response: response)
             } else {
                 CommandSupport.emitText(response.output)
             }

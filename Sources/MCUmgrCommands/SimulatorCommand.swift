@@ -27,7 +27,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var global: LocalOptions
 
     @Option(
         name: .customLong("udp"),
@@ -161,6 +161,10 @@ struct SimulatorCommand: AsyncParsableCommand {
     var flashAlignment: Int?
 
     func validate() throws {
+        try global.refuseClientOptions(
+            command: "simulator",
+            reason: "it is the device; point clients at the endpoint it prints"
+        )
         #if !canImport(CoreBluetooth)
             if ble { throw ValidationError("--ble needs CoreBluetooth (macOS); serve --udp or --pty here") }
         #endif
@@ -328,17 +332,23 @@ struct SimulatorCommand: AsyncParsableCommand {
         await running.stop()
     }
 
-    /// Suspends until SIGINT or SIGTERM arrives.
+    /// Suspends until SIGTERM arrives or the task is cancelled, which is what SIGINT does: the
+    /// executable owns SIGINT (MCUmgrCLI's `Interrupt` cancels the command). A source of our own
+    /// for it set SIGINT to ignored after the executable's source had installed its handler, and
+    /// the kernel then dropped every Ctrl-C.
     static func waitForTerminationSignal() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = ResumeOnce(continuation)
-            for signalNumber in [SIGINT, SIGTERM] {
-                signal(signalNumber, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+        let once = ResumeOnce()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                once.wait(continuation)
+                signal(SIGTERM, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
                 source.setEventHandler { once.resume() }
                 source.resume()
                 once.keep(source)
             }
+        } onCancel: {
+            once.resume()
         }
     }
 }
@@ -349,28 +359,40 @@ struct SimulatorError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Resumes a continuation once, and keeps the signal sources alive meanwhile.
+/// Resumes a continuation once, even when told to before it waits (a cancellation may come
+/// first), and keeps the signal sources alive meanwhile.
 private final class ResumeOnce: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Void, Never>?
+    private var resumed = false
     private var sources: [any DispatchSourceSignal] = []
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = continuation }
+    func wait(_ continuation: CheckedContinuation<Void, Never>) {
+        let early = lock.withLock {
+            if !resumed { self.continuation = continuation }
+            return resumed
+        }
+        if early { continuation.resume() }
+    }
 
     func keep(_ source: any DispatchSourceSignal) {
-        lock.lock()
-        sources.append(source)
-        lock.unlock()
+        let early = lock.withLock {
+            if !resumed { sources.append(source) }
+            return resumed
+        }
+        if early { source.cancel() }
     }
 
     func resume() {
-        lock.lock()
-        let pending = continuation
-        continuation = nil
-        let toCancel = sources
-        sources = []
-        lock.unlock()
+        let (pending, toCancel) = lock.withLock {
+            resumed = true
+            defer {
+                continuation = nil
+                sources = []
+            }
+            return (continuation, sources)
+        }
         for source in toCancel { source.cancel() }
         pending?.resume()
     }

@@ -108,6 +108,23 @@ struct TransferProgressView {
         }
     }
 
+    /// Ends the view after the transfer threw, and returns the error to throw.
+    ///
+    /// An interrupt becomes ``Interrupted``, saying how far the transfer got; its bar is left
+    /// for the error line to replace (the error sink clears a drawn bar first), so the terminal
+    /// is left with that one clean line. Any other failure ends the bar's line, keeping the last
+    /// progress in sight above the error.
+    /// - Parameters:
+    ///   - error: what ended the transfer.
+    ///   - resumes: whether the same command continues the transfer (an image upload).
+    mutating func ending(_ error: any Error, resumes: Bool) -> any Error {
+        guard Interrupted.isInterrupt(error) else {
+            finish()
+            return error
+        }
+        return Interrupted(percent: lastProgress.map(Self.percent) ?? 0, resumes: resumes)
+    }
+
     // MARK: - Formatting
 
     static func json(_ progress: TransferProgress, label: String) -> JSONValue {
@@ -122,9 +139,14 @@ struct TransferProgressView {
         ])
     }
 
+    /// The share confirmed, in whole percent (rounded down: 100 only when complete).
+    static func percent(_ progress: TransferProgress) -> Int {
+        Int((progress.fraction * 100).rounded(.down))
+    }
+
     /// `45%  12.3 KiB/27.0 KiB  8.1 KiB/s  ETA 0:02`.
     static func summary(_ progress: TransferProgress) -> String {
-        let percent = Int((progress.fraction * 100).rounded(.down))
+        let percent = percent(progress)
         var text =
             String(repeating: " ", count: max(0, 3 - "\(percent)".count)) + "\(percent)%  "
             + "\(bytes(progress.bytesConfirmed))/\(bytes(progress.totalBytes))"

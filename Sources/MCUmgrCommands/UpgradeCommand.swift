@@ -127,11 +127,10 @@ struct UpgradeCommand: AsyncParsableCommand {
             file: (file as NSString).lastPathComponent
         )
         do {
-            for try await event in upgrade.run(package) { view.show(event) }
+            for try await event in upgrade.run(package) { try view.show(event) }
             try Task.checkCancellation()
-        } catch let error as FirmwareUpgradeError {
-            view.failed(error)
-            throw error
+        } catch {
+            throw view.ending(error)
         }
     }
 }
@@ -148,6 +147,8 @@ struct UpgradeProgressView {
     private var lastDraw: ContinuousClock.Instant?
     private var drewBar = false
     private var state: FirmwareUpgrade.State = .idle
+    /// The upload's progress, for saying how far an interrupted upgrade got.
+    private var lastUpload: TransferProgress?
     private let clock = ContinuousClock()
 
     init(style: TransferProgressView.Style, file: String) {
@@ -155,7 +156,7 @@ struct UpgradeProgressView {
         self.file = file
     }
 
-    mutating func show(_ event: FirmwareUpgrade.Event) {
+    mutating func show(_ event: FirmwareUpgrade.Event) throws {
         switch event {
         case .stateChanged(let from, let to):
             state = to
@@ -198,16 +199,23 @@ struct UpgradeProgressView {
         case .completed(let summary):
             endBar()
             if style == .json {
-                CommandSupport.emit(Self.json(summary))
+                CommandSupport.emit(try Self.json(summary))
             } else {
                 for line in Self.text(summary, file: file) { Console.out(line) }
             }
         }
     }
 
-    mutating func failed(_ error: FirmwareUpgradeError) {
-        endBar()
-        if style == .json {
+    /// Ends the display after the upgrade threw, and returns the error to throw.
+    ///
+    /// An interrupt becomes ``Interrupted``: how far the upload got, or the step it stopped in;
+    /// its bar is left for the error line to replace (the error sink clears a drawn bar first),
+    /// so the terminal is left with that one clean line. Other failures end the bar's line,
+    /// keeping the last progress in sight above the error.
+    mutating func ending(_ error: any Error) -> any Error {
+        let interrupted = Interrupted.isInterrupt(error)
+        if !interrupted { endBar() }
+        if style == .json, let error = error as? FirmwareUpgradeError {
             CommandSupport.emit(
                 .object([
                     ("event", .string("failed")), ("state", .string("\(error.state)")),
@@ -216,6 +224,12 @@ struct UpgradeProgressView {
                 ])
             )
         }
+        guard interrupted else { return error }
+        let step = (error as? FirmwareUpgradeError)?.state ?? state
+        if step == .uploading {
+            return Interrupted(percent: lastUpload.map(TransferProgressView.percent) ?? 0, resumes: true)
+        }
+        return Interrupted(step: step == .idle ? nil : "\(step)", resumes: true)
     }
 
     private mutating func note(_ kind: String, _ text: String) {
@@ -235,6 +249,7 @@ struct UpgradeProgressView {
             bytesPerSecond: progress.bytesPerSecond,
             estimatedTimeRemaining: progress.estimatedTimeRemaining
         )
+        lastUpload = transfer
         let label = "\(state) image \(progress.image)"
         switch style {
         case .json:
@@ -267,15 +282,14 @@ struct UpgradeProgressView {
             if let lastDraw, now - lastDraw < .milliseconds(100), !finished { return }
             lastDraw = now
             drewBar = true
-            FileHandle.standardError.write(
-                Data(("\r  " + TransferProgressView.bar(transfer, label: label) + "\u{1B}[K").utf8)
-            )
+            // Through the sink, which then knows a bar is open and clears it before an error line.
+            Console.error.writePartial?("\r  " + TransferProgressView.bar(transfer, label: label) + "\u{1B}[K")
         }
     }
 
     private mutating func endBar() {
         if drewBar {
-            FileHandle.standardError.write(Data("\n".utf8))
+            Console.error.writePartial?("\n")
             drewBar = false
         }
     }
@@ -326,6 +340,7 @@ struct UpgradeProgressView {
                 "\(file): upgraded in \(seconds) s (\(TransferProgressView.bytes(summary.uploadedBytes)) uploaded, mode \(summary.plan?.mode.rawValue ?? "?"))"
             )
         }
+        lines += downgrades(summary)
         if !summary.before.isEmpty {
             lines.append("before:")
             lines += ImageCommands.text(.init(images: summary.before)).map { "  " + $0 }
@@ -335,6 +350,19 @@ struct UpgradeProgressView {
             lines += ImageCommands.text(.init(images: summary.after)).map { "  " + $0 }
         }
         return lines + nextSteps(summary)
+    }
+
+    /// The images the upgrade took to an older version than the one the device ran, named as
+    /// downgrades (a device without downgrade prevention takes them without a word).
+    static func downgrades(_ summary: FirmwareUpgrade.Summary) -> [String] {
+        guard let plan = summary.plan, !summary.isUpToDate else { return [] }
+        return plan.images.compactMap { image in
+            let running = summary.before.first { Int($0.imageNumber) == image.imageIndex && $0.isActive }
+            guard image.action != .skip, let version = image.version, let running,
+                let new = ImageVersion(version), let old = ImageVersion(running.version), new < old
+            else { return nil }
+            return "image \(image.imageIndex): a downgrade, from \(running.version) to \(version)"
+        }
     }
 
     /// What the device is left with when the mode stops short of a confirmed image, and the
@@ -368,9 +396,10 @@ struct UpgradeProgressView {
         return lines
     }
 
-    static func json(_ summary: FirmwareUpgrade.Summary) -> JSONValue {
-        func slots(_ states: [ImageManagement.SlotState]) -> JSONValue {
-            if case .object(let members) = ImageCommands.json(.init(images: states)), let images = members.first?.1 {
+    static func json(_ summary: FirmwareUpgrade.Summary) throws -> JSONValue {
+        func slots(_ states: [ImageManagement.SlotState]) throws -> JSONValue {
+            if case .object(let members) = try ImageCommands.json(.init(images: states)), let images = members.first?.1
+            {
                 return images
             }
             return .array([])
@@ -383,8 +412,8 @@ struct UpgradeProgressView {
             ("bootloader_mode", summary.bootloaderMode.map { .int(Int64($0.rawValue)) } ?? .null),
             ("uploaded_bytes", .int(Int64(summary.uploadedBytes))),
             ("seconds", .double((TransferProgressView.seconds(summary.duration) * 1000).rounded() / 1000)),
-            ("before", slots(summary.before)),
-            ("after", slots(summary.after)),
+            ("before", try slots(summary.before)),
+            ("after", try slots(summary.after)),
         ])
     }
 }

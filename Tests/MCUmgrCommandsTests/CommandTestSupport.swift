@@ -52,6 +52,13 @@ enum CLI {
         await run(arguments + ["--conn", device?.url ?? "sim://"])
     }
 
+    /// Whether a command line is one of the commands that take no client options (`decode`,
+    /// `conn`, `image info`, `simulator`, `bench`), so a test must not give it `--conn`.
+    static func worksWithoutADevice(_ arguments: [String]) -> Bool {
+        ["decode", "conn", "simulator", "bench"].contains(arguments.first ?? "")
+            || arguments.starts(with: ["image", "info"])
+    }
+
     /// The lines of a command's stdout.
     static func lines(_ text: String) -> [String] {
         text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
@@ -151,4 +158,98 @@ final class Scratch: Sendable {
     func missing(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
     deinit { try? FileManager.default.removeItem(at: folder) }
+}
+
+/// Standard error on a terminal, as a person sees it: what a command wrote (bars redrawn with
+/// `\r`, erased with `ESC [K`, lines) rendered into screen lines.
+final class Terminal: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var raw = ""
+    private var watcher: (@Sendable (String) -> Void)?
+
+    /// A sink that writes here, as the real standard error does on a terminal.
+    var sink: Console.Sink { Console.Sink.barAware(isTerminal: true) { [self] in append($0) } }
+
+    /// Calls `body` with everything written so far, after each write.
+    func watch(_ body: @escaping @Sendable (String) -> Void) { lock.withLock { watcher = body } }
+
+    private func append(_ text: String) {
+        let (all, watcher) = lock.withLock {
+            raw += text
+            return (raw, self.watcher)
+        }
+        watcher?(all)
+    }
+
+    /// Everything written, escapes included.
+    var written: String { lock.withLock { raw } }
+
+    /// The screen's lines: `\r` moves to the start of the line, `ESC [K` erases to its end, `\n`
+    /// ends it; other text overwrites from the cursor. An unfinished last line is included.
+    var screen: [String] {
+        var lines: [String] = []
+        var line: [Character] = []
+        var cursor = 0
+        var rest = Substring(written)
+        while let character = rest.first {
+            if rest.hasPrefix("\u{1B}[K") {
+                line.removeSubrange(min(cursor, line.count)...)
+                rest = rest.dropFirst(3)
+                continue
+            }
+            rest = rest.dropFirst()
+            switch character {
+            case "\r": cursor = 0
+            case "\n":
+                lines.append(String(line))
+                line = []
+                cursor = 0
+            default:
+                if cursor < line.count { line[cursor] = character } else { line.append(character) }
+                cursor += 1
+            }
+        }
+        return line.isEmpty ? lines : lines + [String(line)]
+    }
+}
+
+extension CLI {
+    /// Runs a command line with stderr on a ``Terminal`` and cancels its task, as the first
+    /// Ctrl-C does (MCUmgrCLI's `Interrupt`), once `interruptWhen` holds for what the terminal
+    /// shows so far.
+    /// - Returns: the exit status, stdout and the terminal.
+    static func interrupt(
+        _ arguments: [String],
+        when interruptWhen: @escaping @Sendable (String) -> Bool
+    ) async -> (status: Int32, stdout: String, terminal: Terminal) {
+        let terminal = Terminal()
+        let out = Lines()
+        let command = Task {
+            await Console.$error.withValue(terminal.sink) {
+                await Console.$output.withValue(Console.Sink(write: out.append)) {
+                    await MCUmgrCommand.main(arguments: arguments)
+                }
+            }
+        }
+        terminal.watch { if interruptWhen($0) { command.cancel() } }
+        let status = await command.value
+        return (status, out.text, terminal)
+    }
+
+    /// The percentages a progress bar or line showed, in order.
+    static func percentages(in text: String) -> [Int] {
+        text.matches(of: /(\d+)%/).compactMap { Int($0.1) }
+    }
+}
+
+/// Lines written by a sink, collected across tasks.
+final class Lines: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+
+    var text: String { lock.withLock { lines.map { $0 + "\n" }.joined() } }
 }

@@ -163,20 +163,32 @@ import Testing
         #expect(throws: Never.self) { try CLI.jsonLines(result.stdout) }
     }
 
-    /// Every kind the error object can carry is the status the table gives it.
     /// Ctrl-C cancels the command's task (MCUmgrCLI's `Interrupt`); an upload or upgrade then
-    /// ends with 130 and one line saying how to resume, wherever the cancel caught it.
-    @Test(arguments: [["image", "upload"], ["upgrade"]])
-    func anInterruptedTransferSaysHowToResume(_ verb: [String]) async {
+    /// ends with 130 and one line saying how to resume, wherever the cancel caught it (here before
+    /// anything was sent; EntryTests sends a real SIGINT mid-upload), and with `--json` the error
+    /// object says the same.
+    @Test(arguments: [["image", "upload"], ["upgrade"]], [false, true])
+    func anInterruptedTransferSaysHowToResume(_ verb: [String], _ json: Bool) async throws {
         let example = Peers.packageRoot.appendingPathComponent("Examples/hello-1.1.0.bin").path
-        let task = Task { await CLI.run(["--conn", "sim://?latency_ms=20"] + verb + [example]) }
+        let extra = json ? ["--json"] : []
+        let task = Task { await CLI.run(["--conn", "sim://?latency_ms=20"] + verb + [example] + extra) }
         task.cancel()
         let result = await task.value
         #expect(result.status == 130, "\(result.stdout)\n\(result.stderr)")
         let lines = CLI.lines(result.stderr).filter { $0.hasPrefix("error:") }
         #expect(lines.count == 1)
-        #expect(lines.first?.contains("run the same command again to resume") == true, "\(result.stderr)")
+        #expect(lines.first?.hasPrefix("error: interrupted") == true, "\(result.stderr)")
+        #expect(lines.first?.hasSuffix("; run the same command again to resume") == true, "\(result.stderr)")
+        #expect(CLI.internalNames(in: result.stderr) == [], "\(result.stderr)")
+        guard json else { return }
+        let last = try #require(CLI.lines(result.stdout).last)
+        let error = try #require(try CLI.json(last)["error"] as? [String: Any])
+        #expect(error["status"] as? Int == 130)
+        #expect(error["kind"] as? String == "interrupted")
+        #expect(lines.first == "error: \(error["message"] as? String ?? "")")
     }
+
+    /// Every kind the error object can carry is the status the table gives it.
 
     @Test func kindsAndStatusesAgree() {
         for (kind, status) in FailureReport.kinds {

@@ -1,10 +1,12 @@
 import Foundation
 import MCUboot
-import MCUmgrCommands
+import SMPBytes
 import SMPCore
 import SMPPOSIX
 import SMPSimulator
 import Testing
+
+@testable import MCUmgrCommands
 
 /// `mcumgr image list|upload|test|confirm|erase|slots` against the simulated device.
 @Suite struct ImageCommandsTests {
@@ -275,5 +277,70 @@ import Testing
         let json = try CLI.json(await CLI.sim("image", "slots", "--json").stdout)
         let image = try #require((json["images"] as? [[String: Any]])?.first)
         #expect((image["slots"] as? [[String: Any]])?.map { $0["size"] as? Int } == [262_144, 262_144])
+    }
+}
+
+/// Ctrl-C during `image upload`.
+@Suite struct ImageUploadInterruptTests {
+    /// Mid-upload: status 130 and one line saying how far it got and what to do, on a terminal
+    /// left with that line only (it replaced the bar); the same command again continues where the
+    /// device stopped and completes.
+    @Test func anInterruptedUploadSaysHowFarAndTheSameCommandResumes() async throws {
+        let scratch = Scratch()
+        let image = try BLEBenchmark.syntheticImage(size: 96 * 1024)
+        let file = try scratch.file("big.bin", image)
+        let device = SimDevice(options: "latency_ms=10")
+        let arguments = ["image", "upload", file, "--conn", device.url]
+        // Once the bar shows the device confirmed something.
+        let run = await CLI.interrupt(arguments) { CLI.percentages(in: $0).contains { $0 > 0 } }
+        #expect(run.status == 130, "\(run.terminal.written)")
+        let screen = run.terminal.screen
+        #expect(screen.count == 1, "\(screen)")
+        let line = try #require(screen.last)
+        let percent = try #require(CLI.percentages(in: line).first)
+        #expect(line == "error: interrupted at \(percent)%; run the same command again to resume")
+        #expect((1...99).contains(percent))
+        // The last bar drawn is not ahead of what the line says.
+        let drawn = CLI.percentages(in: run.terminal.written).dropLast()
+        #expect((drawn.max() ?? 0) <= percent, "\(drawn)")
+
+        let again = await CLI.run(arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("upload  the device continues an interrupted upload at"), "\(again.stderr)")
+        #expect(again.stdout.contains("uploaded 96.0 KiB, resumed at "), "\(again.stdout)")
+        let list = await CLI.run(["image", "list", "--json", "--conn", device.url])
+        let hash = try #require(try MCUbootImage(bytes: Array(image)).hash)
+        #expect(list.stdout.contains(Hex.encode(hash)))
+    }
+}
+
+/// `image list --json` from the response type.
+@Suite struct ImageListJSONTests {
+    /// A frugal list (false flags and the image number left out) prints every flag and the
+    /// number; `splitStatus`, the one wire key not in snake_case, prints as `split_status`; a
+    /// slot without a hash (serial recovery without the hash option) has no `hash` key, as on
+    /// the wire.
+    @Test func everyFlagAndTheImageNumberAreWrittenOut() throws {
+        let frugal = ImageManagement.StateRead.Response(
+            images: [
+                .init(
+                    slot: 0,
+                    version: "1.0.0",
+                    hash: Data([0xab, 0xcd]),
+                    bootable: true,
+                    confirmed: true,
+                    active: true
+                ),
+                .init(slot: 1, version: "1.1.0"),
+            ],
+            splitStatus: 0
+        )
+        #expect(
+            try ImageCommands.json(frugal).rendered()
+                == #"{"images":[{"image":0,"slot":0,"version":"1.0.0","hash":"abcd","bootable":true,"pending":false,"#
+                + #""confirmed":true,"active":true,"permanent":false},{"image":0,"slot":1,"version":"1.1.0","#
+                + #""bootable":false,"pending":false,"confirmed":false,"active":false,"permanent":false}],"#
+                + #""split_status":0}"#
+        )
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SMPLink
 import Testing
 
 @testable import MCUmgr
@@ -99,5 +100,53 @@ struct TransferProgressTerminalTests {
         #expect(partial.all.first?.hasPrefix("\rupload") == true)
         #expect(partial.all.last == "\n")
         #expect(lines.all.isEmpty)
+    }
+}
+
+/// How a transfer that threw ends its view: an interrupt says how far it got and its bar
+/// gives way to the error line; any other failure keeps the bar above the error.
+struct TransferProgressEndingTests {
+    /// Draws a bar at 30%, ends the view with `error` and prints the error line as `main` does.
+    static func endAt30Percent(_ error: any Error, resumes: Bool) -> (thrown: any Error, screen: [String]) {
+        let terminal = Terminal()
+        let thrown = Console.$error.withValue(terminal.sink) {
+            var view = TransferProgressView(label: "upload", json: false)
+            view.update(TransferProgressViewTests.progress(300, of: 1000))
+            let thrown = view.ending(error, resumes: resumes)
+            Console.err("error: \(FailureReport(thrown).message)")
+            return thrown
+        }
+        return (thrown, terminal.screen)
+    }
+
+    @Test(arguments: [true, false])
+    func anInterruptSaysHowFarAndReplacesTheBar(_ resumes: Bool) throws {
+        let (thrown, screen) = Self.endAt30Percent(CancellationError(), resumes: resumes)
+        let interrupted = try #require(thrown as? Interrupted)
+        #expect(interrupted.percent == 30)
+        let next = resumes ? "resume" : "start over"
+        #expect(screen == ["error: interrupted at 30%; run the same command again to \(next)"])
+        #expect(FailureReport(thrown).status == .interrupted)
+    }
+
+    @Test func aFailureKeepsTheBarAboveTheError() {
+        let failure = SMPTransportError(.disconnected, "the link went away")
+        let (thrown, screen) = Self.endAt30Percent(failure, resumes: true)
+        #expect(thrown is SMPTransportError)
+        #expect(screen.count == 2)
+        #expect(screen.first?.hasPrefix("upload [#######.") == true, "\(screen)")
+        #expect(screen.last?.hasPrefix("error: ") == true)
+        #expect(screen.last?.contains("the link went away") == true)
+    }
+
+    /// Once the task is cancelled, whatever ended the transfer (a link the cancellation closed)
+    /// is the interrupt.
+    @Test func anErrorAfterTheCancellationIsTheInterrupt() async {
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return Interrupted.isInterrupt(SMPTransportError(.disconnected, "closed"))
+        }
+        #expect(await task.value)
+        #expect(!Interrupted.isInterrupt(SMPTransportError(.disconnected, "closed")))
     }
 }

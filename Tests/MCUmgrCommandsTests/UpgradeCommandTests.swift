@@ -159,6 +159,18 @@ import Testing
         }
     }
 
+    /// An older image than the running one is named as a downgrade in the result (this device
+    /// has no downgrade prevention, so it takes it); an upgrade to a newer one says nothing of it.
+    @Test func aDowngradeIsNamedAsOne() async throws {
+        let device = SimDevice(options: "version=2.0.0")
+        let result = await CLI.sim(arguments: ["upgrade", Self.example], device: device)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(CLI.lines(result.stdout).contains("image 0: a downgrade, from 2.0.0 to 1.1.0"), "\(result.stdout)")
+        let upgrade = await CLI.sim("upgrade", Self.example)
+        #expect(upgrade.status == 0, "\(upgrade.stderr)")
+        #expect(!upgrade.stdout.contains("downgrade"), "\(upgrade.stdout)")
+    }
+
     /// A device with a newer factory image and downgrade prevention that cannot say so (Zephyr
     /// 3.4): MCUboot erases the example at the boot; the outcome is not what the mode promised
     /// (status 3).
@@ -349,5 +361,46 @@ import Testing
             #expect(result.status == 0, "\(mode): \(result.stderr)")
             #expect(result.stdout.contains("steps: reset into the bootloader, upload image 0"), "\(result.stdout)")
         }
+    }
+}
+
+/// Ctrl-C during `upgrade`.
+@Suite struct UpgradeInterruptTests {
+    /// Mid-upload: status 130 and one line saying how far the upload got, which replaced the bar
+    /// (the states shown before it stay); the same command again continues the upload where the
+    /// device stopped and completes the upgrade.
+    @Test func anInterruptedUpgradeSaysHowFarAndTheSameCommandResumes() async throws {
+        let scratch = Scratch()
+        let file = try scratch.file("big.bin", try BLEBenchmark.syntheticImage(size: 96 * 1024))
+        let device = SimDevice(options: "latency_ms=10")
+        let arguments = ["upgrade", file, "--conn", device.url]
+        let run = await CLI.interrupt(arguments) { CLI.percentages(in: $0).contains { $0 > 0 } }
+        #expect(run.status == 130, "\(run.terminal.written)")
+        let screen = run.terminal.screen
+        let line = try #require(screen.last)
+        let percent = try #require(CLI.percentages(in: line).first)
+        #expect(line == "error: interrupted at \(percent)%; run the same command again to resume")
+        #expect((1...99).contains(percent))
+        // Above it: the states, each on its own line, and nothing of the bar.
+        #expect(screen.dropLast().allSatisfy { $0.hasPrefix("» ") }, "\(screen)")
+        #expect(screen.dropLast().last == "» uploading", "\(screen)")
+
+        let again = await CLI.run(arguments)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("resume: image 0: the device continues the upload at"), "\(again.stderr)")
+        #expect(again.stdout.contains("big.bin: upgraded in"))
+    }
+
+    /// Interrupted in a step that is no transfer: the line names the step.
+    @Test func anInterruptAfterTheUploadNamesTheStep() async throws {
+        let device = SimDevice(options: "reset_ms=500&boot_ms=2000")
+        let run = await CLI.interrupt(["upgrade", UpgradeCommandTests.example, "--conn", device.url]) {
+            $0.contains("» reconnecting") || $0.contains("» waiting-for-reboot")
+        }
+        #expect(run.status == 130, "\(run.terminal.written)")
+        let line = try #require(run.terminal.screen.last)
+        #expect(line.hasPrefix("error: interrupted while "), "\(run.terminal.screen)")
+        #expect(line.hasSuffix("; run the same command again to resume"))
+        #expect(!line.contains("%"))
     }
 }

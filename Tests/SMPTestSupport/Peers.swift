@@ -202,7 +202,7 @@ public struct PeerError: Error, CustomStringConvertible {
 /// pool ever blocks on it. It completes once the child has exited and both of its output pipes
 /// have closed (so no output written just before exit is lost), or, after a timeout or
 /// cancellation, once it has been killed.
-private final class ChildProcess: @unchecked Sendable {
+final class ChildProcess: @unchecked Sendable {
     // Mutable state is guarded by `lock`; `process` is configured before it is shared and only
     // touched through its thread-safe members afterwards.
 
@@ -292,6 +292,18 @@ private final class ChildProcess: @unchecked Sendable {
         stop(.cancelled)
     }
 
+    /// What the child wrote so far.
+    var outputSoFar: (stdout: Data, stderr: Data) { lock.withLock { (stdout, stderr) } }
+
+    /// Sends a signal to the running child: nothing before it started, nor once it was reaped
+    /// (its pid may then belong to another process).
+    func send(_ signal: Int32) {
+        lock.withLock {
+            guard launched, exitStatus == nil else { return }
+            _ = kill(process.processIdentifier, signal)
+        }
+    }
+
     /// Spawns the child unless the task was already cancelled; whether it is running.
     private func launch() -> Bool {
         let cancelledEarly = lock.withLock { ending == .cancelled }
@@ -323,20 +335,22 @@ private final class ChildProcess: @unchecked Sendable {
     }
 
     /// Reads one output stream to its end on a dedicated thread, keeping what arrived so far
-    /// visible for the timeout message.
+    /// visible (for the timeout message, and to a test watching a running child). `read(2)`
+    /// returns what the pipe holds; `FileHandle.read(upToCount:)` would wait for the count.
     private func drain(_ handle: FileHandle, isStandardError: Bool) {
         Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
-                let chunk: Data?
-                do {
-                    chunk = try handle.read(upToCount: 65_536)
-                } catch {
-                    // A read error ends the stream as EOF would; what was read is kept.
-                    chunk = nil
-                }
-                guard let chunk, !chunk.isEmpty else { break }
+                let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                // A read error ends the stream as EOF would; what was read is kept.
+                guard count > 0 else { break }
                 lock.withLock {
-                    if isStandardError { stderr.append(chunk) } else { stdout.append(chunk) }
+                    if isStandardError {
+                        stderr.append(contentsOf: buffer[..<count])
+                    } else {
+                        stdout.append(contentsOf: buffer[..<count])
+                    }
                 }
             }
             try? handle.close()
