@@ -51,17 +51,9 @@ enum ImageCommands {
     static func json(_ response: ImageManagement.StateRead.Response) throws -> JSONValue {
         let complete = ImageManagement.StateRead.Response(
             images: response.images.map { state in
-                ImageManagement.SlotState(
-                    image: state.imageNumber,
-                    slot: state.slot,
-                    version: state.version,
-                    hash: state.hash,
-                    bootable: state.isBootable,
-                    pending: state.isPending,
-                    confirmed: state.isConfirmed,
-                    active: state.isActive,
-                    permanent: state.isPermanent
-                )
+                var complete = state.withEveryFlag
+                complete.image = state.imageNumber
+                return complete
             },
             splitStatus: response.splitStatus
         )

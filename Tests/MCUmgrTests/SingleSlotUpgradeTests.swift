@@ -43,12 +43,7 @@ import Testing
             }
     }
 
-    struct Combination: Sendable, CustomTestStringConvertible {
-        var mode: FirmwareUpgrade.Mode
-        var bootloader: BootloaderMode
-        var images: Int
-        var testDescription: String { "\(mode) on \(bootloader), \(images) image(s)" }
-    }
+    typealias Combination = FirmwareUpgradeIntegrationTests.Combination
 
     static let combinations: [Combination] = FirmwareUpgrade.Mode.allCases.flatMap { mode in
         [

@@ -51,15 +51,7 @@ extension MCUbootPlanner {
         requireBootloader: Bool,
         warnings: [String]
     ) throws(PlanningFailure) -> FirmwareUpgradePlan {
-        guard !images.isEmpty else {
-            throw PlanningFailure(code: .invalidPackage, message: "the package holds no MCUboot image")
-        }
-        if let bad = images.first(where: { $0.hash.count != 32 }) {
-            throw PlanningFailure(
-                code: .invalidPackage,
-                message: "\(bad.fileName) has no SHA-256 hash TLV; the device could not report it"
-            )
-        }
+        try checkPackage(images)
         let running = applicationRuns(slots)
         if requireBootloader && running {
             let entry = slots.first { $0.isActive }

@@ -119,15 +119,7 @@ package struct MCUbootPlanner: UpgradePlanner {
     ) throws(PlanningFailure) -> FirmwareUpgradePlan {
         let strategy = Strategy(bootloaderMode)
         var warnings: [String] = []
-        guard !images.isEmpty else {
-            throw PlanningFailure(code: .invalidPackage, message: "the package holds no MCUboot image")
-        }
-        if let bad = images.first(where: { $0.hash.count != 32 }) {
-            throw PlanningFailure(
-                code: .invalidPackage,
-                message: "\(bad.fileName) has no SHA-256 hash TLV; the device could not report it"
-            )
-        }
+        try checkPackage(images)
         if strategy == .singleSlot {
             return try planSingleSlot(
                 images: images,
@@ -313,6 +305,20 @@ package struct MCUbootPlanner: UpgradePlanner {
             steps: steps(for: plans, mode: mode, strategy: strategy, eraseAppSettings: eraseAppSettings),
             warnings: warnings
         )
+    }
+
+    /// Refuses a package the device could not report on: no image, or an image without the
+    /// SHA-256 hash TLV the image list shows.
+    static func checkPackage(_ images: [FirmwarePackage.Image]) throws(PlanningFailure) {
+        guard !images.isEmpty else {
+            throw PlanningFailure(code: .invalidPackage, message: "the package holds no MCUboot image")
+        }
+        if let bad = images.first(where: { $0.hash.count != 32 }) {
+            throw PlanningFailure(
+                code: .invalidPackage,
+                message: "\(bad.fileName) has no SHA-256 hash TLV; the device could not report it"
+            )
+        }
     }
 
     /// The command sequence for per-image decisions.

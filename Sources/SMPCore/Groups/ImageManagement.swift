@@ -101,6 +101,22 @@ public enum ImageManagement: SMPManagementGroup {
         public var isActive: Bool { active ?? false }
         /// `permanent`, absent read as false.
         public var isPermanent: Bool { permanent ?? false }
+
+        /// The entry with every flag written out, an absent one as `false` — as Zephyr writes
+        /// them without its frugal list.
+        public var withEveryFlag: SlotState {
+            SlotState(
+                image: image,
+                slot: slot,
+                version: version,
+                hash: hash,
+                bootable: isBootable,
+                pending: isPending,
+                confirmed: isConfirmed,
+                active: isActive,
+                permanent: isPermanent
+            )
+        }
     }
 
     // MARK: - 0 state

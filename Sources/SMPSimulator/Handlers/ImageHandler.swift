@@ -26,19 +26,7 @@ enum ImageHandler {
 
     /// The state list, every flag written, then `splitStatus: 0` (Zephyr without the frugal list).
     static func stateList(_ device: DeviceCore) -> CBORMap {
-        let images = device.bootloader.stateList().map { state in
-            ImageManagement.SlotState(
-                image: state.image,
-                slot: state.slot,
-                version: state.version,
-                hash: state.hash,
-                bootable: state.isBootable,
-                pending: state.isPending,
-                confirmed: state.isConfirmed,
-                active: state.isActive,
-                permanent: state.isPermanent
-            )
-        }
+        let images = device.bootloader.stateList().map(\.withEveryFlag)
         return CBORMap(response: ImageManagement.StateRead.Response(images: images, splitStatus: 0))
     }
 

@@ -60,19 +60,14 @@ extension MCUbootModel {
                 log.append("image \(image): boot primary")
                 return 0
             }
-            if type != .revert {
-                guard isValid(slots[image][1].data) else {
-                    slots[image][1] = .erased
+            if type != .revert, let refused = refuseSecondary(image: image) {
+                if refused == Self.invalidSecondary {
+                    // MCUboot marks the primary confirmed so that it is not reverted later.
                     slots[image][0].trailer.magic = true
                     slots[image][0].trailer.imageOK = true
-                    log.append("image \(image): secondary image invalid, erased; boot primary")
-                    return 0
                 }
-                if let refused = refusedDowngrade(image: image) {
-                    slots[image][1] = .erased
-                    log.append("image \(image): \(refused); slot 1 erased due to downgrade prevention")
-                    return 0
-                }
+                log.append("image \(image): \(refused); boot primary")
+                return 0
             }
             progress = SwapProgress(
                 type: type,
@@ -113,6 +108,19 @@ extension MCUbootModel {
         return progress.lengths.reduce(0, +)
     }
 
+    static let invalidSecondary = "secondary image invalid, erased"
+
+    /// Erases a secondary image MCUboot will not install — one that fails validation, or an older
+    /// one with downgrade prevention — and says why; `nil` when it may be installed.
+    private mutating func refuseSecondary(image: Int) -> String? {
+        let reason =
+            !isValid(slots[image][1].data)
+            ? Self.invalidSecondary
+            : refusedDowngrade(image: image).map { "\($0); slot 1 erased due to downgrade prevention" }
+        if reason != nil { slots[image][1] = .erased }
+        return reason
+    }
+
     /// Overwrite-only: copies a valid secondary image over the primary and erases the secondary.
     /// - Returns: the bytes copied, or `nil` when power was lost mid-way (the secondary is still
     ///   marked, so the next boot copies again).
@@ -122,14 +130,8 @@ extension MCUbootModel {
             return 0
         }
         let incoming = slots[image][1].data
-        guard isValid(incoming) else {
-            slots[image][1] = .erased
-            log.append("image \(image): secondary image invalid, erased; boot primary")
-            return 0
-        }
-        if let refused = refusedDowngrade(image: image) {
-            slots[image][1] = .erased
-            log.append("image \(image): \(refused), secondary erased")
+        if let refused = refuseSecondary(image: image) {
+            log.append("image \(image): \(refused); boot primary")
             return 0
         }
         let sectors = Self.sectors(incoming.count)
