@@ -43,6 +43,9 @@ import Testing
         /// The fault left the device halted (nothing valid to boot): the recovery button brought
         /// serial recovery back for the re-run.
         var neededTheButton = false
+        /// The re-run with `--recovery` found the application running and said to run without it;
+        /// that run completed the upgrade.
+        var followedTheAdvice = false
         /// Reported success although the promised state does not hold.
         var untruthful = false
         /// The same command, run again without faults, did not complete the upgrade.
@@ -141,7 +144,15 @@ import Testing
             await device.waitUntilAnswering()
             recovery = true
         }
-        let again = await upgrade(cell, on: device, recovery: recovery)
+        var again = await upgrade(cell, on: device, recovery: recovery)
+        if cell.inRecovery, again.upgradeError?.code == .bootloaderNotEntered {
+            // The fault let the device boot its application; the re-run said so and to drop
+            // --recovery, which the operator then does.
+            verdict.followedTheAdvice = true
+            var plain = cell
+            plain.inRecovery = false
+            again = await upgrade(plain, on: device)
+        }
         await device.waitUntilAnswering()
         if let error = again.error {
             verdict.rerunFailed = "\(error)"
@@ -193,11 +204,12 @@ import Testing
         let untruthful = verdicts.filter(\.untruthful)
         let rerunFailed = verdicts.filter { $0.rerunFailed != nil }
         let button = verdicts.filter(\.neededTheButton).count
+        let advised = verdicts.filter(\.followedTheAdvice).count
         print(
             "fault matrix: \(cell.testDescription): \(requests) requests, \(swapSteps) swap steps, "
                 + "\(verdicts.count) runs — succeeded \(succeeded), failed \(verdicts.count - succeeded), "
-                + "recovered by the button \(button), bricked \(bricked.count), untruthful \(untruthful.count), "
-                + "re-run failed \(rerunFailed.count)"
+                + "recovered by the button \(button), re-run without --recovery as advised \(advised), "
+                + "bricked \(bricked.count), untruthful \(untruthful.count), re-run failed \(rerunFailed.count)"
         )
         if !cell.isSingleSlot {
             // Only an upload through the bootloader can leave nothing valid to boot.

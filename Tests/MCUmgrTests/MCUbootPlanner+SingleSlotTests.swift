@@ -152,6 +152,15 @@ import Testing
         }
     }
 
+    @Test("--recovery on an application that already runs the package: nothing to do, with a warning")
+    func recoveryFlagAlreadyDone() throws {
+        var row = Self.rows[6]
+        row.recovery = true
+        let plan = try Self.plan(row)
+        #expect(plan.steps.isEmpty)
+        #expect(plan.warnings.contains { $0.contains("already runs the package") })
+    }
+
     @Test("a device that names a swap bootloader is not taken for serial recovery, even with nothing active")
     func swapDeviceNotRecovery() throws {
         let row = Row(

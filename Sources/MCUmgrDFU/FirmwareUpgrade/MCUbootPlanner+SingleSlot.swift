@@ -53,15 +53,22 @@ extension MCUbootPlanner {
     ) throws(PlanningFailure) -> FirmwareUpgradePlan {
         try checkPackage(images)
         let running = applicationRuns(slots)
-        if requireBootloader && running {
-            let entry = slots.first { $0.isActive }
-            throw PlanningFailure(
-                code: .bootloaderNotEntered,
-                message:
-                    "the device runs its application (version \(entry?.version ?? "?")), not serial recovery: run the upgrade without --recovery"
-            )
-        }
         var warnings = warnings
+        if requireBootloader && running {
+            // Already done (an earlier run finished, the recovery reset included): nothing to do.
+            let done = images.allSatisfy { image in
+                slots.contains { $0.isActive && $0.hash.map(Array.init) == image.hash }
+            }
+            guard done else {
+                let entry = slots.first { $0.isActive }
+                throw PlanningFailure(
+                    code: .bootloaderNotEntered,
+                    message:
+                        "the device runs its application (version \(entry?.version ?? "?")), not serial recovery: run the upgrade without --recovery"
+                )
+            }
+            warnings.append("the device runs its application, not serial recovery; it already runs the package")
+        }
         switch requested {
         case .testOnly, .testAndConfirm:
             warnings.append("a single-slot bootloader has no test or revert: \(requested) installs the image for good")
