@@ -84,16 +84,12 @@ import Testing
         return FirmwarePackage.Image(parsed, imageIndex: 0, slot: 1)
     }()
 
-    /// Runs an upgrade; `onProgress` sees the confirmed share of the upload (0…1) as it grows.
-    static func run(_ upgrade: FirmwareUpgrade, onProgress: @Sendable (Double) async -> Void = { _ in }) async
-        -> (any Error)?
+    /// Runs an upgrade; `onEvent` sees every event as it comes.
+    static func run(_ upgrade: FirmwareUpgrade, onEvent: @Sendable (FirmwareUpgrade.Event) async -> Void = { _ in })
+        async -> (any Error)?
     {
         do {
-            for try await event in upgrade.run(images: [image]) {
-                if case .uploadProgress(let progress) = event {
-                    await onProgress(Double(progress.totalBytesConfirmed) / Double(max(1, progress.totalBytes)))
-                }
-            }
+            for try await event in upgrade.run(images: [image]) { await onEvent(event) }
             return nil
         } catch {
             return error
@@ -182,13 +178,16 @@ import Testing
         let served = try Self.serve(.init(bootloaderMode: .singleSlot, startsInRecovery: true), over: link)
         let device = served.device
         let cut = Cut()
-        let failure = await Self.run(Self.upgrade(served, recovery: true)) { share in
-            guard share > 0.3, await cut.once() else { return }
-            // Nothing gets through for a second, as when a cable is pulled and plugged back.
-            await device.inject(.dropRequests(every: 1))
-            Task {
-                try? await Task.sleep(for: .seconds(1))
+        let failure = await Self.run(Self.upgrade(served, recovery: true)) { event in
+            switch event {
+            case .uploadProgress(let progress) where progress.totalBytesConfirmed * 10 > progress.totalBytes * 3:
+                // Nothing gets through, as when a cable is pulled…
+                if await cut.once() { await device.inject(.dropRequests(every: 1)) }
+            case .stateChanged(_, .reconnecting):
+                // … and plugged back once the upgrade noticed and reconnects.
                 await device.setFaults(.none)
+            default:
+                break
             }
         }
         await served.stop()
