@@ -14,7 +14,7 @@
 /// - ``writeWithoutResponse(_:)`` never blocks: it queues the value and returns `true`, or returns
 ///   `false` and queues nothing when the controller's buffer is full.
 /// - ``waitUntilReadyForWrite()`` suspends until a write may succeed again; it throws
-///   ``SMPTransportError`` `.disconnected` when the link drops meanwhile.
+///   `SMPTransportError` `.disconnected` when the link drops meanwhile.
 public protocol GATTLink: Sendable {
     /// The largest value of one write without response (ATT MTU − 3), read after connecting.
     /// It may change during the connection (an MTU exchange); the core reads it before each frame.
@@ -26,11 +26,11 @@ public protocol GATTLink: Sendable {
     /// Queues one write without response.
     /// - Parameter value: at most ``maximumWriteLength`` bytes.
     /// - Returns: `false` when the controller's write buffer is full and nothing was queued.
-    /// - Throws: ``SMPTransportError`` `.disconnected` when the link is gone.
+    /// - Throws: `SMPTransportError` `.disconnected` when the link is gone.
     func writeWithoutResponse(_ value: [UInt8]) async throws -> Bool
 
     /// Suspends until the controller can take another write (back-pressure, never a failure).
-    /// - Throws: ``SMPTransportError`` `.disconnected` when the link drops while waiting.
+    /// - Throws: `SMPTransportError` `.disconnected` when the link drops while waiting.
     func waitUntilReadyForWrite() async throws
 
     /// Disconnects; ``events`` yields ``GATTLinkEvent/disconnected(_:)`` and finishes. Safe to

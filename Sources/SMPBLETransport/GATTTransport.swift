@@ -4,19 +4,19 @@ import SMPCore
 import SMPLink
 
 /// SMP over Bluetooth LE GATT, over any ``GATTLink``: CoreBluetooth on Apple platforms, the
-/// simulated radio (``SimulatedBLEPeripheral``) everywhere.
+/// simulated radio (`SimulatedBLEPeripheral` in SMPSimulator) everywhere.
 ///
 /// - Each frame is cut into writes of the link's ``GATTLink/maximumWriteLength``, read after
 ///   connecting and again before every frame (never a pre-connection guess).
-/// - Without device-side reassembly a frame must fit in one write, so ``SMPConnection/maximumFrameSize``
+/// - Without device-side reassembly a frame must fit in one write, so `SMPConnection.maximumFrameSize`
 ///   is the write length. With it (`MCUMGR_TRANSPORT_BT_REASSEMBLY`, the default) frames follow
 ///   the device's `buf_size`, and the writes of one frame are never interleaved with another's.
 /// - A full controller buffer is back-pressure: the frame waits for the link to be ready again,
 ///   however long that takes; only the client's request timeout bounds it.
-/// - Notifications are reassembled by the SMP header's length (``SMPStreamDecoder``), so a
+/// - Notifications are reassembled by the SMP header's length (`SMPStreamDecoder`), so a
 ///   response may arrive in any number of notifications, several responses may share one, and
 ///   duplicate or reordered responses reach the client, which matches them by sequence number.
-/// - Every ``connect()`` asks the factory for a new link, so a client (or ``FirmwareUpgrade``)
+/// - Every ``connect()`` asks the factory for a new link, so a client (or `FirmwareUpgrade`)
 ///   reconnects after a reset by connecting again.
 public struct GATTTransport: SMPTransport {
     /// How the device handles messages larger than one write.
@@ -81,7 +81,7 @@ public struct GATTTransport: SMPTransport {
     }
 
     /// Opens a link and returns a connection over it.
-    /// - Throws: ``SMPTransportError`` from the factory, or `.connectionFailed` wrapping its error.
+    /// - Throws: `SMPTransportError` from the factory, or `.connectionFailed` wrapping its error.
     public func connect() async throws -> any SMPConnection {
         let link: any GATTLink
         do {
@@ -159,7 +159,7 @@ public final class GATTConnection: SMPConnection, Sendable {
     public var frameSizeFollowsDevice: Bool { configuration.deviceReassembles }
 
     /// Writes one frame as consecutive writes without response, waiting out a full buffer.
-    /// - Throws: ``SMPTransportError`` `.frameTooLarge` or `.disconnected`.
+    /// - Throws: `SMPTransportError` `.frameTooLarge` or `.disconnected`.
     public func send(_ frame: [UInt8]) async throws {
         guard !closed.value else { throw SMPTransportError(.disconnected, "the connection is closed") }
         let limit = configuration.deviceReassembles ? SMPHeader.size + SMPFrame.maximumPayloadSize : maximumFrameSize

@@ -4,7 +4,7 @@ import SMPCore
 ///
 /// An L2CAP channel (CoreBluetooth's `CBL2CAPChannel`) is a pair of byte streams with no message
 /// boundaries, so frames go out back to back and come in cut by their header length
-/// (``SMPStreamDecoder``). An output stream may take only part of what is offered, so outgoing
+/// (`SMPStreamDecoder`). An output stream may take only part of what is offered, so outgoing
 /// bytes wait here until the stream reports how many it wrote.
 ///
 /// ```swift

@@ -129,7 +129,7 @@ public actor SMPClient {
     ///   - configuration: client behaviour.
     ///   - logger: logger for the client.
     /// - Returns: a ready client.
-    /// - Throws: ``SMPTransportError`` if the connection cannot be opened.
+    /// - Throws: `SMPTransportError` if the connection cannot be opened.
     public static func connect(
         _ transport: any SMPTransport,
         configuration: Configuration = .init(),
@@ -161,7 +161,7 @@ public actor SMPClient {
     /// is not an error: frames are then sized to the link and windows start small.
     /// - Returns: the parameters, or `nil` when the device does not report them (or
     ///   ``Configuration/readsParameters`` is off).
-    /// - Throws: ``SMPTransportError`` when the device does not answer at all (a silent device
+    /// - Throws: `SMPTransportError` when the device does not answer at all (a silent device
     ///   is unreachable, not small); `CancellationError`.
     @discardableResult
     public func loadParameters() async throws -> DeviceParameters? {
@@ -230,11 +230,11 @@ public actor SMPClient {
     ///   - request: the request.
     ///   - timeout: per-attempt timeout; `nil` uses the configuration's.
     ///   - retries: attempts after a timeout; `nil` uses the configuration's. A request that is not
-    ///     idempotent (``SMPRequest/isIdempotent``) is sent once whatever this says.
+    ///     idempotent (`SMPRequest.isIdempotent`) is sent once whatever this says.
     /// - Returns: the device's response.
-    /// - Throws: ``SMPDeviceError`` when the device refuses; ``SMPTransportError`` (`.timeout`,
+    /// - Throws: `SMPDeviceError` when the device refuses; `SMPTransportError` (`.timeout`,
     ///   `.outcomeUnknown` for a request that is not idempotent, `.disconnected`,
-    ///   `.frameTooLarge`) for link failures; ``SMPError`` for malformed answers;
+    ///   `.frameTooLarge`) for link failures; `SMPError` for malformed answers;
     ///   `CancellationError` if the calling task is cancelled.
     public func send<R: SMPRequest>(_ request: R, timeout: Duration? = nil, retries: Int? = nil) async throws
         -> R.Response
@@ -254,7 +254,7 @@ public actor SMPClient {
     ///   - resendingRefusals: send again after `EBUSY` or `ENOMEM` answers (with a growing
     ///     pause); `false` hands them to the caller.
     /// - Returns: the handle.
-    /// - Throws: ``SMPTransportError`` `.frameTooLarge` or `.disconnected`, an encoding ``SMPError``.
+    /// - Throws: `SMPTransportError` `.frameTooLarge` or `.disconnected`, an encoding `SMPError`.
     public func submit<R: SMPRequest>(
         _ request: R,
         timeout: Duration? = nil,

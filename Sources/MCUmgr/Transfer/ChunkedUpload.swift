@@ -93,6 +93,13 @@ public struct ImageUpload: ChunkedUpload {
         return list.images.contains { Int($0.imageNumber) == image && $0.hash.map(Array.init) == imageHash }
     }
 
+    /// Builds the image upload request for one chunk; the session-opening chunk also carries the
+    /// total length, the file's SHA-256 (so the device can resume), the image number and `upgrade`.
+    /// - Parameters:
+    ///   - offset: where the chunk starts.
+    ///   - chunk: the chunk's bytes.
+    ///   - isFirst: whether this chunk opens the session.
+    /// - Returns: the request.
     public func request(offset: Int, data chunk: Data, isFirst: Bool) -> ImageManagement.Upload {
         guard isFirst else { return ImageManagement.Upload(offset: UInt64(offset), data: chunk) }
         return ImageManagement.Upload(
@@ -136,6 +143,12 @@ public struct FileUpload: ChunkedUpload {
         self.name = name
     }
 
+    /// Builds the file upload request for one chunk; the chunk at offset 0 also carries the length.
+    /// - Parameters:
+    ///   - offset: where the chunk starts.
+    ///   - chunk: the chunk's bytes.
+    ///   - isFirst: whether this chunk opens the session.
+    /// - Returns: the request.
     public func request(offset: Int, data chunk: Data, isFirst: Bool) -> FileManagement.Upload {
         FileManagement.Upload(
             offset: UInt64(offset),

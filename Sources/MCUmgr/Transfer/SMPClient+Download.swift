@@ -26,8 +26,8 @@ extension SMPClient {
     ///   - options: the window and the timeout of each request (``TransferOptions/chunkTimeout``);
     ///     alignment, frame size and restarts do not apply to downloads.
     /// - Returns: ``DownloadEvent/progress(_:)`` updates, then ``DownloadEvent/finished(_:)``;
-    ///   throws the first failure (``SMPDeviceError`` such as FILE_NOT_FOUND,
-    ///   ``SMPTransportError``, or ``SMPError`` when the device's answers do not add up).
+    ///   throws the first failure (`SMPDeviceError` such as FILE_NOT_FOUND,
+    ///   `SMPTransportError`, or `SMPError` when the device's answers do not add up).
     public nonisolated func download(
         name: String,
         options: TransferOptions = .init()
@@ -187,7 +187,7 @@ struct DownloadAssembly: Sendable {
     var isComplete: Bool { receivedRanges == [0..<length] || length == 0 }
 
     /// Places an answer's bytes at its offset.
-    /// - Throws: ``SMPError`` when the device keeps answering with no data it has not sent before.
+    /// - Throws: `SMPError` when the device keeps answering with no data it has not sent before.
     mutating func place(offset: Int, data chunk: Data, requestedAt start: Int) throws {
         inFlight[start] = nil
         stride = max(stride, chunk.count)

@@ -9,7 +9,7 @@ extension SMPClient {
     ///
     /// The session-opening chunk goes alone with a long timeout (the device may erase a whole
     /// slot first, or answer with the offset of an interrupted upload it can resume). Then
-    /// chunks are pipelined; the device's answers drive everything (see ``UploadWindow``):
+    /// chunks are pipelined; the device's answers drive everything (see `UploadWindow`):
     /// - the window starts at what ``TransferOptions/window`` forces, else at the device's
     ///   `buf_count − 1` (1, and frames within 384 bytes, when the device does not say); `ENOMEM`, `EBUSY` or a chunk without an answer halve it and sending
     ///   continues from the device's offset, and it grows back while answers flow. Back-pressure
@@ -23,7 +23,7 @@ extension SMPClient {
     ///   - upload: what to upload and how to build its requests.
     ///   - options: window, alignment, timeouts.
     /// - Returns: the events; the sequence finishes when the device has confirmed every byte, or
-    ///   throws the first fatal error (``SMPDeviceError``, ``SMPTransportError``…).
+    ///   throws the first fatal error (`SMPDeviceError`, `SMPTransportError`…).
     public nonisolated func upload<U: ChunkedUpload>(
         _ upload: U,
         options: TransferOptions = .init()

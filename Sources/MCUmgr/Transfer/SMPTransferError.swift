@@ -2,7 +2,7 @@ import SMPBytes
 
 /// A transfer that failed although the link carried every frame: the device stopped accepting
 /// data, kept losing its session, or its own check of the finished upload failed. Link failures
-/// during a transfer stay ``SMPTransportError`` (timeout, disconnected) and refusals
+/// during a transfer stay `SMPTransportError` (timeout, disconnected) and refusals
 /// `SMPDeviceError`.
 ///
 /// Equality compares ``code`` only.

@@ -23,7 +23,7 @@ extension SUITChunkedUpload {
 /// A SUIT envelope upload (SUIT group, command 2).
 ///
 /// The device processes the envelope once its last byte arrives, unless ``deferInstall`` is
-/// set; then it waits for ``SUITManagement/EnvelopeUpload/processDeferredEnvelope`` (sent after
+/// set; then it waits for `SUITManagement.EnvelopeUpload.processDeferredEnvelope` (sent after
 /// the cache images were uploaded with ``SUITCacheUpload``).
 public struct SUITEnvelopeUpload: SUITChunkedUpload {
     /// The envelope's bytes.
@@ -40,6 +40,13 @@ public struct SUITEnvelopeUpload: SUITChunkedUpload {
         self.deferInstall = deferInstall
     }
 
+    /// Builds the envelope upload request for one chunk; the chunk at offset 0 also carries the
+    /// length and `defer_install`.
+    /// - Parameters:
+    ///   - offset: where the chunk starts.
+    ///   - chunk: the chunk's bytes.
+    ///   - isFirst: whether this chunk opens the session.
+    /// - Returns: the request.
     public func request(offset: Int, data chunk: Data, isFirst: Bool) -> SUITManagement.EnvelopeUpload {
         guard offset == 0 else { return SUITManagement.EnvelopeUpload(offset: UInt64(offset), data: chunk) }
         return SUITManagement.EnvelopeUpload(
@@ -57,7 +64,7 @@ public struct SUITEnvelopeUpload: SUITChunkedUpload {
 public struct SUITResourceUpload: SUITChunkedUpload {
     /// The resource's bytes.
     public let data: Data
-    /// The `stream_session_id` from ``SUITManagement/MissingImageState``.
+    /// The `stream_session_id` from `SUITManagement.MissingImageState`.
     public let streamSessionID: UInt32
 
     /// Creates a resource upload.
@@ -69,6 +76,13 @@ public struct SUITResourceUpload: SUITChunkedUpload {
         self.streamSessionID = streamSessionID
     }
 
+    /// Builds the resource upload request for one chunk, in the device's stream session; the chunk at
+    /// offset 0 also carries the length.
+    /// - Parameters:
+    ///   - offset: where the chunk starts.
+    ///   - chunk: the chunk's bytes.
+    ///   - isFirst: whether this chunk opens the session.
+    /// - Returns: the request.
     public func request(offset: Int, data chunk: Data, isFirst: Bool) -> SUITManagement.MissingImageUpload {
         SUITManagement.MissingImageUpload(
             streamSessionID: streamSessionID,
@@ -85,7 +99,7 @@ public struct SUITResourceUpload: SUITChunkedUpload {
 public struct SUITCacheUpload: SUITChunkedUpload {
     /// The cache image's bytes.
     public let data: Data
-    /// The cache pool or image id (`target_id`); for packages, the image's ``imageIndex``.
+    /// The cache pool or image id (`target_id`); for packages, the image's `imageIndex`.
     public let targetID: UInt32
 
     /// Creates a cache upload.
@@ -97,6 +111,13 @@ public struct SUITCacheUpload: SUITChunkedUpload {
         self.targetID = targetID
     }
 
+    /// Builds the cache upload request for one chunk, with `target_id`; the chunk at offset 0 also
+    /// carries the length.
+    /// - Parameters:
+    ///   - offset: where the chunk starts.
+    ///   - chunk: the chunk's bytes.
+    ///   - isFirst: whether this chunk opens the session.
+    /// - Returns: the request.
     public func request(offset: Int, data chunk: Data, isFirst: Bool) -> SUITManagement.CacheRawUpload {
         SUITManagement.CacheRawUpload(
             targetID: targetID,

@@ -3,7 +3,7 @@ import MCUmgr
 
 extension FirmwareUpgrade {
     /// What an upgrade does once the images are on the device. The exact commands of each mode
-    /// are listed in `docs/UPGRADE.md`; ``FirmwareUpgradePlanner`` produces them.
+    /// are listed in `docs/UPGRADE.md`; ``FirmwareUpgradePlan/steps`` lists them for one upgrade.
     public enum Mode: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// Upload, mark the images for test (one boot), reset, reconnect, check that the new images
         /// run, then confirm them and check that they are confirmed. Use it when the new firmware

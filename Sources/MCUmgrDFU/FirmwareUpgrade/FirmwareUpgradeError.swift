@@ -13,7 +13,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
 
         /// The package holds nothing this engine can upload (no images, or an image without a hash).
         public static let invalidPackage = Code(kind: .invalidPackage)
-        /// The device refused a command (``FirmwareUpgradeError/cause`` is the ``SMPDeviceError``).
+        /// The device refused a command (``FirmwareUpgradeError/cause`` is the `SMPDeviceError`).
         public static let deviceRejected = Code(kind: .deviceRejected)
         /// The link failed and the retries ran out.
         public static let linkFailed = Code(kind: .linkFailed)
@@ -111,7 +111,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
     public var state: FirmwareUpgrade.State
     /// What failed and what to try.
     public var message: String
-    /// The underlying error (``SMPDeviceError``, ``SMPTransportError``…), if any.
+    /// The underlying error (`SMPDeviceError`, `SMPTransportError`…), if any.
     public var cause: (any Error & Sendable)?
 
     /// Creates an error.

@@ -3,7 +3,7 @@ import MCUmgr
 import SMPCore
 
 /// What an upgrade will do, decided before anything is written: one entry per image with its
-/// action and the reason, and the exact command sequence. Built by ``FirmwareUpgradePlanner``
+/// action and the reason, and the exact command sequence. Built by the engine's planner
 /// from the device's slot list; rebuilt from a fresh list after a reset that cleared a slot.
 public struct FirmwareUpgradePlan: Sendable, Hashable {
     /// The decision for one image number.

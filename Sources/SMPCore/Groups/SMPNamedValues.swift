@@ -89,7 +89,7 @@ extension SMPNamedValues: Encodable where Value: Encodable {
 
 extension SMPNamedValues: Decodable where Value: Decodable {
     /// Reads every text-keyed entry of a map, in the order the decoder presents the keys (wire
-    /// order for ``CBORDecoder``).
+    /// order for `CBORDecoder`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: SMPNameKey.self)
         entries = try container.allKeys.map { key in

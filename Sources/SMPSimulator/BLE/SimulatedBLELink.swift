@@ -6,7 +6,7 @@ import SMPLink
 
 /// A ``SimulatedDevice`` behind a modelled Bluetooth LE radio, seen as a GATT peripheral.
 ///
-/// ``connect()`` returns a ``SimulatedBLELink`` (a ``GATTLink``), so the real transport core runs
+/// ``connect()`` returns a ``SimulatedBLELink`` (a `GATTLink`), so the real transport core runs
 /// over it: writes are fragments of frames, the device reassembles them by header length (or,
 /// without reassembly, drops a write that is not a whole frame, as Zephyr does), and responses
 /// come back as notifications of at most ATT MTU − 3 bytes.
@@ -407,7 +407,7 @@ public final class SimulatedBLELink: GATTLink {
 }
 
 extension GATTTransport {
-    /// A transport to a simulated peripheral; each ``connect()`` opens a new link to it.
+    /// A transport to a simulated peripheral; each `GATTTransport.connect()` opens a new link to it.
     /// - Parameters:
     ///   - peripheral: the peripheral.
     ///   - reassemblyIdleTimeout: how long a partial response waits for its next notification.

@@ -84,7 +84,7 @@ public enum BootRequest: Sendable, Hashable {
 /// The MCUboot side of the simulated device: 1–N images of two slots each, the trailers that
 /// test/confirm write, and the decision MCUboot takes at every boot.
 ///
-/// Pure state: no I/O, no time. ``boot(interruptingSwap:)`` applies MCUboot's decision table
+/// Pure state: no I/O, no time. ``boot(interruptingSwap:request:)`` applies MCUboot's decision table
 /// (`smp-protocol.md` §15.1) for the configured ``BootloaderMode``; an image that fails
 /// validation (magic, TLV hash, optionally the signature against ``signingKey``) is erased and
 /// the old one boots.

@@ -43,7 +43,7 @@ public final class SimulatedSerialServer: Sendable {
     ///   - device: the device to serve.
     ///   - framing: console or raw framing.
     ///   - baudRate: the line speed to simulate; `nil` disables pacing.
-    /// - Throws: ``SystemCallError`` if no pseudo-terminal can be opened.
+    /// - Throws: `SystemCallError` if no pseudo-terminal can be opened.
     public init(device: SimulatedDevice, framing: Framing = .console, baudRate: Int? = 115_200) throws(SystemCallError)
     {
         self.device = device

@@ -29,7 +29,7 @@ public final class SimulatedUDPServer: Sendable {
     ///   - device: the device to serve.
     ///   - host: the address to bind (`127.0.0.1`, `::1`, `0.0.0.0`…).
     ///   - port: the port; 0 lets the system choose (see ``localAddress``).
-    /// - Throws: ``SystemCallError`` if the address cannot be bound (`EADDRINUSE`: another server
+    /// - Throws: `SystemCallError` if the address cannot be bound (`EADDRINUSE`: another server
     ///   holds the port).
     public init(device: SimulatedDevice, host: String = "127.0.0.1", port: UInt16 = 1337) throws(SystemCallError) {
         self.device = device

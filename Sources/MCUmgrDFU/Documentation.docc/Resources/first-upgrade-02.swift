@@ -1,0 +1,37 @@
+import Foundation
+import MCUmgr
+import SMPCore
+import SMPSimulator
+
+/// A simulated device, and the code that upgrades it.
+struct SimulatedUpgrade {
+    /// The simulated device: a Zephyr application under MCUboot, running its factory image 1.0.0.
+    let device: SimulatedDevice
+    /// How clients reach the device: in-process, as `mcumgr --conn sim://` does.
+    let transport: LoopbackTransport
+    /// Requests time out after a second: the device answers in microseconds, so a lost answer
+    /// should cost little.
+    let clientConfiguration = SMPClient.Configuration(timeout: .seconds(1))
+
+    /// Creates a device from `sim://` options, e.g. `["mode": "overwrite"]`; none gives the defaults.
+    init(simulatorOptions: [String: String] = [:]) throws {
+        let configuration = try SimulatedDevice.Configuration(options: simulatorOptions)
+        device = SimulatedDevice(configuration: configuration)
+        transport = LoopbackTransport(device: device)
+    }
+
+    /// Prints the device's image list, as `mcumgr image list` does.
+    func printSlots() async throws {
+        let client = try await SMPClient.connect(transport, configuration: clientConfiguration)
+        let state = try await client.send(ImageManagement.StateRead())
+        await client.close()
+        for slot in state.images {
+            let flags = [
+                slot.isActive ? "active" : nil,
+                slot.isConfirmed ? "confirmed" : nil,
+                slot.isPending ? "pending" : nil,
+            ].compactMap { $0 }.joined(separator: " ")
+            print("image \(slot.imageNumber) slot \(slot.slot): \(slot.version) \(flags)")
+        }
+    }
+}

@@ -1,0 +1,2 @@
+cd swift-mcumgr
+swift run mcumgr --conn sim:// image list

@@ -1,0 +1,3 @@
+cd swift-mcumgr
+swift run mcumgr --conn sim:// image list
+swift run mcumgr image info Examples/hello-1.1.0.bin

@@ -1,0 +1,22 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "FirstUpgrade",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: "../swift-mcumgr")
+    ],
+    targets: [
+        .executableTarget(
+            name: "FirstUpgrade",
+            dependencies: [
+                .product(name: "MCUboot", package: "swift-mcumgr"),
+                .product(name: "MCUmgr", package: "swift-mcumgr"),
+                .product(name: "MCUmgrDFU", package: "swift-mcumgr"),
+                .product(name: "SMPCore", package: "swift-mcumgr"),
+                .product(name: "SMPSimulator", package: "swift-mcumgr"),
+            ]
+        )
+    ]
+)

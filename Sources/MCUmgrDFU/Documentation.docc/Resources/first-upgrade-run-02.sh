@@ -1,0 +1,2 @@
+swift run FirstUpgrade
+swift run FirstUpgrade hello-1.1.0.bin

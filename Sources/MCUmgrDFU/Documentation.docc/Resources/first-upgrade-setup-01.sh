@@ -1,0 +1,2 @@
+mkdir -p FirstUpgrade/Sources/FirstUpgrade
+cd FirstUpgrade

@@ -1,0 +1,1 @@
+../../../Sources/MCUmgrDFU/Documentation.docc/Resources/first-upgrade-05.swift

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The mcumgr(1) man page, docs/man/mcumgr.1, generated from the command tree by
+# swift-argument-parser's GenerateManual plugin.
+#
+# Usage, from anywhere in the repository:
+#     scripts/man.sh           # regenerate docs/man/mcumgr.1 (commit the result)
+#     scripts/man.sh --check   # exit 1 if the committed page differs from the command tree
+#
+# The page's date (.Dd) is kept while nothing else changes, so regenerating an unchanged tree is
+# a no-op; a changed page gets today's date. The tool is built in debug mode, reusing the build
+# of `swift build` / `swift test` (the plugin's default, release, would build everything again).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+page=docs/man/mcumgr.1
+generated=.build/plugins/GenerateManual/outputs/MCUmgrCLI/mcumgr.1
+check=false
+case "${1:-}" in
+    "") ;;
+    --check) check=true ;;
+    *)
+        echo "usage: scripts/man.sh [--check]" >&2
+        exit 64
+        ;;
+esac
+
+# Generates the page with a date (yyyy-mm-dd) into $generated.
+generate() {
+    rm -f "$generated"
+    swift package plugin generate-manual --configuration debug --date "$1" >/dev/null
+    [[ -s "$generated" ]] || {
+        echo "error: the GenerateManual plugin wrote no $generated" >&2
+        exit 1
+    }
+}
+
+# The committed page's .Dd date as yyyy-mm-dd, or nothing when there is no page yet.
+committed_date() {
+    [[ -f "$page" ]] || return 0
+    python3 -c '
+import datetime, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    if line.startswith(".Dd "):
+        print(datetime.datetime.strptime(line[4:].strip(), "%B %d, %Y").date().isoformat())
+        break
+' "$page"
+}
+
+date=$(committed_date)
+if [[ -n "$date" ]]; then
+    generate "$date"
+    if cmp -s "$generated" "$page"; then
+        echo "$page is up to date with the command tree"
+        exit 0
+    fi
+fi
+
+if $check; then
+    echo "error: $page is out of date with the command tree; run scripts/man.sh and commit $page" >&2
+    [[ -f "$page" ]] && { diff -u "$page" "$generated" | head -40 >&2 || true; }
+    exit 1
+fi
+
+generate "$(date +%Y-%m-%d)"
+mkdir -p "$(dirname "$page")"
+cp "$generated" "$page"
+echo "wrote $page"
