@@ -1,0 +1,76 @@
+import Foundation
+import MCUmgr
+import SMPCBOR
+import SMPCore
+import SMPTestSupport
+import Testing
+
+/// The progress an upload reports, timed on a manual clock: the rate and the ETA leave out the
+/// wait for the opening chunk (the device erases the slot), and after a resume count only the
+/// bytes this run sent.
+@Suite struct SMPClientUploadProgressTests {
+    static let total = 12_000
+
+    /// A device that answers every chunk with the offset after it; the clock moves `erase` while
+    /// the opening chunk is handled and one second for every chunk after it.
+    static func device(clock: ManualClock, erase: Duration, resumeAt: Int? = nil) -> ScriptedConnection {
+        ScriptedConnection(maximumFrameSize: 1024, parameters: .buffers(size: 1024, count: 2)) { request in
+            guard let map = try? request.payloadValue().mapValue, let offset = map["off"]?.uint64Value,
+                let data = map["data"]?.dataValue
+            else { return [] }
+            if offset == 0 {
+                clock.advance(by: erase)
+                return [ScriptedConnection.reply(request, ["off": CBOR(resumeAt ?? data.count)])]
+            }
+            clock.advance(by: .seconds(1))
+            return [ScriptedConnection.reply(request, ["off": CBOR(Int(offset) + data.count)])]
+        }
+    }
+
+    static func progress(_ connection: ScriptedConnection, clock: ManualClock) async throws -> [TransferProgress] {
+        let client = SMPClient(
+            connection: connection,
+            configuration: .init(timeout: .seconds(30), retries: 0, firstSequence: 0, clock: SMPClock(clock))
+        )
+        await client.start()
+        let upload = ImageUpload(data: Data(repeating: 0x5a, count: total), sha256: Data(repeating: 1, count: 32))
+        var progress: [TransferProgress] = []
+        for try await event in client.upload(upload) {
+            if case .progress(let step) = event { progress.append(step) }
+        }
+        await client.close()
+        return progress
+    }
+
+    @Test("the slot erase behind the opening chunk is not transfer time: no ETA of hours at 0 %")
+    func eraseIsLeftOut() async throws {
+        let clock = ManualClock()
+        let connection = Self.device(clock: clock, erase: .seconds(600))
+        let progress = try await Self.progress(connection, clock: clock)
+        let opening = try #require(progress.first).bytesConfirmed
+        let last = try #require(progress.last)
+        #expect(last.bytesConfirmed == Self.total)
+        // One second a chunk after the opening one: the rate is what those chunks carried.
+        let chunks = connection.sent.count - 2  // less the parameters request and the opening chunk
+        #expect(last.bytesPerSecond == Double(Self.total - opening) / Double(chunks))
+        for step in progress.dropFirst() where step.bytesConfirmed < Self.total {
+            let eta = try #require(step.estimatedTimeRemaining)
+            // What is left at the chunks' pace: never the erase's 600 s.
+            #expect(eta < .seconds(Double(Self.total - step.bytesConfirmed) / 600) + .seconds(chunks))
+        }
+        #expect(progress.first?.estimatedTimeRemaining == nil)
+    }
+
+    @Test("after a resume the rate counts only the bytes this run sent")
+    func resumedRateCountsThisRun() async throws {
+        let clock = ManualClock()
+        let resumeAt = 9_000
+        let connection = Self.device(clock: clock, erase: .zero, resumeAt: resumeAt)
+        let progress = try await Self.progress(connection, clock: clock)
+        let last = try #require(progress.last)
+        #expect(last.bytesConfirmed == Self.total)
+        let chunks = connection.sent.count - 2
+        #expect(chunks > 0)
+        #expect(last.bytesPerSecond == Double(Self.total - resumeAt) / Double(chunks))
+    }
+}
