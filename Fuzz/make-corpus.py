@@ -116,10 +116,12 @@ write("package", b"\x02" + read(os.path.join(FIX, "rfc9124_example0.suit")))
 write("package", b"\x03" + manifest + b"\xff" + b"app_update.bin" + b"\xff" + b"\x01")
 write("package", b"\x03" + sysbuild + b"\xffapp.signed.bin\xff\x02\xffnet.bin\xff\x03")
 
-# simulator: the golden requests in runs, under several device configurations.
+# simulator: the golden requests in runs, under several device configurations (two bytes: swap;
+# two images on swap; Zephyr latest with legacy codes; single slot started in serial recovery
+# with its optional commands; the firmware loader; RAM load).
 for i in range(0, len(requests), 10):
-    for config in (0x00, 0x09, 0x92):
-        write("simulator", bytes([config]) + b"".join(requests[i:i + 10]))
+    for config in (b"\x00\x00", b"\x09\x00", b"\x92\x00", b"\x07\x0c", b"\x00\x01", b"\x06\x00"):
+        write("simulator", config + b"".join(requests[i:i + 10]))
 
 # url: connection strings, a profiles file, simulator options, versions.
 for url in ["udp://192.168.1.10:1337", "udp://[::1]:1337", "udp://fe80::1", "serial:///dev/ttyACM0?baud=115200",
@@ -128,6 +130,7 @@ for url in ["udp://192.168.1.10:1337", "udp://[::1]:1337", "udp://fe80::1", "ser
     write("url", b"\x00" + url.encode())
 write("url", b"\x01" + json.dumps({"lab": "udp://10.0.0.2", "dk": "serial:///dev/ttyACM0?framing=raw"}).encode())
 write("url", b"\x02images=2&mode=overwrite&version=1.2.3+4&zephyr=latest&boot_ms=0")
+write("url", b"\x02mode=single-slot&recovery=1&recovery_echo=1&direct_upload=1&flash_align=4&no_app_recovery=1")
 for version in ["1", "1.2", "1.2.3", "1.2.3+7", "1.2.3.7", " 255.255.65535+4294967295 "]:
     write("url", b"\x03" + version.encode())
 
