@@ -171,7 +171,10 @@ public struct FirmwarePackage: Sendable {
     public init(contentsOf url: URL) throws(MCUbootError) {
         let data: Data
         do {
-            data = try Data(contentsOf: url, options: .mappedIfSafe)
+            // swift-foundation on Linux leaks the 4 KiB buffer of every empty file
+            // `Data(contentsOf:)` reads (docs/RELIABILITY.md): an empty file is not read.
+            let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
+            data = size?.intValue == 0 ? Data() : try Data(contentsOf: url, options: .mappedIfSafe)
         } catch {
             throw MCUbootError(.readFailed, "cannot read \(url.path)", cause: error)
         }

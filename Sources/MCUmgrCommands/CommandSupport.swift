@@ -125,7 +125,7 @@ func readLocalFile(_ path: String) throws -> Data {
         throw InputFileError(.unreadable, "\(path) is a folder, not a file")
     }
     do {
-        return try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
+        return try LocalFile.read(URL(fileURLWithPath: path), mapped: true)
     } catch {
         throw InputFileError(.unreadable, "cannot read \(path): \(FileErrorReason.describe(error))")
     }

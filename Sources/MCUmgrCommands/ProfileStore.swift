@@ -1,4 +1,5 @@
 import Foundation
+import SMPPOSIX
 
 /// Saved connection profiles: a name → connection URL map in the user's config directory
 /// (`$MCUMGR_CONFIG_DIR`, else `$XDG_CONFIG_HOME/mcumgr`, else `$HOME/.config/mcumgr`; on macOS
@@ -44,7 +45,7 @@ public struct ProfileStore: Sendable {
     /// - Throws: ``ProfileError`` if the file exists but is not a JSON object of strings.
     public func load() throws -> [(name: String, url: String)] {
         guard FileManager.default.fileExists(atPath: file.path) else { return [] }
-        let data = try Data(contentsOf: file)
+        let data = try LocalFile.read(file)
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: String] else {
             throw ProfileError(
                 "\(file.path) is not a JSON object of profile names to URLs; fix or delete it",

@@ -69,7 +69,7 @@ import Testing
         let out = device.scratch("empty-out")
         let download = await CLI.sim("fs", "download", "/lfs1/empty", out, device: device)
         #expect(download.status == 0, "\(download.stderr)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: out)).isEmpty)
+        #expect(try LocalFile.read(URL(fileURLWithPath: out)).isEmpty)
     }
 
     @Test func aMissingFileIsRefusedByName() async {

@@ -344,3 +344,31 @@ import Testing
         )
     }
 }
+
+/// `image list` and `image upload` against MCUboot's serial recovery work as against an
+/// application; the upload ends by saying a reset is what is left.
+@Suite struct ImageCommandsRecoveryTests {
+    @Test func listAndUploadInSerialRecovery() async throws {
+        let device = SimDevice(options: "mode=single-slot&recovery=1")
+        let list = await CLI.run(["image", "list", "--json", "--conn", device.url])
+        #expect(list.status == 0, "\(list.stderr)")
+        let before = try #require(try CLI.json(list.stdout)["images"] as? [[String: Any]])
+        #expect(before.map { $0["version"] as? String } == ["1.0.0"])
+        // Serial recovery reports no flags: nothing runs.
+        #expect(before.allSatisfy { $0["active"] as? Bool == false })
+
+        let upload = await CLI.run(["image", "upload", UpgradeCommandTests.example, "--conn", device.url])
+        #expect(upload.status == 0, "\(upload.stderr)")
+        let last = try #require(CLI.lines(upload.stdout).last)
+        #expect(
+            last.hasSuffix(
+                "the device is in its bootloader; next: mcumgr os reset (MCUboot boots the image if it accepts it)"
+            )
+        )
+
+        let after = await CLI.run(["image", "list", "--conn", device.url])
+        #expect(after.status == 0)
+        #expect(after.stdout.contains(UpgradeCommandTests.exampleHash))
+        #expect(after.stdout.contains("1.1.0"))
+    }
+}

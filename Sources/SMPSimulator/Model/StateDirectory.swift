@@ -44,7 +44,7 @@ struct StateDirectory {
 
     /// Loads saved flash if it was saved with the same mode, image count and slot size.
     func loadFlash(configuration: SimulatedDevice.Configuration) -> MCUbootModel? {
-        guard let data = try? Data(contentsOf: flashFile),
+        guard let data = try? LocalFile.read(flashFile),
             let record = try? JSONDecoder().decode(FlashRecord.self, from: data),
             record.mode == configuration.bootloaderMode.rawValue, record.slotSize == configuration.slotSize,
             record.trailers.count == configuration.imageCount
@@ -53,14 +53,14 @@ struct StateDirectory {
         for (image, trailers) in record.trailers.enumerated() {
             var pair: [FlashSlot] = []
             for (slot, trailer) in trailers.enumerated() {
-                let bytes = (try? Data(contentsOf: slotFile(image: image, slot: slot))).map { Array($0) } ?? []
+                let bytes = (try? LocalFile.read(slotFile(image: image, slot: slot))).map { Array($0) } ?? []
                 pair.append(FlashSlot(data: bytes, trailer: trailer))
             }
             slots.append(pair)
         }
         var loader: FlashSlot?
         if configuration.bootloaderMode == .firmwareLoader {
-            let saved = (try? Data(contentsOf: loaderFile)).map {
+            let saved = (try? LocalFile.read(loaderFile)).map {
                 FlashSlot(data: Array($0), trailer: SlotTrailer(magic: true, imageOK: true))
             }
             loader = saved ?? MCUbootModel.factoryLoader
@@ -85,11 +85,11 @@ struct StateDirectory {
         for (image, pair) in model.slots.enumerated() {
             for (slot, flash) in pair.enumerated() {
                 let file = slotFile(image: image, slot: slot)
-                let existing = try? Data(contentsOf: file)
+                let existing = try? LocalFile.read(file)
                 if existing.map(Array.init) != flash.data { try? Data(flash.data).write(to: file, options: .atomic) }
             }
         }
-        if let loader = model.loader, (try? Data(contentsOf: loaderFile)).map(Array.init) != loader.data {
+        if let loader = model.loader, (try? LocalFile.read(loaderFile)).map(Array.init) != loader.data {
             try? Data(loader.data).write(to: loaderFile, options: .atomic)
         }
         let record = FlashRecord(
@@ -104,7 +104,7 @@ struct StateDirectory {
     }
 
     func loadSettings() -> [String: [UInt8]] {
-        guard let data = try? Data(contentsOf: settingsFile),
+        guard let data = try? LocalFile.read(settingsFile),
             let saved = try? JSONDecoder().decode([String: Data].self, from: data)
         else { return [:] }
         return saved.mapValues { Array($0) }
