@@ -108,6 +108,9 @@ public final class GATTConnection: SMPConnection, Sendable {
     private let writer: FrameWriter
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     private let closed = ClosedFlag()
+    /// Turns the link's notifications into frames until the link ends; cancelled by `close()`
+    /// and when the connection is dropped, so that no task outlives it.
+    private let receiver: Task<Void, Never>
 
     init(link: any GATTLink, configuration: GATTTransport.Configuration, logger: Logger) {
         self.link = link
@@ -119,7 +122,7 @@ public final class GATTConnection: SMPConnection, Sendable {
         let events = link.events
         let idleLimit = configuration.reassemblyIdleTimeout
         let clock = configuration.clock
-        Task {
+        receiver = Task {
             var decoder = SMPStreamDecoder()
             var lastNotification = clock.elapsed()
             for await event in events {
@@ -174,9 +177,13 @@ public final class GATTConnection: SMPConnection, Sendable {
 
     public func close() async {
         guard closed.set() else { return }
+        // Finished first, so that readers see the close, not the receiver's "link ended".
         continuation.finish()
+        receiver.cancel()
         await link.disconnect()
     }
+
+    deinit { receiver.cancel() }
 }
 
 /// Keeps the writes of one frame together: frames are written one at a time, in call order.

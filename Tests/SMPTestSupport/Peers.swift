@@ -262,14 +262,9 @@ final class ChildProcess: @unchecked Sendable {
     /// Starts the child; `completion` is called exactly once, on some background thread.
     func start(_ completion: @escaping @Sendable (Result<Output, any Error>) -> Void) {
         lock.withLock { self.completion = completion }
-        // Weak: after a forced completion nobody needs the answer, and Foundation keeps the
-        // `Process` (and with it this handler) alive until the child is reaped.
-        process.terminationHandler = { [weak self] process in
-            let status = process.terminationStatus
-            guard let self else { return }
-            lock.withLock { exitStatus = status }
-            finishIfDone()
-        }
+        // No `terminationHandler`: with one set, swift-corelibs-foundation never frees the
+        // `Process` and its pipes (seen under LeakSanitizer, also in a five-line program); a thread
+        // of our own waits for the exit instead (`monitor`).
         // Launch from a thread of our own, with every signal unblocked while spawning: Foundation
         // spawns without resetting the signal mask, so the child inherits the spawning thread's,
         // and the pool's worker threads block SIGTERM (a child spawned from one ignores
@@ -327,6 +322,12 @@ final class ChildProcess: @unchecked Sendable {
             launched = true
             return ending == .cancelled
         }
+        Thread { [self] in
+            process.waitUntilExit()
+            let status = process.terminationStatus
+            lock.withLock { exitStatus = status }
+            finishIfDone()
+        }.start()
         drain(outPipe.fileHandleForReading, isStandardError: false)
         drain(errPipe.fileHandleForReading, isStandardError: true)
         if let inPipe, let input { feed(input, to: inPipe.fileHandleForWriting) }

@@ -123,6 +123,14 @@ public actor SMPClient {
         self.pending = PendingRequests(firstSequence: configuration.firstSequence ?? UInt8.random(in: 0...255))
     }
 
+    deinit {
+        // A client dropped without `close()` leaves no task behind: its reader would otherwise
+        // wait on the connection's frames for ever, holding the stream and the connection.
+        readerTask?.cancel()
+        for driver in drivers.values { driver.cancel() }
+        parametersRead?.cancel()
+    }
+
     /// Connects through a transport and starts the client. Nothing is sent yet.
     /// - Parameters:
     ///   - transport: how to reach the device.
