@@ -374,7 +374,9 @@ public final class SimulatedBLELink: GATTLink {
     public let maximumWriteLength: Int
     public let events: AsyncStream<GATTLinkEvent>
     private let continuation: AsyncStream<GATTLinkEvent>.Continuation
-    private let peripheral: SimulatedBLEPeripheral
+    /// Weak: the peripheral keeps its current link, and a link must not keep a peripheral alive
+    /// (a link whose peripheral is gone is disconnected).
+    private weak let peripheral: SimulatedBLEPeripheral?
     private let id: Int
 
     init(peripheral: SimulatedBLEPeripheral, id: Int, maximumWriteLength: Int) {
@@ -385,15 +387,20 @@ public final class SimulatedBLELink: GATTLink {
     }
 
     public func writeWithoutResponse(_ value: [UInt8]) async throws -> Bool {
-        try await peripheral.write(value, link: id)
+        try await connected().write(value, link: id)
     }
 
     public func waitUntilReadyForWrite() async throws {
-        try await peripheral.waitUntilReady(link: id)
+        try await connected().waitUntilReady(link: id)
     }
 
     public func disconnect() async {
-        await peripheral.disconnect(link: id)
+        await peripheral?.disconnect(link: id)
+    }
+
+    private func connected() throws -> SimulatedBLEPeripheral {
+        guard let peripheral else { throw SMPTransportError(.disconnected, "the peripheral is gone") }
+        return peripheral
     }
 
     func deliver(_ value: [UInt8]) {
