@@ -334,7 +334,19 @@ import Testing
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot).dropLast()
         )
-        let error = Self.failure(&machine, .imageList([Self.factory, Slots.entry(nil, 1, Slots.b)]), at: .seconds(5))
+        // Read before the reboot must have happened (a lost probe looks like the device going
+        // away): watched on, then final.
+        let reverted = [Self.factory, Slots.entry(nil, 1, Slots.b)]
+        Self.run(
+            &machine,
+            [
+                (.imageList(reverted), .seconds(5), .probe, .waitingForReboot),
+                (.probeAnswered, .seconds(7), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(7), .connect, .reconnecting),
+                (.connected, .seconds(7), .readImageList, .reconnecting),
+            ]
+        )
+        let error = Self.failure(&machine, .imageList(reverted), at: .seconds(7))
         #expect(error?.code == .imageNotActive)
         #expect(error?.state == .verifying)
     }
@@ -631,7 +643,9 @@ import Testing
         )
     }
 
-    @Test("the application comes back: watched until the reboot timeout, then a clear failure, reset once")
+    @Test(
+        "the application comes back: watched until the reboot timeout, reset into the bootloader once more, then a clear failure"
+    )
     func applicationComesBack() throws {
         var machine = Self.machine()
         Tests.run(
@@ -646,9 +660,15 @@ import Testing
                 (.probeAnswered, .seconds(7), .wait(.zero), .waitingForSwap),
                 (.waited, .seconds(7), .connect, .reconnecting),
                 (.connected, .seconds(7), .readImageList, .reconnecting),
+                // A power cut before the reboot would lose the boot mode the same way: once more.
+                (.imageList([Tests.factory]), .seconds(7), .reset(force: false, bootMode: 1), .enteringBootloader),
+                (.done, .seconds(8), .probe, .waitingForReboot),
+                (.probeUnanswered, .seconds(9), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(9), .connect, .reconnecting),
+                (.connected, .seconds(14), .readImageList, .reconnecting),
             ]
         )
-        let error = try #require(Tests.failure(&machine, .imageList([Tests.factory]), at: .seconds(7)))
+        let error = try #require(Tests.failure(&machine, .imageList([Tests.factory]), at: .seconds(14)))
         #expect(error.code == .bootloaderNotEntered)
         #expect(error.message.contains("boot_mode") || error.message.contains("boot mode"))
     }
@@ -666,7 +686,31 @@ import Testing
                 (.imageList([Tests.factory]), .seconds(7), .reset(force: false, bootMode: 1), .enteringBootloader),
             ]
         )
-        #expect(machine.warnings.contains { $0.contains("resetting once more") })
+        #expect(machine.warnings.contains { $0.contains("once more") })
+    }
+
+    @Test(
+        "the reset's answer lost, the device went away and came back running the application: sent once more; the same outcome again is final"
+    )
+    func lostAnswerAndTheApplicationBack() throws {
+        var machine = Self.machine()
+        Tests.run(
+            &machine,
+            Self.singleSlotProbes + [
+                (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
+                (.probeUnanswered, .seconds(2), .probe, .waitingForReboot),
+                (.probeUnanswered, .seconds(3), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(3), .connect, .reconnecting),
+                (.connected, .seconds(7), .readImageList, .reconnecting),
+                (.imageList([Tests.factory]), .seconds(7), .reset(force: false, bootMode: 1), .enteringBootloader),
+                (.done, .seconds(8), .probe, .waitingForReboot),
+                (.probeUnanswered, .seconds(9), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(9), .connect, .reconnecting),
+                (.connected, .seconds(14), .readImageList, .reconnecting),
+            ]
+        )
+        let error = try #require(Tests.failure(&machine, .imageList([Tests.factory]), at: .seconds(14)))
+        #expect(error.code == .bootloaderNotEntered)
     }
 
     @Test("busy: the reset into the bootloader is sent again with force, boot mode kept")

@@ -121,7 +121,7 @@ import Testing
         #expect(error.code == .bootloaderNotEntered)
         #expect(error.code.category == .deviceRefused)
         #expect(error.message.contains("--recovery"))
-        #expect(await device.timesHandled(OSManagement.Reset.self) == 1)
+        #expect(await device.timesHandled(OSManagement.Reset.self) == 2)
         #expect(await device.stage == .application)
     }
 
@@ -175,5 +175,40 @@ import Testing
         let downgrade = await UpgradeHarness.run(Self.upgrade(device, mode), images: older)
         #expect(downgrade.upgradeError?.code == .downgradeRefused)
         #expect(await device.timesHandled(ImageManagement.Upload.self) == uploads)
+    }
+}
+
+extension SingleSlotUpgradeTests {
+    /// Where the fault strikes: the next request after the upgrade enters a state.
+    enum Moment: String, CaseIterable, Sendable {
+        /// Reconnecting after the reset into recovery: recovery's image list.
+        case reconnecting
+        /// The upload starting: the new client's parameters request, before the first chunk.
+        case uploading
+    }
+
+    @Test(
+        "a reset or power cut between the entry into serial recovery and the first write sends the device back to its application: it is entered again and the upgrade finishes in one run",
+        arguments: Moment.allCases
+    )
+    func outOfTheBootloaderAndBack(moment: Moment) async throws {
+        for fault in [Fault.deviceReset(atRequest: 1), .powerLoss(.atRequest(1))] {
+            let device = UpgradeHarness.device(.init(bufferSize: 512, bootloaderMode: .singleSlot))
+            let images = UpgradeHarness.images(count: 1)
+            let struck = Flag()
+            let run = await UpgradeHarness.run(Self.upgrade(device), images: images) { event, _ in
+                guard case .stateChanged(_, let state) = event, state.rawValue == moment.rawValue, !struck.value
+                else { return }
+                struck.set()
+                await device.inject(fault)
+            }
+            #expect(struck.value)
+            #expect(run.error == nil, "\(moment), \(fault): \(String(describing: run.error))")
+            // The device was found back in its application, and entered again.
+            let said = moment == .reconnecting ? "resetting into it once more" : "left its bootloader"
+            #expect(run.warnings.contains { $0.contains(said) }, "\(moment), \(fault): \(run.warnings)")
+            #expect(await device.timesHandled(OSManagement.Reset.self) == 3)
+            #expect(await Self.runsNewImages(device, images), "\(moment), \(fault)")
+        }
     }
 }

@@ -34,7 +34,9 @@ struct UploadUnderFaultsTests {
         return device
     }
 
-    /// A client with a short request timeout, so that lost answers cost little.
+    /// A client with a short request timeout, so that lost answers cost little, and many retries,
+    /// so that the device may stay silent for the timeout × 21 (1.7 s) before the upload gives up:
+    /// a loaded machine can hold the simulated device's task back for most of a second.
     static func client(
         _ device: SimulatedDevice,
         counter: DataCounter? = nil,
@@ -45,7 +47,7 @@ struct UploadUnderFaultsTests {
             counter.map { CountingTransport(inner: loopback, counter: $0) } ?? loopback,
             configuration: .init(
                 timeout: timeout,
-                retries: 8,
+                retries: 20,
                 busyBackoff: .milliseconds(2),
                 firstSequence: 0
             )

@@ -139,6 +139,9 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
     public var steps: [Step]
     /// Things worth telling a person (a forced mode, an assumed bootloader).
     public var warnings: [String]
+    /// The images are written by the bootloader side (serial recovery or the firmware loader)
+    /// into their only slot, not by the application.
+    public var throughBootloader: Bool
 
     /// Creates a plan.
     public init(
@@ -146,13 +149,15 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
         bootloaderMode: OSManagement.MCUbootMode?,
         images: [ImagePlan],
         steps: [Step],
-        warnings: [String] = []
+        warnings: [String] = [],
+        throughBootloader: Bool = false
     ) {
         self.mode = mode
         self.bootloaderMode = bootloaderMode
         self.images = images
         self.steps = steps
         self.warnings = warnings
+        self.throughBootloader = throughBootloader
     }
 
     /// Nothing to do: the device already runs the package as the mode promises.

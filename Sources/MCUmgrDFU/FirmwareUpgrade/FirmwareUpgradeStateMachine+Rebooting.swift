@@ -85,9 +85,12 @@ extension FirmwareUpgradeStateMachine {
                 return makePlan(slots: slots)
             case .enteredBootloader:
                 guard MCUbootPlanner.applicationRuns(slots) else { return advance() }
+                // The application runs: the boot mode was lost (a power cut, the reset lost with
+                // the link) — or the device does not enter its bootloader on request.
                 return resetNotSeen(
                     "the device reset and came back running its application: it does not stop in its bootloader on request (that needs Zephyr 4.2 or later with CONFIG_MCUMGR_GRP_OS_RESET_BOOT_MODE, and MCUboot with CONFIG_BOOT_SERIAL_BOOT_MODE or the firmware loader's boot mode). Hold its recovery button while resetting it, then run the upgrade with --recovery",
-                    code: .bootloaderNotEntered
+                    code: .bootloaderNotEntered,
+                    resendOnce: true
                 )
             case .repeat(let action):
                 state = Self.state(of: action, default: state)
@@ -199,7 +202,19 @@ extension FirmwareUpgradeStateMachine {
     /// tell; once the device must have rebooted, fail with `message` if it was seen resetting
     /// (or answered the reset) — and if its answer was lost and it never went away, the reset
     /// never arrived: send the same reset again, a few times at most.
-    mutating func resetNotSeen(_ message: String, code: FirmwareUpgradeError.Code) -> Action {
+    /// - Parameters:
+    ///   - message: the failure, once final.
+    ///   - code: its code.
+    ///   - resendOnce: send the reset once more even if the device answered it or was seen going
+    ///     away: a reset into the bootloader whose boot mode was lost (a power cut before the
+    ///     reboot, the reset lost with a dropped link) leaves the application running just as a
+    ///     device without the boot mode does; a running application without an update pending is
+    ///     not harmed by a second reset, and a second outcome alike is final.
+    mutating func resetNotSeen(
+        _ message: String,
+        code: FirmwareUpgradeError.Code,
+        resendOnce: Bool = false
+    ) -> Action {
         guard var watch = reboot else {
             return .fail(error(code, "\(message) (no reset was watched)"))
         }
@@ -209,7 +224,8 @@ extension FirmwareUpgradeStateMachine {
             state = .waitingForReboot
             return .probe
         }
-        if watch.answered || watch.sawGone {
+        let resend = resendOnce && watch.attempts < 2
+        if (watch.answered || watch.sawGone) && !resend {
             reboot = nil
             let unseen =
                 watch.sawGone
@@ -222,7 +238,11 @@ extension FirmwareUpgradeStateMachine {
         }
         watch.attempts += 1
         reboot = watch
-        warnings.append("the device did not reset (its answer was lost and it kept answering); resetting once more")
+        warnings.append(
+            resend
+                ? "the device came back running its application after the reset into its bootloader; resetting into it once more"
+                : "the device did not reset (its answer was lost and it kept answering); resetting once more"
+        )
         guard let plan,
             let resetIndex = plan.steps[...stepIndex].lastIndex(where: {
                 $0 == .reset || $0 == .resetBeforeUpload || $0 == .enterBootloader

@@ -291,6 +291,15 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             corrupted.insert(index)
             warnings.append("the device's hash check rejected the uploaded image; uploading it again")
             return reconnect(then: .plan)
+        case (.uploading, .deviceRefused(let refusal))
+        where plan?.throughBootloader == true && refusal.matches(ImageManagement.ReturnCode.noFreeSlot)
+            && retriesLeft > 0:
+            // The application refuses to write its own slot: the device left its bootloader (a
+            // power cut or a reset mid-upload). Read where it is and plan again, which enters
+            // the bootloader again.
+            retriesLeft -= 1
+            warnings.append("the device left its bootloader during the upload; entering it again")
+            return reconnect(then: .plan)
         case (.uploading, .done), (.erasingAppSettings, .done), (.installing, .done):
             if case .upload(_, let index) = lastAction { corrupted.remove(index) }
             if case .suitInstall = currentStep { return .pollSUIT }
@@ -500,6 +509,10 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             return advance()
         case .resetNotApplied:
             return stillPending()
+        case .failed(let code, let message) where reboot != nil:
+            // Read after a reset: a list read before the device rebooted (a dropped link looks
+            // like it going away) shows the old state; final once it must have rebooted.
+            return resetNotSeen(message, code: code)
         case .failed(let code, let message):
             return .fail(error(code, message))
         }

@@ -124,7 +124,8 @@ extension MCUbootPlanner {
             bootloaderMode: bootloaderMode,
             images: plans,
             steps: steps,
-            warnings: warnings
+            warnings: warnings,
+            throughBootloader: true
         )
     }
 }
