@@ -95,12 +95,13 @@ run() { # name seconds [extra...]
     echo "== fuzzing $name for ${seconds}s (log: ${log#"$root"/})" >&2
     # New inputs are written to the first corpus directory; the committed seeds stay untouched.
     set +e
-    # ASan's allocator keeps freed memory unless told to give it back: over millions of inputs of
-    # varied sizes the process grew past the RSS limit with only ~30 MB live (cbor, 5 M inputs:
-    # 1025 MB; the same 500 k inputs peak at 515 MB without release, 229 MB with it and no
-    # quarantine). Releasing to the OS keeps -rss_limit_mb a check on the code, not on ASan.
+    # ASan's quarantine (256 MB of freed blocks by default, each with its redzones) and freed
+    # memory the allocator keeps grew the process past the RSS limit with only ~30 MB live (cbor,
+    # 5 M inputs: 1025 MB; 500 k inputs: 515 MB by default, 229 MB without a quarantine). A 32 MB
+    # quarantine still holds far more than one input frees, so a use after free within an input is
+    # still caught, and -rss_limit_mb stays a check on the code, not on ASan's bookkeeping.
     SWIFT_BACKTRACE=enable=no \
-        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:allocator_release_to_os_interval_ms=500} \
+        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:quarantine_size_mb=32:allocator_release_to_os_interval_ms=500} \
         "$(binary "$executable")" "${args[@]}" "$@" "$corpus" "$root/Fuzz/Corpus/$name" >"$log" 2>&1
     local status=$?
     set -e
