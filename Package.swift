@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "SMPBytes",
                 "SMPCBOR",
+                "SMPPOSIX",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

@@ -1,4 +1,5 @@
 import Foundation
+import SMPPOSIX
 import ZIPFoundation
 
 /// A firmware package as users receive it: a bare MCUboot image (`.bin`), a zip with
@@ -171,12 +172,9 @@ public struct FirmwarePackage: Sendable {
     public init(contentsOf url: URL) throws(MCUbootError) {
         let data: Data
         do {
-            // swift-foundation on Linux leaks the 4 KiB buffer of every empty file
-            // `Data(contentsOf:)` reads (docs/RELIABILITY.md): an empty file is not read.
-            let size = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber
-            data = size?.intValue == 0 ? Data() : try Data(contentsOf: url, options: .mappedIfSafe)
+            data = try LocalFile.read(url, mapped: true)
         } catch {
-            throw MCUbootError(.readFailed, "cannot read \(url.path)", cause: error)
+            throw MCUbootError(.readFailed, "cannot read \(url.path): \(FileErrorReason.describe(error))", cause: error)
         }
         try self.init(data: data, fileName: url.lastPathComponent)
     }

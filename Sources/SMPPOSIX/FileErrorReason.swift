@@ -4,9 +4,10 @@ import Foundation
 /// `NSCocoaErrorDomain … UserInfo={…}` dump.
 public enum FileErrorReason {
     /// Describes a file error for a person, e.g. `No such file or directory`.
-    /// - Parameter error: what `Data(contentsOf:)`, `FileManager` or `write(to:)` threw.
+    /// - Parameter error: what `Data(contentsOf:)`, `FileManager`, `write(to:)` or ``LocalFile`` threw.
     /// - Returns: one short phrase.
     public static func describe(_ error: any Error) -> String {
+        if let system = error as? SystemCallError { return system.reason }
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
         {
@@ -26,6 +27,7 @@ public enum FileErrorReason {
     /// Whether the error means the file is not there (as opposed to unreadable or bad).
     /// - Parameter error: a file error.
     public static func isMissing(_ error: any Error) -> Bool {
+        if let system = error as? SystemCallError { return system.code == ENOENT }
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
         {

@@ -57,9 +57,6 @@ public enum BootloaderMode: String, Sendable, Hashable, CaseIterable, CustomStri
     public var isDirectXIP: Bool { self == .directXIP || self == .directXIPWithRevert }
     /// Whether each image has only one application slot.
     public var isSingleSlot: Bool { self == .singleSlot || self == .firmwareLoader }
-    /// Whether the bootloader picks the highest valid version of two slots instead of swapping
-    /// (DirectXIP and RAM load).
-    public var picksHighestVersion: Bool { isDirectXIP || self == .ramLoad }
 
     /// Parses a mode name; also accepts `swap-move`, `swap-using-move`, `overwrite-only`,
     /// `directxip` and similar spellings.
@@ -293,11 +290,14 @@ extension SimulatedDevice {
             )
         }
 
-        /// Checks that ``stateDirectory`` (if set) is a folder that can be created and written.
+        /// Checks that ``stateDirectory`` (if set) is a folder that can be created and written,
+        /// and that the flash saved there, if any, is whole.
         /// - Throws: ``ConfigurationError`` naming the folder and the reason.
         public func checkStateDirectory() throws(ConfigurationError) {
             guard let stateDirectory else { return }
-            try StateDirectory(url: stateDirectory).prepare()
+            let store = StateDirectory(url: stateDirectory)
+            try store.prepare()
+            _ = try store.loadFlash(configuration: self)
         }
 
         /// Whether bootloader info (OS command 8) exists: not without a bootloader.

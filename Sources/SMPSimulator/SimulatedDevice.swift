@@ -98,13 +98,21 @@ public actor SimulatedDevice {
             temporaryRoot = folder
         }
         self.store = store
-        pool = BufferPool(capacity: nil)
-        core = DeviceCore(
+        var restored: MCUbootModel?
+        do {
+            restored = try store?.loadFlash(configuration: configuration)
+        } catch {
+            // The command line refuses such a folder up front (checkStateDirectory); here the
+            // device starts as it left the factory, and says so.
+            Logger(label: "mcumgr.simulator").warning("\(error); starting from the factory images")
+        }
+        let core = DeviceCore(
             configuration: configuration,
             filesRoot: filesRoot,
-            restored: store?.loadFlash(configuration: configuration),
+            restored: restored,
             settings: SettingsStore(saved: store?.loadSettings() ?? [:])
         )
+        self.core = core
         pool = Self.pool(for: core.bootloader.stage, configuration)
         if let store {
             store.saveFlash(core.bootloader)

@@ -423,6 +423,16 @@ import Testing
         #expect(throws: MCUbootError(.readFailed)) { try FirmwarePackage(contentsOf: url) }
     }
 
+    @Test("a pipe (a shell's <(…)) reports size 0 and is still read to its end")
+    func aPipeIsRead() throws {
+        let image = try Fixture.data("ecdsa_p256_protected.bin")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)")
+        try RealIO.servePipe(image, at: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let package = try FirmwarePackage(contentsOf: url)
+        #expect(package.images.first?.data == image)
+    }
+
     @Test func randomlyCorruptedZipsNeverCrash() throws {
         let original = Array(try Fixture.data("dfu_application.zip"))
         var generator = TestBytes.SeededGenerator(seed: 0x5a49_50)

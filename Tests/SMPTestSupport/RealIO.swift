@@ -1,3 +1,5 @@
+import Foundation
+
 /// Waiting on real I/O (a socket, a pseudo-terminal, a process) by the wall clock: the one
 /// place tests sleep, because there the operating system, not our code, decides when bytes
 /// arrive. Everything else orders events with test clocks and continuations.
@@ -26,5 +28,40 @@ public enum RealIO {
             try await Task.sleep(for: pause)
         }
         return try attempt()
+    }
+
+    /// Makes a named pipe at `url` and writes `bytes` into it from a thread of its own once a
+    /// reader opens it, as a shell's `<(…)` does; the caller removes the pipe.
+    ///
+    /// The writer opens without blocking and tries again every 10 ms for at most 5 s, so that a
+    /// test failing before it reads cannot leave the thread blocked.
+    /// - Parameters:
+    ///   - bytes: what the pipe yields, then end of file.
+    ///   - url: where to make it.
+    /// - Throws: `POSIXError` when the pipe cannot be made.
+    public static func servePipe(_ bytes: Data, at url: URL) throws {
+        guard mkfifo(url.path, 0o600) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let writer = Thread {
+            for _ in 0..<500 {
+                let descriptor = open(url.path, O_WRONLY | O_NONBLOCK)
+                guard descriptor >= 0 else {
+                    usleep(10_000)
+                    continue
+                }
+                // Blocking from here on: the reader takes the bytes at its pace.
+                _ = fcntl(descriptor, F_SETFL, 0)
+                var offset = 0
+                while offset < bytes.count {
+                    let written = bytes.withUnsafeBytes { buffer in
+                        buffer.baseAddress.map { write(descriptor, $0 + offset, buffer.count - offset) } ?? -1
+                    }
+                    guard written > 0 else { break }
+                    offset += written
+                }
+                close(descriptor)
+                return
+            }
+        }
+        writer.start()
     }
 }

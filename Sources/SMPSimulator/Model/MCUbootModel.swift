@@ -197,7 +197,8 @@ public struct MCUbootModel: Sendable {
         loader: FlashSlot?,
         activeSlots: [Int],
         interruptedSwap: [Int: SwapProgress],
-        trustedHashes: Set<[UInt8]>
+        trustedHashes: Set<[UInt8]>,
+        stage: BootStage
     ) {
         self.trustedHashes = trustedHashes
         self.mode = mode
@@ -208,7 +209,7 @@ public struct MCUbootModel: Sendable {
         self.downgradePrevention = downgradePrevention
         self.slots = slots
         self.activeSlots = activeSlots
-        self.stage = .application
+        self.stage = stage
         self.interruptedSwap = interruptedSwap
         self.lastBootLog = []
     }

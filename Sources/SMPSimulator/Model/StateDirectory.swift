@@ -4,7 +4,7 @@ import SMPPOSIX
 /// Saves and restores what survives a restart of the simulator: flash (slots and trailers),
 /// saved settings and the files of `/lfs1`.
 ///
-/// Layout: `flash.json` (trailers, active slots, an interrupted swap), `flash/image<N>-slot<M>.bin`
+/// Layout: `flash.json` (trailers, active slots, an interrupted swap, what runs), `flash/image<N>-slot<M>.bin`
 /// (slot contents), `flash/loader.bin` (the firmware loader, in that mode), `settings.json` (saved settings, base64 values) and `lfs1/` (the files).
 struct StateDirectory {
     let url: URL
@@ -21,6 +21,8 @@ struct StateDirectory {
         var activeSlots: [Int]
         var interrupted: [Int: MCUbootModel.SwapProgress]
         var trusted: [String]
+        /// What ran when the flash was saved; absent in folders saved before it was recorded.
+        var stage: BootStage?
     }
 
     /// Makes sure the folder exists and can be written, so that a run does not go on without
@@ -43,10 +45,20 @@ struct StateDirectory {
     }
 
     /// Loads saved flash if it was saved with the same mode, image count and slot size.
-    func loadFlash(configuration: SimulatedDevice.Configuration) -> MCUbootModel? {
-        guard let data = try? LocalFile.read(flashFile),
-            let record = try? JSONDecoder().decode(FlashRecord.self, from: data),
-            record.mode == configuration.bootloaderMode.rawValue, record.slotSize == configuration.slotSize,
+    /// - Returns: `nil` when nothing was saved or it was saved for another layout (the device
+    ///   then starts from its factory images).
+    /// - Throws: ``ConfigurationError`` when the saved flash is damaged (a file cut short or edited
+    ///   by hand): restoring it would put the simulated bootloader in a state it cannot reach.
+    func loadFlash(configuration: SimulatedDevice.Configuration) throws(ConfigurationError) -> MCUbootModel? {
+        guard let data = try? LocalFile.read(flashFile) else { return nil }
+        let record: FlashRecord
+        do {
+            record = try JSONDecoder().decode(FlashRecord.self, from: data)
+        } catch {
+            throw damaged("flash.json cannot be read (\(error))")
+        }
+        let mode = configuration.bootloaderMode
+        guard record.mode == mode.rawValue, record.slotSize == configuration.slotSize,
             record.trailers.count == configuration.imageCount
         else { return nil }
         var slots: [[FlashSlot]] = []
@@ -58,15 +70,16 @@ struct StateDirectory {
             }
             slots.append(pair)
         }
+        try check(record, slots: slots, configuration: configuration)
         var loader: FlashSlot?
-        if configuration.bootloaderMode == .firmwareLoader {
+        if mode == .firmwareLoader {
             let saved = (try? LocalFile.read(loaderFile)).map {
                 FlashSlot(data: Array($0), trailer: SlotTrailer(magic: true, imageOK: true))
             }
             loader = saved ?? MCUbootModel.factoryLoader
         }
-        return MCUbootModel(
-            mode: configuration.bootloaderMode,
+        var model = MCUbootModel(
+            mode: mode,
             slotSize: configuration.slotSize,
             signingKey: configuration.signingKey,
             downgradePrevention: configuration.downgradePrevention,
@@ -75,7 +88,66 @@ struct StateDirectory {
             loader: loader,
             activeSlots: record.activeSlots,
             interruptedSwap: record.interrupted,
-            trustedHashes: Set(record.trusted.compactMap(StateDirectory.bytes(fromHex:)))
+            trustedHashes: Set(record.trusted.compactMap(StateDirectory.bytes(fromHex:))),
+            stage: record.stage ?? .application
+        )
+        if !Self.stage(model.stage, isReachableIn: configuration) {
+            // Saved by a device built another way (the options changed): this one powers on.
+            model.boot()
+        }
+        return model
+    }
+
+    /// Refuses saved flash the model could never have written: the slot and image counts, the
+    /// active slots and an interrupted swap's progress are what the swap and boot code index by.
+    private func check(
+        _ record: FlashRecord,
+        slots: [[FlashSlot]],
+        configuration: SimulatedDevice.Configuration
+    ) throws(ConfigurationError) {
+        let slotCount = configuration.bootloaderMode.isSingleSlot ? 1 : 2
+        let sector = MCUbootModel.sectorSize
+        // A swap pads both slots to whole sectors.
+        let largest = (configuration.slotSize + sector - 1) / sector * sector
+        for (image, pair) in slots.enumerated() {
+            guard pair.count == slotCount else {
+                throw damaged("image \(image) has \(pair.count) slots saved, not \(slotCount)")
+            }
+            for (slot, flash) in pair.enumerated() where flash.data.count > largest {
+                throw damaged("image \(image) slot \(slot) holds \(flash.data.count) bytes; a slot has \(largest)")
+            }
+        }
+        guard record.activeSlots.count == slots.count, record.activeSlots.allSatisfy({ (0..<slotCount).contains($0) })
+        else {
+            throw damaged(
+                "the active slots \(record.activeSlots) do not fit \(slots.count) images of \(slotCount) slots"
+            )
+        }
+        for (image, progress) in record.interrupted {
+            guard configuration.bootloaderMode.isSwap, (0..<slots.count).contains(image) else {
+                throw damaged("an interrupted swap of image \(image) is saved, which this bootloader cannot have")
+            }
+            let steps = MCUbootModel.swapSteps(lengths: progress.lengths)
+            guard progress.lengths.count == 2,
+                progress.lengths.allSatisfy({ (0...configuration.slotSize).contains($0) }),
+                (0..<steps).contains(progress.stepsDone),
+                progress.scratch.count == sector || (progress.scratch.isEmpty && progress.stepsDone % 3 == 0)
+            else { throw damaged("the interrupted swap of image \(image) (\(progress)) is not one a swap leaves") }
+        }
+    }
+
+    /// Whether a device of this configuration can be found in a stage (a saved one).
+    private static func stage(_ stage: BootStage, isReachableIn configuration: SimulatedDevice.Configuration) -> Bool {
+        switch stage {
+        case .application, .halted: true
+        case .firmwareLoader: configuration.bootloaderMode == .firmwareLoader
+        case .serialRecovery: configuration.recoveryEntry.serialRecovery
+        }
+    }
+
+    private func damaged(_ reason: String) -> ConfigurationError {
+        ConfigurationError(
+            "state folder \(url.path): the saved flash is damaged: \(reason); remove flash.json and flash/ to start from the factory images"
         )
     }
 
@@ -98,7 +170,8 @@ struct StateDirectory {
             trailers: model.slots.map { $0.map(\.trailer) },
             activeSlots: model.activeSlots,
             interrupted: model.interruptedSwap,
-            trusted: model.trustedHashes.map { $0.map { String(format: "%02x", $0) }.joined() }.sorted()
+            trusted: model.trustedHashes.map { $0.map { String(format: "%02x", $0) }.joined() }.sorted(),
+            stage: model.stage
         )
         if let data = try? JSONEncoder().encode(record) { try? data.write(to: flashFile, options: .atomic) }
     }
