@@ -95,13 +95,15 @@ run() { # name seconds [extra...]
     echo "== fuzzing $name for ${seconds}s (log: ${log#"$root"/})" >&2
     # New inputs are written to the first corpus directory; the committed seeds stay untouched.
     set +e
-    # ASan's quarantine (256 MB of freed blocks by default, each with its redzones) and freed
-    # memory the allocator keeps grew the process past the RSS limit with only ~30 MB live (cbor,
-    # 5 M inputs: 1025 MB; 500 k inputs: 515 MB by default, 229 MB without a quarantine). A 32 MB
-    # quarantine still holds far more than one input frees, so a use after free within an input is
-    # still caught, and -rss_limit_mb stays a check on the code, not on ASan's bookkeeping.
+    # What grew cbor past the RSS limit with ~30 MB live (5 M inputs: 1025 MB) is ASan's own
+    # bookkeeping: the stack depot keeps every distinct allocation stack for good, and the decoder's
+    # recursion gives each new nesting of maps and arrays new stacks (400 k inputs: 199 → 334 MB
+    # with 30-frame stacks, 181 → 198 MB without; the quarantine adds a flat 256 MB). So sessions
+    # record no allocation stacks and keep a 32 MB quarantine (far more than an input frees, so a
+    # use after free is still caught): -rss_limit_mb stays a check on the code. A finding's
+    # "allocated by" stack comes from --replay, which runs with ASan's defaults.
     SWIFT_BACKTRACE=enable=no \
-        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:quarantine_size_mb=32:allocator_release_to_os_interval_ms=500} \
+        ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:malloc_context_size=0:quarantine_size_mb=32:allocator_release_to_os_interval_ms=500} \
         "$(binary "$executable")" "${args[@]}" "$@" "$corpus" "$root/Fuzz/Corpus/$name" >"$log" 2>&1
     local status=$?
     set -e
