@@ -111,7 +111,7 @@ struct FailureReport: Sendable, Equatable {
         case let error as FirmwareUpgradeError where error.code == .cancelled:
             // The upgrade command says how far it got; an engine cancelled some other way still
             // gets the same words.
-            let interrupted = Interrupted(step: "\(error.state)", resumes: true)
+            let interrupted = Interrupted.upgrade(at: error.state, uploadPercent: nil)
             self.init(status: .interrupted, kind: "interrupted", message: interrupted.description)
         case let error as FirmwareUpgradeError:
             let (status, kind): (ExitStatus, String) =
@@ -245,6 +245,16 @@ struct Interrupted: Error, CustomStringConvertible {
         if let percent { text += " at \(percent)%" }
         if let step { text += " while \(step)" }
         return text + "; run the same command again to " + (resumes ? "resume" : "start over")
+    }
+
+    /// An upgrade stopped in a state: the share uploaded when known, else the step (none before
+    /// the first).
+    /// - Parameters:
+    ///   - state: the upgrade's state when it stopped.
+    ///   - uploadPercent: the share of the upload the device had confirmed, if known.
+    static func upgrade(at state: FirmwareUpgrade.State, uploadPercent: Int?) -> Interrupted {
+        if state == .uploading, let uploadPercent { return Interrupted(percent: uploadPercent, resumes: true) }
+        return Interrupted(step: state == .idle ? nil : "\(state)", resumes: true)
     }
 
     /// Whether an error that ended a transfer or an upgrade is the interrupt: a cancellation, or

@@ -45,9 +45,10 @@ enum ImageCommands {
         return flags
     }
 
-    /// The image list from its type, keys = wire names. The image number and every flag are
-    /// written out, absent ones as 0 and false: a single-image device leaves the number out and a
-    /// frugal one its false flags, and scripts get the same keys from every device.
+    /// The image list from its type, keys = wire names. The image number, the hash and every flag
+    /// are written out, absent ones as 0, null and false: a single-image device leaves the number
+    /// out, a frugal one its false flags, serial recovery without its hash option the hash, and
+    /// scripts get the same keys from every device.
     static func json(_ response: ImageManagement.StateRead.Response) throws -> JSONValue {
         let complete = ImageManagement.StateRead.Response(
             images: response.images.map { state in
@@ -58,7 +59,19 @@ enum ImageCommands {
             splitStatus: response.splitStatus
         )
         // Hand-shaped in one key: `splitStatus` is the one wire name not in snake_case.
-        return try JSONValue(encoding: complete).renamingKeys(["splitStatus": "split_status"])
+        let encoded = try JSONValue(encoding: complete).renamingKeys(["splitStatus": "split_status"])
+        guard case .object(var members) = encoded, let index = members.firstIndex(where: { $0.0 == "images" }),
+            case .array(let images) = members[index].1
+        else { return encoded }
+        members[index].1 = .array(
+            images.map { image in
+                guard case .object(var keys) = image, !keys.contains(where: { $0.0 == "hash" }) else { return image }
+                let afterVersion = keys.firstIndex { $0.0 == "version" }.map { $0 + 1 } ?? keys.count
+                keys.insert(("hash", .null), at: afterVersion)
+                return .object(keys)
+            }
+        )
+        return .object(members)
     }
 
     static func show(_ response: ImageManagement.StateRead.Response, json: Bool, shortHashes: Bool = false) throws {
@@ -191,22 +204,26 @@ enum ImageCommands {
             let clock = ContinuousClock()
             let began = clock.now
             var view = TransferProgressView(label: "upload", json: global.json)
-            // A device whose list shows nothing running is a bootloader (serial recovery): there
-            // the upload replaced the application, and a reset is what is left to do.
+            // A device whose list shows images but none running is a bootloader (serial
+            // recovery): there the upload replaced the application, and a reset is what is left to
+            // do. Only the sentence after the upload depends on it: an unanswered or empty list
+            // leaves the usual advice.
             var inBootloader = false
+            var elapsed = Duration.zero
             do {
                 try await CommandContext.withClient(global) { client in
                     for try await event in client.upload(upload, options: options) { view.update(event) }
                     // An interrupt ends the event stream quietly: it is no finished upload.
                     try Task.checkCancellation()
-                    let slots = try? await client.send(ImageManagement.StateRead()).images
-                    inBootloader = slots.map { !$0.contains(where: \.isActive) } ?? false
+                    elapsed = clock.now - began
+                    guard !global.json, let slots = try? await client.send(ImageManagement.StateRead()).images
+                    else { return }
+                    inBootloader = !slots.isEmpty && !slots.contains(where: \.isActive)
                 }
             } catch {
                 throw view.ending(error, resumes: true)
             }
             view.finish()
-            let elapsed = clock.now - began
             if global.json {
                 CommandSupport.emit(
                     .object([

@@ -118,7 +118,8 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
-            Start in MCUboot's serial recovery (in the firmware loader with --mode firmware-loader),             as if the recovery button were held at power-on.
+            Start in MCUboot's serial recovery (in the firmware loader with --mode firmware-loader), \
+            as if the recovery button were held at power-on.
             """
     )
     var recovery = false

@@ -68,7 +68,8 @@ struct UpgradeCommand: AsyncParsableCommand {
 
     @Flag(
         help: """
-            The device is in MCUboot's serial recovery (its application is broken, or the recovery             button was held): upload to the primary slots, reset, verify.
+            The device is in MCUboot's serial recovery (its application is broken, or the recovery \
+            button was held): upload to the primary slots, reset, verify.
             """
     )
     var recovery = false
@@ -225,11 +226,10 @@ struct UpgradeProgressView {
             )
         }
         guard interrupted else { return error }
-        let step = (error as? FirmwareUpgradeError)?.state ?? state
-        if step == .uploading {
-            return Interrupted(percent: lastUpload.map(TransferProgressView.percent) ?? 0, resumes: true)
-        }
-        return Interrupted(step: step == .idle ? nil : "\(step)", resumes: true)
+        return Interrupted.upgrade(
+            at: (error as? FirmwareUpgradeError)?.state ?? state,
+            uploadPercent: lastUpload.map(TransferProgressView.percent)
+        )
     }
 
     private mutating func note(_ kind: String, _ text: String) {

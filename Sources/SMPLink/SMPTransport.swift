@@ -50,6 +50,11 @@ public protocol SMPConnection: Sendable {
     /// device's `buf_size` less ``deviceBufferOverhead`` instead.
     var frameSizeFollowsDevice: Bool { get }
 
+    /// Whether the user set ``maximumFrameSize`` (a serial link's `mtu=`): the client then
+    /// trusts it for uploads to a device that does not report its buffers, instead of keeping
+    /// to the size every device takes.
+    var frameSizeIsChosen: Bool { get }
+
     /// Closes the connection; ``frames`` finishes. Safe to call more than once.
     func close() async
 }
@@ -60,4 +65,7 @@ extension SMPConnection {
 
     /// By default the link's limit is firm.
     public var frameSizeFollowsDevice: Bool { false }
+
+    /// By default the link's limit is its own, not the user's.
+    public var frameSizeIsChosen: Bool { false }
 }

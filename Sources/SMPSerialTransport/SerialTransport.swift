@@ -108,6 +108,7 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
     let frames: AsyncThrowingStream<[UInt8], any Error>
     let deviceBufferOverhead: Int
     let frameSizeFollowsDevice: Bool
+    let frameSizeIsChosen: Bool
     private let port: SerialPort
     private let lineLength: Int?
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
@@ -124,6 +125,7 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
         self.lineLength = lineLength
         self.maximumFrameSize = maximumFrameSize ?? 380
         self.frameSizeFollowsDevice = maximumFrameSize == nil
+        self.frameSizeIsChosen = maximumFrameSize != nil
         // With console framing the length prefix and CRC sit in the device's buffer too.
         self.deviceBufferOverhead = lineLength == nil ? 0 : SerialFraming.packetOverhead
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)

@@ -346,12 +346,20 @@ extension SimulatedDevice.Configuration {
             return value
         }
         func flag(_ text: String) -> Bool { text != "0" && text.lowercased() != "false" }
-        // `serial_recovery` decides whether the recovery options below have anything to modify.
-        let order = ["serial_recovery"]
-        for (key, value) in options.sorted(by: {
-            (order.contains($0.key) ? 0 : 1, $0.key) < (order.contains($1.key) ? 0 : 1, $1.key)
-        }) {
-            switch key.replacingOccurrences(of: "-", with: "_") {
+        // `no-downgrade` and `no_downgrade` are one option: spelled one way from here on.
+        var spelled: [String: String] = [:]
+        for (key, value) in options {
+            let key = key.replacingOccurrences(of: "-", with: "_")
+            guard spelled.updateValue(value, forKey: key) == nil else {
+                throw ConfigurationError("\(key) is given twice")
+            }
+        }
+        // `serial_recovery` comes first: it decides whether the recovery options after it have a
+        // serial recovery to modify (a base without one would drop them).
+        let first = "serial_recovery"
+        for (key, value) in spelled.sorted(by: { ($0.key == first ? 0 : 1, $0.key) < ($1.key == first ? 0 : 1, $1.key) }
+        ) {
+            switch key {
             case "images": imageCount = try integer(key, value, range: 1...8)
             case "mode":
                 guard let mode = BootloaderMode(name: value) else {
@@ -399,10 +407,11 @@ extension SimulatedDevice.Configuration {
                 throw ConfigurationError("unknown simulator option '\(key)'")
             }
         }
-        try checkRecovery(options)
+        try checkRecovery(spelled)
     }
 
     /// Refuses recovery options that contradict the bootloader, rather than ignoring them.
+    /// - Parameter options: the options, keys spelled with `_`.
     private func checkRecovery(_ options: [String: String]) throws(ConfigurationError) {
         let recoveryOptions = ["recovery_echo", "recovery_params", "direct_upload", "recovery_buf", "flash_align"]
         let built = serialRecovery != nil && bootloaderMode != .none && bootloaderMode != .firmwareLoader

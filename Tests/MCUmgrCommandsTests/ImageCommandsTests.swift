@@ -318,8 +318,8 @@ import Testing
 @Suite struct ImageListJSONTests {
     /// A frugal list (false flags and the image number left out) prints every flag and the
     /// number; `splitStatus`, the one wire key not in snake_case, prints as `split_status`; a
-    /// slot without a hash (serial recovery without the hash option) has no `hash` key, as on
-    /// the wire.
+    /// slot without a hash (serial recovery without the hash option) has `"hash": null`, so that
+    /// scripts find the same keys everywhere.
     @Test func everyFlagAndTheImageNumberAreWrittenOut() throws {
         let frugal = ImageManagement.StateRead.Response(
             images: [
@@ -339,7 +339,7 @@ import Testing
             try ImageCommands.json(frugal).rendered()
                 == #"{"images":[{"image":0,"slot":0,"version":"1.0.0","hash":"abcd","bootable":true,"pending":false,"#
                 + #""confirmed":true,"active":true,"permanent":false},{"image":0,"slot":1,"version":"1.1.0","#
-                + #""bootable":false,"pending":false,"confirmed":false,"active":false,"permanent":false}],"#
+                + #""hash":null,"bootable":false,"pending":false,"confirmed":false,"active":false,"permanent":false}],"#
                 + #""split_status":0}"#
         )
     }

@@ -713,6 +713,31 @@ import Testing
         #expect(error.code == .bootloaderNotEntered)
     }
 
+    @Test(
+        "a device found in serial recovery (no bootloader info, nothing running) that does not come back after the reset out: the recovery button is named"
+    )
+    func recognisedRecoveryNotBackNamesTheButton() throws {
+        var machine = Self.machine()
+        Tests.run(
+            &machine,
+            Array(Tests.probes.prefix(3)) + [
+                (.bootloaderName(nil), .zero, .readImageList, .validating),
+                (.imageList(Self.recoveryList), .zero, Tests.upload, .uploading),
+                (.done, .seconds(1), .readImageList, .verifying),
+                (.imageList([Slots.entry(nil, 0, Slots.b)]), .seconds(1), .reset(force: false), .resetting),
+                (.done, .seconds(2), .probe, .waitingForReboot),
+                // The mode is unknown: the swap time is waited as for a swap bootloader.
+                (.probeUnanswered, .seconds(3), .wait(.seconds(3)), .waitingForSwap),
+                (.waited, .seconds(6), .connect, .reconnecting),
+            ]
+        )
+        #expect(machine.plan?.throughBootloader == true)
+        #expect(machine.bootloaderMode == nil)
+        let error = try #require(Tests.failure(&machine, Tests.timeout, at: .seconds(70)))
+        #expect(error.code == .reconnectFailed)
+        #expect(error.message.contains("hold the recovery button"))
+    }
+
     @Test("busy: the reset into the bootloader is sent again with force, boot mode kept")
     func busy() {
         var machine = Self.machine()

@@ -74,3 +74,35 @@ import Testing
         #expect(last.bytesPerSecond == Double(Self.total - resumeAt) / Double(chunks))
     }
 }
+
+/// A device that does not report its buffers gets frames every device takes, unless the user
+/// chose the link's frame size (a serial `mtu=`).
+@Suite struct SMPClientUploadFrameSizeTests {
+    static func largestChunkFrame(linkSizeChosen: Bool) async throws -> Int {
+        let connection = ScriptedConnection(
+            maximumFrameSize: 1024,
+            frameSizeIsChosen: linkSizeChosen,
+            parameters: .notSupported
+        ) { request in
+            guard let map = try? request.payloadValue().mapValue, let offset = map["off"]?.uint64Value,
+                let data = map["data"]?.dataValue
+            else { return [] }
+            return [ScriptedConnection.reply(request, ["off": CBOR(Int(offset) + data.count)])]
+        }
+        let client = SMPClient(connection: connection, configuration: .init(timeout: .seconds(5), retries: 0))
+        await client.start()
+        let upload = ImageUpload(data: Data(repeating: 0x5a, count: 5_000), sha256: Data(repeating: 1, count: 32))
+        for try await _ in client.upload(upload) {}
+        await client.close()
+        let chunks = connection.sent.filter { $0.header.group == .image && $0.header.command == 1 }
+        #expect(chunks.count > 1)
+        return chunks.map(\.bytes.count).max() ?? 0
+    }
+
+    @Test("no parameters: frames of at most 384 bytes; with the link's size chosen, up to it")
+    func chosenLinkSizeIsTrusted() async throws {
+        #expect(try await Self.largestChunkFrame(linkSizeChosen: false) <= 384)
+        let chosen = try await Self.largestChunkFrame(linkSizeChosen: true)
+        #expect(chosen > 384 && chosen <= 1024)
+    }
+}

@@ -26,14 +26,17 @@ final class ScriptedConnection: SMPConnection, @unchecked Sendable {
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     let frames: AsyncThrowingStream<[UInt8], any Error>
     let maximumFrameSize: Int
+    let frameSizeIsChosen: Bool
 
     init(
         maximumFrameSize: Int = 1024,
+        frameSizeIsChosen: Bool = false,
         parameters: Parameters = .scripted,
         script: @escaping (SMPFrame) -> [[UInt8]]
     ) {
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         self.maximumFrameSize = maximumFrameSize
+        self.frameSizeIsChosen = frameSizeIsChosen
         self.parameters = parameters
         self.script = script
     }

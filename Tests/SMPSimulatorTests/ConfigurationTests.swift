@@ -71,10 +71,26 @@ struct ConfigurationTests {
         arguments: [
             ["images": "0"], ["images": "x"], ["mode": "swapish"], ["buf_size": "10"], ["colour": "red"],
             ["version": "a.b"], ["zephyr": "3.9"], ["reset_ms": "-1"],
+            // Recovery options a bootloader without serial recovery cannot take, in either spelling.
+            ["mode": "firmware-loader", "recovery_echo": "1"], ["mode": "firmware-loader", "recovery-echo": "1"],
+            ["serial_recovery": "0", "recovery-buf": "256"], ["buf_size": "512", "buf-size": "1024"],
         ]
     )
     func badOptions(options: [String: String]) {
         #expect(throws: ConfigurationError.self) { try SimulatedDevice.Configuration(options: options) }
+    }
+
+    @Test("dashes and underscores are one option; serial recovery is set up before its options")
+    func spellingsAndOrder() throws {
+        var base = SimulatedDevice.Configuration.udp
+        base.serialRecovery = nil
+        let configuration = try SimulatedDevice.Configuration(
+            options: ["recovery-echo": "1", "flash_align": "8", "serial-recovery": "1", "no-downgrade": "1"],
+            base: base
+        )
+        #expect(configuration.serialRecovery?.echo == true)
+        #expect(configuration.serialRecovery?.flashAlignment == 8)
+        #expect(configuration.downgradePrevention)
     }
 
     @Test("profiles: UDP has 2048-byte buffers, serial 384")

@@ -124,11 +124,11 @@ public actor SMPClient {
     }
 
     deinit {
-        // A client dropped without `close()` leaves no task behind: its reader would otherwise
-        // wait on the connection's frames for ever, holding the stream and the connection.
+        // A client dropped without `close()` leaves no task behind: its reader (which holds the
+        // client weakly) would otherwise wait on the connection's frames for ever, holding the
+        // stream and the connection. Request drivers and the parameters read hold the client, so
+        // none is running by the time it is freed.
         readerTask?.cancel()
-        for driver in drivers.values { driver.cancel() }
-        parametersRead?.cancel()
     }
 
     /// Connects through a transport and starts the client. Nothing is sent yet.

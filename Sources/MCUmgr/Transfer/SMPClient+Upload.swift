@@ -93,8 +93,10 @@ extension SMPClient {
         let total = data.count
         _ = try await loadParameters()
         // Without the device's buffer size, frames stay within what every device takes: a longer
-        // one may be dropped without a word (MCUboot's serial recovery cannot decode it).
-        let unknownDevice = deviceParameters == nil ? Self.sizeFittingEveryDevice : Int.max
+        // one may be dropped without a word (MCUboot's serial recovery cannot decode it). A size
+        // the user gave the link is theirs to answer for.
+        let unknownDevice =
+            deviceParameters == nil && !connection.frameSizeIsChosen ? Self.sizeFittingEveryDevice : Int.max
         let limit = min(options.maximumFrameSize ?? Int.max, maximumFrameSize, unknownDevice)
         var window = transferWindow(forced: options.window)
         let chunkTimeout = options.chunkTimeout ?? configuration.timeout

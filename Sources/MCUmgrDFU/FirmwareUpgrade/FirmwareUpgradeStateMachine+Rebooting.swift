@@ -103,6 +103,7 @@ extension FirmwareUpgradeStateMachine {
                 // would boot: MCUboot then halts unless built to fall back on its recovery.
                 let hint =
                     MCUbootPlanner.Strategy(bootloaderMode) == .singleSlot || configuration.recovery
+                        || plan?.throughBootloader == true
                     ? "; MCUboot may have found no valid image and halted: hold the recovery button while resetting the device, then run the upgrade with --recovery"
                     : ""
                 return .fail(

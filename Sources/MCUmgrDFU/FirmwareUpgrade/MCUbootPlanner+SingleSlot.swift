@@ -8,13 +8,14 @@ extension MCUbootPlanner {
     /// Whether a device that did not report a single-slot bootloader is updated through its
     /// serial recovery all the same, and why: ``FirmwareUpgrade/Configuration/recovery``, or a
     /// device that answers like serial recovery (no bootloader info, nothing running).
-    /// - Returns: `nil` when the upgrade is planned by mode; otherwise `.some(warning)`.
-    static func updatesThroughBootloader(_ context: PlanningContext) -> String?? {
-        if context.configuration.recovery { return .some(nil) }
+    /// - Returns: `nil` when the upgrade is planned by mode; otherwise the warnings that go with
+    ///   the plan (none when the caller asked for the recovery).
+    static func updateThroughBootloader(_ context: PlanningContext) -> [String]? {
+        if context.configuration.recovery { return [] }
         if context.bootloaderMode == nil && !context.slots.contains(where: \.isActive) {
-            return .some(
+            return [
                 "nothing runs on the device and it has no bootloader info: it answers like MCUboot's serial recovery; updating it through the recovery"
-            )
+            ]
         }
         return nil
     }

@@ -67,7 +67,7 @@ package struct MCUbootPlanner: UpgradePlanner {
     package var needsImageList: Bool { true }
 
     package func plan(_ context: PlanningContext) throws(PlanningFailure) -> FirmwareUpgradePlan {
-        if let reason = Self.updatesThroughBootloader(context) {
+        if let warnings = Self.updateThroughBootloader(context) {
             return try Self.planSingleSlot(
                 images: images,
                 slots: context.slots,
@@ -75,7 +75,7 @@ package struct MCUbootPlanner: UpgradePlanner {
                 mode: context.configuration.mode,
                 eraseAppSettings: context.configuration.eraseAppSettings,
                 requireBootloader: context.configuration.recovery,
-                warnings: reason.map { [$0] } ?? []
+                warnings: warnings
             )
         }
         return try Self.plan(

@@ -159,8 +159,15 @@ public final class SimulatedSerialServer: Sendable {
                             }
                             recoveryBusy = false
                         }
-                        if framing == .console, recoveryLines != nil {
-                            recoveryLines?.receive(bytes)
+                        if framing == .console, var lines = recoveryLines {
+                            let lost = lines.linesLost
+                            lines.receive(bytes)
+                            if lines.linesLost > lost {
+                                logger.debug(
+                                    "serial recovery lost \(lines.linesLost - lost) line(s): every line buffer was full"
+                                )
+                            }
+                            recoveryLines = lines
                         } else {
                             events = framing == .console ? console.feed(bytes) : raw.feed(bytes)
                         }
