@@ -5,6 +5,7 @@ import MCUmgr
 import SMPBytes
 import SMPCore
 import SMPLink
+import SMPPOSIX
 
 /// `mcumgr fs upload|download|status|hash|types|close`: the file-system group (8).
 struct FSCommand: AsyncParsableCommand {
@@ -61,7 +62,7 @@ struct FSCommand: AsyncParsableCommand {
                 CommandSupport.emit(
                     .object([
                         ("event", .string("done")), ("name", .string(remote)), ("len", .int(Int64(data.count))),
-                        ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
+                        ("seconds", TransferProgressView.jsonSeconds(elapsed)),
                     ])
                 )
             } else {
@@ -84,6 +85,19 @@ struct FSCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            // Refused before the transfer, not after a long one: a destination whose folder is
+            // missing or not writable.
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: local, isDirectory: &isFolder), isFolder.boolValue {
+                throw CommandFailure("cannot write \(local): it is a folder, not a file")
+            }
+            let folder = (URL(fileURLWithPath: local).deletingLastPathComponent()).path
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                throw CommandFailure("cannot write \(local): \(String(cString: strerror(ENOENT)))")
+            }
+            guard FileManager.default.isWritableFile(atPath: folder) else {
+                throw CommandFailure("cannot write \(local): \(String(cString: strerror(EACCES)))")
+            }
             let clock = ContinuousClock()
             let began = clock.now
             var view = TransferProgressView(label: "download", json: global.json)
@@ -103,14 +117,14 @@ struct FSCommand: AsyncParsableCommand {
             do {
                 try data.write(to: URL(fileURLWithPath: local))
             } catch {
-                throw CommandFailure("cannot write \(local): \((error as NSError).localizedDescription)")
+                throw CommandFailure("cannot write \(local): \(FileErrorReason.describe(error))")
             }
             if global.json {
                 CommandSupport.emit(
                     .object([
                         ("event", .string("done")), ("name", .string(remote)), ("len", .int(Int64(data.count))),
                         ("sha256", .string(Hex.encode(ImageHashAlgorithm.sha256.hash(data)))),
-                        ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
+                        ("seconds", TransferProgressView.jsonSeconds(elapsed)),
                     ])
                 )
             } else {

@@ -230,7 +230,7 @@ enum ImageCommands {
                         ("event", .string("done")), ("image", .int(Int64(target))), ("version", .string(version)),
                         ("hash", .string(hash)), ("len", .int(Int64(chosen.data.count))),
                         ("resent", .int(Int64(view.resentBytes))),
-                        ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
+                        ("seconds", TransferProgressView.jsonSeconds(elapsed)),
                     ])
                 )
             } else {

@@ -169,7 +169,7 @@ struct SUITCommand: AsyncParsableCommand {
                     .object([
                         ("event", .string("done")), ("digest", .string(Hex.encode(envelope.hash))),
                         ("deferred", .bool(deferInstall)), ("served", .array(served.map { .string($0) })),
-                        ("seconds", .double((TransferProgressView.seconds(elapsed) * 1000).rounded() / 1000)),
+                        ("seconds", TransferProgressView.jsonSeconds(elapsed)),
                     ])
                 )
             } else if deferInstall {

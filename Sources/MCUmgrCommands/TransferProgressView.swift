@@ -185,6 +185,11 @@ struct TransferProgressView {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
+    /// A transfer's duration for JSON output: seconds, to the millisecond.
+    static func jsonSeconds(_ duration: Duration) -> JSONValue {
+        .double((seconds(duration) * 1000).rounded() / 1000)
+    }
+
     /// How long a transfer took and how fast it went: `4.6 KiB in 0.3 s (15.2 KiB/s)`.
     static func completion(bytes count: Int, elapsed: Duration) -> String {
         let secs = seconds(elapsed)

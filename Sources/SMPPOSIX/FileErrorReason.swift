@@ -19,7 +19,8 @@ public enum FileErrorReason {
         case NSFileWriteNoPermissionError, NSFileReadNoPermissionError: return String(cString: strerror(EACCES))
         case NSFileWriteOutOfSpaceError: return String(cString: strerror(ENOSPC))
         case NSFileWriteVolumeReadOnlyError: return String(cString: strerror(EROFS))
-        case NSFileReadCorruptFileError: return "the file could not be read"
+        case NSFileReadCorruptFileError, NSFileReadUnknownError: return "the file could not be read"
+        case NSFileWriteUnknownError: return "the file could not be written"
         default: return nsError.localizedDescription
         }
     }

@@ -82,6 +82,22 @@ import Testing
         #expect(status.stderr == "error: the device refused: fs error 3 FILE_NOT_FOUND\n")
     }
 
+    @Test("a download that cannot be written is refused before the transfer, in the system's words")
+    func anUnwritableDestinationSaysWhy() async throws {
+        let device = SimDevice()
+        let local = device.scratch("small")
+        try Data("abc".utf8).write(to: URL(fileURLWithPath: local))
+        #expect(await CLI.sim("fs", "upload", local, "/lfs1/small", device: device).status == 0)
+        let result = await CLI.sim("fs", "download", "/lfs1/small", "/nonexistent/folder/out", device: device)
+        #expect(result.status == 1)
+        #expect(result.stderr == "error: cannot write /nonexistent/folder/out: No such file or directory\n")
+        let folder = device.scratch("folder")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let onAFolder = await CLI.sim("fs", "download", "/lfs1/small", folder, device: device)
+        #expect(onAFolder.status == 1)
+        #expect(onAFolder.stderr == "error: cannot write \(folder): it is a folder, not a file\n")
+    }
+
     @Test func aMissingLocalFileIsNamed() async {
         let result = await CLI.sim("fs", "upload", "/nonexistent/file", "/lfs1/x")
         #expect(result.status == 66)
