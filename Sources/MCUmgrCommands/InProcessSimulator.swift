@@ -25,7 +25,7 @@ enum InProcessSimulator {
         do {
             try configuration.checkStateDirectory()
         } catch {
-            throw ValidationError("sim://?state_dir: \(error)")
+            throw error.commandFailure(naming: "sim://?state_dir")
         }
         let key = options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
         let device = running.device(for: directory + "?" + key) { SimulatedDevice(configuration: configuration) }
@@ -33,6 +33,21 @@ enum InProcessSimulator {
     }
 
     private static let running = RunningDevices()
+}
+
+extension ConfigurationError {
+    /// The command's failure for a state folder that cannot be used, the same for `sim://` and
+    /// `mcumgr simulator`: damaged saved flash is bad input data (status 65), a folder that cannot
+    /// be written a local failure (1); neither is a mistyped command line.
+    /// - Parameter option: how the user named the folder, e.g. `--state-dir`.
+    func commandFailure(naming option: String) -> any Error {
+        let text = "\(option): \(message)"
+        return switch subject {
+        case .savedFlash: InputFileError(.badData, text)
+        case .stateFolder: CommandFailure(text)
+        case .option: ValidationError(text)
+        }
+    }
 }
 
 /// The devices alive in this process, by state directory and options.

@@ -271,7 +271,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         do {
             try configuration.checkStateDirectory()
         } catch {
-            throw SimulatorError(message: "--state-dir: \(error)")
+            throw error.commandFailure(naming: "--state-dir")
         }
         let device = SimulatedDevice(configuration: configuration)
         var running = Running(device: device, udpServers: [], serialServers: [])

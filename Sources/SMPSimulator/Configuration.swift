@@ -427,11 +427,29 @@ extension SimulatedDevice.Configuration {
     }
 }
 
-/// A simulator option that could not be used.
+/// A simulator option, or a state folder, that could not be used.
 public struct ConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What the error is about, for callers that answer each differently (the CLI's exit status).
+    public enum Subject: Sendable, Hashable {
+        /// An option: unknown, out of range, or not possible with the others.
+        case option
+        /// A state folder that cannot be created or written.
+        case stateFolder
+        /// Flash saved in a state folder that is damaged (cut short, edited by hand).
+        case savedFlash
+    }
+
     /// What was wrong and what is accepted.
     public var message: String
+    /// What the error is about.
+    public var subject: Subject
     /// Creates an error.
-    public init(_ message: String) { self.message = message }
+    /// - Parameters:
+    ///   - message: what was wrong and what is accepted.
+    ///   - subject: what the error is about.
+    public init(_ message: String, subject: Subject = .option) {
+        self.message = message
+        self.subject = subject
+    }
     public var description: String { message }
 }

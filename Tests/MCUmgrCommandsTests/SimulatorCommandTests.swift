@@ -36,8 +36,8 @@ struct SimulatorCommandTests {
     }
 
     /// What the simulator cannot serve is refused at start-up, in one line, with a non-zero
-    /// status: a key file it cannot read (66) or that holds no key (65), a state folder it cannot
-    /// write, an address another server holds (never two servers sharing a port).
+    /// status: a key file it cannot read (66) or that holds no key (65), an address another server
+    /// holds (never two servers sharing a port); state folders in `stateFolderRefusals`.
     @Test("start-up refuses what it cannot serve")
     func startUpRefusals() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-start-\(UUID().uuidString)")
@@ -45,14 +45,11 @@ struct SimulatorCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let notAKey = folder.appendingPathComponent("key.pem")
         try Data("hello".utf8).write(to: notAKey)
-        let aFile = folder.appendingPathComponent("file")
-        try Data().write(to: aFile)
         let held = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
         defer { held.close() }
         let cases: [(arguments: [String], status: Int32, message: String)] = [
             (["--key", "/no/such/key.pem"], 66, "error: cannot read /no/such/key.pem: No such file or directory"),
             (["--key", notAKey.path], 65, "error: --key \(notAKey.path): "),
-            (["--state-dir", aFile.path], 1, "error: --state-dir: state folder \(aFile.path) is a file, not a folder"),
             (["--udp", "127.0.0.1:\(held.localAddress.port)"], 1, "error: cannot serve: bind 127.0.0.1:"),
         ]
         for (arguments, status, message) in cases {
@@ -62,6 +59,37 @@ struct SimulatorCommandTests {
             #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
             #expect(result.stdout.isEmpty)
         }
+    }
+
+    /// A state folder is refused the same way whether `mcumgr simulator` or a `sim://` URL names
+    /// it: one that cannot be a folder is a local failure (1), damaged saved flash is bad input
+    /// data (65, with the way out); neither is a usage error.
+    @Test("a state folder is refused with the same status by simulator --state-dir and sim://")
+    func stateFolderRefusals() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sim-state-\(UUID().uuidString)")
+        let damaged = folder.appendingPathComponent("damaged")
+        try FileManager.default.createDirectory(at: damaged, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("{\"mode\":".utf8).write(to: damaged.appendingPathComponent("flash.json"))
+        let aFile = folder.appendingPathComponent("file")
+        try Data().write(to: aFile)
+        let cases: [(folder: URL, status: Int32, message: String)] = [
+            (aFile, 1, "state folder \(aFile.path) is a file, not a folder"),
+            (damaged, 65, "state folder \(damaged.path): the saved flash is damaged: flash.json cannot be read"),
+        ]
+        for (folder, status, message) in cases {
+            let served = await MCUmgrCommand.run(arguments: ["simulator", "--state-dir", folder.path])
+            let used = await MCUmgrCommand.run(arguments: [
+                "--conn", "sim://?state_dir=\(folder.path)", "os", "echo", "hi",
+            ])
+            for (result, option) in [(served, "--state-dir"), (used, "sim://?state_dir")] {
+                #expect(result.status == status, "\(option): \(result.stderr)")
+                #expect(result.stderr.hasPrefix("error: \(option): \(message)"), "\(result.stderr)")
+                #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+                #expect(result.stdout.isEmpty)
+            }
+        }
+        #expect(try LocalFile.read(damaged.appendingPathComponent("flash.json")) == Data("{\"mode\":".utf8))
     }
 
     #if !canImport(CoreBluetooth)

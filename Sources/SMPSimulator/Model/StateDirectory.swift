@@ -32,7 +32,7 @@ struct StateDirectory {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if manager.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-            throw ConfigurationError("state folder \(url.path) is a file, not a folder")
+            throw ConfigurationError("state folder \(url.path) is a file, not a folder", subject: .stateFolder)
         }
         do {
             try manager.createDirectory(at: url, withIntermediateDirectories: true)
@@ -40,7 +40,10 @@ struct StateDirectory {
             try Data().write(to: probe)
             try manager.removeItem(at: probe)
         } catch {
-            throw ConfigurationError("state folder \(url.path) cannot be written: \(FileErrorReason.describe(error))")
+            throw ConfigurationError(
+                "state folder \(url.path) cannot be written: \(FileErrorReason.describe(error))",
+                subject: .stateFolder
+            )
         }
     }
 
@@ -147,7 +150,8 @@ struct StateDirectory {
 
     private func damaged(_ reason: String) -> ConfigurationError {
         ConfigurationError(
-            "state folder \(url.path): the saved flash is damaged: \(reason); remove flash.json and flash/ to start from the factory images"
+            "state folder \(url.path): the saved flash is damaged: \(reason); remove flash.json and flash/ to start from the factory images",
+            subject: .savedFlash
         )
     }
 
