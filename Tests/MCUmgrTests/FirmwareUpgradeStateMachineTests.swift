@@ -253,6 +253,82 @@ import Testing
         )
     }
 
+    /// A confirm by hash whose answer is lost is not sent again by the client; the machine
+    /// reconnects and plans from the list, which shows whether it arrived and whether the image
+    /// still runs (a watchdog reset during the test reverts it).
+    @Test func aConfirmWhoseAnswerIsLostIsPlannedAgainFromTheList() {
+        var machine = Self.machine(.confirmOnly)
+        let confirmedB = [Slots.entry(nil, 0, Slots.b, "ac"), Slots.entry(nil, 1, Slots.a)]
+        Self.run(
+            &machine,
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
+                (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .zero, .connect, .reconnecting),
+                (.connected, .zero, .readImageList, .reconnecting),
+            ]
+        )
+        // Planned again from a list where the confirm arrived and the device reset: nothing left.
+        #expect(machine.handle(.imageList(confirmedB), at: .zero) == .succeed)
+    }
+
+    /// The reset's answer was lost and then the link dropped: the drop may have come first and
+    /// taken the reset with it. The image still pending past the reboot timeout gets one more
+    /// reset (harmless on a device running its old image with an update pending), with a warning.
+    @Test func aLostResetAnswerAndADroppedLinkGetOneMoreResetWhenTheImageIsStillPending() {
+        var machine = Self.machine(.testOnly)
+        let dropped = Input.linkFailed(SMPTransportError(.disconnected))
+        Self.run(
+            &machine,
+            Self.lostResetThenDroppedLink(dropped) + Self.reboot(at: 8, list: Self.runningB, then: .succeed, .succeeded)
+        )
+        #expect(machine.warnings.contains { $0.contains("still pending after a reset whose answer was lost") })
+    }
+
+    /// The same, and the image is still pending after the second reset too: final, after exactly
+    /// two resets, saying so.
+    @Test func aSecondResetThatLeavesTheImagePendingIsFinal() {
+        var machine = Self.machine(.testOnly)
+        let dropped = Input.linkFailed(SMPTransportError(.disconnected))
+        var resets = 0
+        let script =
+            Self.lostResetThenDroppedLink(dropped)
+            + Self.reboot(at: 8, list: Self.pendingB, then: .probe, .waitingForReboot) + [
+                (.probeAnswered, .seconds(14), .wait(.zero), .waitingForSwap),
+                (.waited, .seconds(14), .connect, .reconnecting),
+                (.connected, .seconds(14), .readImageList, .reconnecting),
+            ]
+        for line in script {
+            let action = machine.handle(line.input, at: line.at)
+            if case .reset = action { resets += 1 }
+            #expect(action == line.action, "\(line.input)")
+        }
+        let error = Self.failure(&machine, .imageList(Self.pendingB), at: .seconds(14))
+        #expect(error?.code == .notSwapped)
+        #expect(error?.message.contains("reset twice") == true)
+        #expect(resets == 2)
+    }
+
+    /// Test-only up to a reset whose answer is lost, the link dropping while the device is
+    /// probed, and the image still pending past the reboot timeout: the machine resets again.
+    static func lostResetThenDroppedLink(_ dropped: Input) -> [Line] {
+        Self.probes + [
+            (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+            (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
+            (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
+            (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
+            (dropped, .seconds(1), .wait(.seconds(3)), .waitingForSwap),
+            (.waited, .seconds(4), .connect, .reconnecting),
+            (.connected, .seconds(4), .readImageList, .reconnecting),
+            // Too early to tell: watched on until the reboot timeout.
+            (.imageList(Self.pendingB), .seconds(4), .probe, .waitingForReboot),
+            (.probeAnswered, .seconds(7), .wait(.zero), .waitingForSwap),
+            (.waited, .seconds(7), .connect, .reconnecting),
+            (.connected, .seconds(7), .readImageList, .reconnecting),
+            (.imageList(Self.pendingB), .seconds(7), .reset(force: false), .resetting),
+        ]
+    }
+
     /// The device reset (it went away and came back) yet the image is still pending: the
     /// bootloader did not swap. It is watched once more (it may not have rebooted yet when the
     /// list was read), then the run fails with the likely causes — after exactly one reset.

@@ -83,6 +83,18 @@ struct ImageManagementTests {
         #expect(state.splitStatus == 0)
     }
 
+    /// Only a confirm naming a hash changes meaning when sent again (after a revert it would
+    /// mark the reverted image permanent); a test, or a confirm of what runs, does not.
+    @Test(arguments: [
+        (ImageManagement.StateWrite(hash: Data(repeating: 1, count: 32), confirm: true), false),
+        (ImageManagement.StateWrite(hash: Data(repeating: 1, count: 32), confirm: false), true),
+        (ImageManagement.StateWrite(hash: Data(repeating: 1, count: 32)), true),
+        (ImageManagement.StateWrite(confirm: true), true),
+    ])
+    func stateWriteIsIdempotentUnlessItConfirmsAHash(_ request: ImageManagement.StateWrite, idempotent: Bool) {
+        #expect(request.isIdempotent == idempotent)
+    }
+
     @Test func uploadResponseCarriesOffsetAndOptionalMatch() throws {
         let middle = try GroupTesting.response(to: ImageManagement.Upload.self, ["off": 32])
         #expect(middle == .init(offset: 32))

@@ -37,6 +37,10 @@ import Testing
         Case("os reset", OSManagement.Reset()),
         Case("shell exec", ShellManagement.Execute(arguments: ["echo", "hi"])),
         Case("image erase", ImageManagement.Erase(slot: 1)),
+        Case(
+            "image confirm by hash",
+            ImageManagement.StateWrite(hash: Data(repeating: 0xA5, count: 32), confirm: true)
+        ),
         Case("settings delete", SettingsManagement.Delete(name: "app/name")),
         Case("basic erase storage", ZephyrBasicManagement.EraseStorage()),
         Case("SUIT cleanup", SUITManagement.Cleanup()),

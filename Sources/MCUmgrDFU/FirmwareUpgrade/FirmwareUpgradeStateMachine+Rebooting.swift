@@ -90,7 +90,8 @@ extension FirmwareUpgradeStateMachine {
                 return resetNotSeen(
                     "the device reset and came back running its application: it does not stop in its bootloader on request (that needs Zephyr 4.2 or later with CONFIG_MCUMGR_GRP_OS_RESET_BOOT_MODE, and MCUboot with CONFIG_BOOT_SERIAL_BOOT_MODE or the firmware loader's boot mode). Hold its recovery button while resetting it, then run the upgrade with --recovery",
                     code: .bootloaderNotEntered,
-                    resendOnce: true
+                    resendOnce:
+                        "the device came back running its application after the reset into its bootloader; resetting into it once more"
                 )
             case .repeat(let action):
                 state = Self.state(of: action, default: state)
@@ -188,14 +189,20 @@ extension FirmwareUpgradeStateMachine {
     mutating func stillPending() -> Action {
         guard lastSlots.contains(where: \.isActive) else {
             return resetNotSeen(
-                "the device reset and came back in its bootloader, running nothing: MCUboot did not start the application (it found no image it would boot, or the recovery button is held). The device was reset once and is left as it is",
+                "the device reset and came back in its bootloader, running nothing: MCUboot did not start the application (it found no image it would boot, or the recovery button is held). The device was reset \(resetsSent) and is left as it is",
                 code: .imageNotActive
             )
         }
         let pending = pendingDescription()
+        // A reset whose answer was lost proves nothing by the link dropping after it: the link
+        // may have dropped first and taken the reset with it. A pending image on a device running
+        // its old one only gains from another reset, so that case gets one more.
         return resetNotSeen(
-            "the device reset and came back with \(pending) still pending: the bootloader did not swap. Likely causes: no MCUboot under the application, an unsigned image or one signed with a key MCUboot does not trust, or a downgrade MCUboot refused. The device was reset once and is left as it is",
-            code: .notSwapped
+            "the device reset and came back with \(pending) still pending: the bootloader did not swap. Likely causes: no MCUboot under the application, an unsigned image or one signed with a key MCUboot does not trust, or a downgrade MCUboot refused. The device was reset \(resetsSent) and is left as it is",
+            code: .notSwapped,
+            resendOnce: reboot?.answered == false
+                ? "the image is still pending after a reset whose answer was lost (the link may have dropped before the reset arrived); resetting once more"
+                : nil
         )
     }
 
@@ -206,15 +213,16 @@ extension FirmwareUpgradeStateMachine {
     /// - Parameters:
     ///   - message: the failure, once final.
     ///   - code: its code.
-    ///   - resendOnce: send the reset once more even if the device answered it or was seen going
-    ///     away: a reset into the bootloader whose boot mode was lost (a power cut before the
-    ///     reboot, the reset lost with a dropped link) leaves the application running just as a
-    ///     device without the boot mode does; a running application without an update pending is
-    ///     not harmed by a second reset, and a second outcome alike is final.
+    ///   - resendOnce: when set, the warning with which the reset is sent once more even if the
+    ///     device answered it or was seen going away. A reset into the bootloader whose boot mode
+    ///     was lost (a power cut before the reboot, the reset lost with a dropped link) leaves the
+    ///     application running just as a device without the boot mode does; a reset whose answer
+    ///     was lost with the link may never have arrived. A second reset does no harm in either
+    ///     state, and a second outcome alike is final.
     mutating func resetNotSeen(
         _ message: String,
         code: FirmwareUpgradeError.Code,
-        resendOnce: Bool = false
+        resendOnce warning: String? = nil
     ) -> Action {
         guard var watch = reboot else {
             return .fail(error(code, "\(message) (no reset was watched)"))
@@ -225,8 +233,11 @@ extension FirmwareUpgradeStateMachine {
             state = .waitingForReboot
             return .probe
         }
-        let resend = resendOnce && watch.attempts < 2
-        if (watch.answered || watch.sawGone) && !resend {
+        // Seen resetting: final, unless this case gets one more reset. Not seen: the reset never
+        // arrived, and is sent again like any lost request the state still needs.
+        let seen = watch.answered || watch.sawGone
+        let resend = seen && watch.attempts < 2 ? warning : nil
+        if seen && resend == nil {
             reboot = nil
             let unseen =
                 watch.sawGone
@@ -240,9 +251,7 @@ extension FirmwareUpgradeStateMachine {
         watch.attempts += 1
         reboot = watch
         warnings.append(
-            resend
-                ? "the device came back running its application after the reset into its bootloader; resetting into it once more"
-                : "the device did not reset (its answer was lost and it kept answering); resetting once more"
+            resend ?? "the device did not reset (its answer was lost and it kept answering); resetting once more"
         )
         guard let plan,
             let resetIndex = plan.steps[...stepIndex].lastIndex(where: {
@@ -251,6 +260,15 @@ extension FirmwareUpgradeStateMachine {
         else { return unexpected(.imageList(lastSlots)) }
         stepIndex = resetIndex
         return issue(plan.steps[resetIndex])
+    }
+
+    /// How many resets were sent for this step, in words.
+    private var resetsSent: String {
+        switch reboot?.attempts ?? 1 {
+        case 1: "once"
+        case 2: "twice"
+        case let count: "\(count) times"
+        }
     }
 
     private func pendingDescription() -> String {

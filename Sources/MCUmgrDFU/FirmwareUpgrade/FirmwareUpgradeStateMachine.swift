@@ -18,8 +18,9 @@ import SMPCore
 /// - a reset is sent once. After it the device must go away (probes go unanswered, the link
 ///   drops) and come back; then the image list is the truth. An image still pending after a
 ///   reboot means the bootloader did not swap: the run stops and says why, it does not reset
-///   again. Only a reset whose answer was lost on a device that never went away is sent again,
-///   once. A reset refused as busy is sent again with `force`;
+///   again — unless the reset's answer was lost, when the device going away may have been the
+///   link dropping first: then one more reset. A reset whose answer was lost on a device that
+///   never went away is sent again. A reset refused as busy is sent again with `force`;
 /// - a device that did not report its bootloader mode and refuses test or confirm as unsupported
 ///   is planned again as DirectXIP without revert (upload, reset);
 /// - a slot held by another image marked for boot is freed by resetting, then planned again
@@ -371,6 +372,10 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             return .pollSUIT
 
         case (_, .linkFailed(let cause)):
+            return retryAfterLinkFailure(cause)
+        case (.confirming, .outcomeUnknown(let cause)):
+            // A confirm by hash is sent once (`StateWrite.isIdempotent`): whether it arrived, and
+            // whether the image still runs, shows in the list the plan is made again from.
             return retryAfterLinkFailure(cause)
 
         case (let marking, .deviceRefused(let refusal))

@@ -157,6 +157,13 @@ public enum ImageManagement: SMPManagementGroup {
     /// confirmed. Testing without a hash or with a hash that is not 32 bytes → `INVALID_HASH`;
     /// unknown hash → `HASH_NOT_FOUND`; see `smp-protocol.md` §5.2 for the other refusals.
     public struct StateWrite: SMPWriteRequest, Hashable {
+        /// A confirm naming a hash is never sent again automatically: its meaning depends on where
+        /// the image is. Sent again after the device reset and its bootloader reverted the image
+        /// (a watchdog during the test), it would mark the reverted image for a permanent swap at
+        /// the next boot — the opposite of the revert. A test, or a confirm of whatever runs (no
+        /// hash), means the same each time.
+        public var isIdempotent: Bool { !(confirm == true && hash != nil) }
+
         public static var group: SMPGroup { .image }
         public static var command: UInt8 { 0 }
 
