@@ -11,8 +11,9 @@
 #   scripts/fuzz.sh TARGET [SECONDS] [-- LIBFUZZER-ARGS...]
 #                                          build and fuzz one target for SECONDS (default 60; 0 = until
 #                                          stopped); new inputs go to .build/fuzz/corpus/TARGET, crashes
-#                                          to .build/fuzz/artifacts/TARGET/, the log to .build/fuzz/logs/
-#   scripts/fuzz.sh --smoke [SECONDS]      every target for SECONDS each (default 3): what CI runs
+#                                          to .build/fuzz/findings/TARGET/, the log to .build/fuzz/logs/
+#   scripts/fuzz.sh --smoke [SECONDS]      every target for SECONDS each (default 3), then every input
+#                                          of Fuzz/crashes/ replayed (TARGET-what): what CI runs
 #   scripts/fuzz.sh --replay TARGET FILE...  run inputs once (reproduce a crash, or check that the
 #                                          inputs of Fuzz/crashes/ no longer fail)
 # Exits non-zero on any crash, leak, timeout or out-of-memory (libFuzzer's verdict), or build error.
@@ -77,7 +78,7 @@ binary() { echo "$scratch/$configuration/$1"; }
 flags() {
     local out=(-rss_limit_mb=1024 -malloc_limit_mb=256 -timeout=10 -max_len="$maxlen" -detect_leaks="$leaks"
         -print_final_stats=1
-        -artifact_prefix="$scratch/artifacts/$name/")
+        -artifact_prefix="$scratch/findings/$name/")
     if [[ $dictionary != - ]]; then out+=(-dict="$root/Fuzz/Dictionaries/$dictionary.dict"); fi
     printf '%s\n' "${out[@]}"
 }
@@ -87,7 +88,9 @@ run() { # name seconds [extra...]
     local seconds=$2
     shift 2
     local corpus="$scratch/corpus/$name" log
-    mkdir -p "$corpus" "$scratch/artifacts/$name" "$scratch/logs"
+    # Not in the scratch folder's artifacts/: SwiftPM owns that one and deleted a finding there
+    # when the next target was built.
+    mkdir -p "$corpus" "$scratch/findings/$name" "$scratch/logs"
     log="$scratch/logs/$name-$(date -u +%Y%m%dT%H%M%SZ).log"
     local args=()
     mapfile -t args < <(flags)
@@ -109,13 +112,22 @@ run() { # name seconds [extra...]
     set -e
     grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" >&2 || true
     if [[ $status -ne 0 ]]; then
-        echo "FAIL  $name: libFuzzer exited $status; the input and stack are in $log and .build/fuzz/artifacts/$name/" >&2
+        echo "FAIL  $name: libFuzzer exited $status; the input and stack are in $log and .build/fuzz/findings/$name/" >&2
         grep -E '^(==[0-9]+==ERROR|SUMMARY|Fatal error|.*property violated|artifact_prefix|Test unit written)' "$log" \
             | head -20 >&2 || true
     else
         echo "ok    $name" >&2
     fi
     return $status
+}
+
+replay() { # name file...: runs the inputs once, with ASan's default allocation stacks
+    lookup "$1"
+    shift
+    local args=()
+    mapfile -t args < <(flags)
+    mkdir -p "$scratch/findings/$name"
+    SWIFT_BACKTRACE=enable=no "$(binary "$executable")" "${args[@]}" -runs=1 "$@"
 }
 
 case "${1:-}" in
@@ -137,20 +149,35 @@ case "${1:-}" in
     for entry in "${targets[@]}"; do
         run "${entry%% *}" "$seconds" || failed=1
     done
+    # Past findings stay fixed: each input of Fuzz/crashes/, named TARGET-what, runs once.
+    for file in "$root"/Fuzz/crashes/*; do
+        target=""
+        for entry in "${targets[@]}"; do
+            candidate=${entry%% *}
+            if [[ $(basename "$file") == "$candidate"-* && ${#candidate} -gt ${#target} ]]; then target=$candidate; fi
+        done
+        if [[ -z $target ]]; then
+            echo "FAIL  ${file#"$root"/}: the name starts with no target's" >&2
+            failed=1
+        elif replay "$target" "$file" >"$scratch/logs/replay-$(basename "$file").log" 2>&1; then
+            echo "ok    replayed ${file#"$root"/}" >&2
+        else
+            echo "FAIL  ${file#"$root"/} fails again: see .build/fuzz/logs/replay-$(basename "$file").log" >&2
+            failed=1
+        fi
+    done
     if [[ $failed -ne 0 ]]; then
         echo "== fuzz smoke FAILED" >&2
         exit 1
     fi
-    echo "== fuzz smoke passed: every target built and ran ${seconds}s without a finding" >&2
+    echo "== fuzz smoke passed: every target built and ran ${seconds}s without a finding; past findings replay clean" >&2
     ;;
 --replay)
     [[ $# -ge 3 ]] || { echo "usage: scripts/fuzz.sh --replay TARGET FILE..." >&2; exit 64; }
     lookup "$2"
     build "$executable"
-    mapfile -t args < <(flags)
-    mkdir -p "$scratch/artifacts/$name"
-    shift 2
-    SWIFT_BACKTRACE=enable=no exec "$(binary "$executable")" "${args[@]}" -runs=1 "$@"
+    shift
+    replay "$@"
     ;;
 "" | -h | --help)
     sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'

@@ -184,6 +184,27 @@ import Testing
         #expect(package.notes.isEmpty, "\(label): \(package.notes)")
     }
 
+    /// A deflated entry's declared size is a field of the file: it is checked against what the
+    /// entry inflates to, never reserved up front — a 158-byte zip declaring 300 MB made the
+    /// reader allocate 300 MB (found by fuzzing; `Fuzz/crashes/package-zip-declared-size-oom`).
+    @Test func aDeflatedEntryIsCheckedAgainstItsDeclaredSize() throws {
+        let manifest = Array(#"{"files": [{"file": "app.bin"}]}"#.utf8)
+        for declared: UInt32 in [300_000_000, UInt32(manifest.count - 1)] {
+            var zip = ZipBuilder()
+            zip.add("manifest.json", manifest, declaredSize: declared, deflated: true)
+            zip.add("app.bin", Array(try Fixture.data("unsigned.bin")))
+            #expect("\(declared)") {
+                try FirmwarePackage(data: zip.data, fileName: "big.zip")
+            } throws: { error in
+                (error as? MCUbootError)?.code == .invalidZip && "\(error)".contains("manifest.json in big.zip")
+            }
+        }
+        var zip = ZipBuilder()
+        zip.add("manifest.json", manifest, deflated: true)
+        zip.add("app.bin", Array(try Fixture.data("unsigned.bin")))
+        #expect(try FirmwarePackage(data: zip.data, fileName: "ok.zip").images.count == 1)
+    }
+
     @Test func notesWhatTheManifestGetsWrong() throws {
         var zip = ZipBuilder()
         zip.add(

@@ -8,19 +8,37 @@ struct ZipBuilder {
     private var central: [UInt8] = []
     private var count = 0
 
-    mutating func add(_ path: String, _ bytes: some Collection<UInt8>, declaredSize: UInt32? = nil) {
+    /// Adds an entry.
+    /// - Parameters:
+    ///   - path: the entry's name.
+    ///   - bytes: its contents.
+    ///   - declaredSize: the uncompressed size the headers declare, when it must differ from the
+    ///     contents (the central directory's only, unless `deflated`).
+    ///   - deflated: store the contents as one uncompressed deflate block (method 8), the way a
+    ///     deflated entry's declared size can differ from what it inflates to.
+    mutating func add(
+        _ path: String,
+        _ bytes: some Collection<UInt8>,
+        declaredSize: UInt32? = nil,
+        deflated: Bool = false
+    ) {
         let name = Array(path.utf8)
         let data = Array(bytes)
         let crc = Self.crc32(data)
         let offset = UInt32(body.count)
+        let length = UInt16(data.count)
+        let stored = deflated ? [0x01] + Self.le16(length) + Self.le16(~length) + data : data
+        let method: UInt16 = deflated ? 8 : 0
+        let sizes = Self.le32(UInt32(stored.count)) + Self.le32(declaredSize ?? UInt32(data.count))
         // Local file header.
-        body += Self.le32(0x0403_4b50) + Self.le16(20) + Self.le16(0) + Self.le16(0) + Self.le16(0) + Self.le16(0x21)
-        body += Self.le32(crc) + Self.le32(UInt32(data.count)) + Self.le32(UInt32(data.count))
-        body += Self.le16(UInt16(name.count)) + Self.le16(0) + name + data
+        body +=
+            Self.le32(0x0403_4b50) + Self.le16(20) + Self.le16(0) + Self.le16(method) + Self.le16(0) + Self.le16(0x21)
+        body += Self.le32(crc) + (deflated ? sizes : Self.le32(UInt32(data.count)) + Self.le32(UInt32(data.count)))
+        body += Self.le16(UInt16(name.count)) + Self.le16(0) + name + stored
         // Central directory record.
-        central += Self.le32(0x0201_4b50) + Self.le16(0x031e) + Self.le16(20) + Self.le16(0) + Self.le16(0)
-        central += Self.le16(0) + Self.le16(0x21) + Self.le32(crc) + Self.le32(UInt32(data.count))
-        central += Self.le32(declaredSize ?? UInt32(data.count)) + Self.le16(UInt16(name.count)) + Self.le16(0)
+        central += Self.le32(0x0201_4b50) + Self.le16(0x031e) + Self.le16(20) + Self.le16(0) + Self.le16(method)
+        central += Self.le16(0) + Self.le16(0x21) + Self.le32(crc) + sizes
+        central += Self.le16(UInt16(name.count)) + Self.le16(0)
         central += Self.le16(0)
         central += Self.le16(0) + Self.le16(0) + Self.le32(0o100644 << 16) + Self.le32(offset) + name
         count += 1
