@@ -77,6 +77,26 @@ import Testing
         ]
     }
 
+    /// The device kept answering past the reboot timeout: the list is read again at `t`.
+    static func listReadAgain(at t: Int) -> [Line] {
+        [
+            (.probeAnswered, .seconds(t), .wait(.zero), .waitingForSwap),
+            (.waited, .seconds(t), .connect, .reconnecting),
+            (.connected, .seconds(t), .readImageList, .reconnecting),
+        ]
+    }
+
+    /// Runs `script` as `run` does, and counts the resets the machine sent.
+    static func resetsSent(_ machine: inout Machine, _ script: [Line]) -> Int {
+        var resets = 0
+        for line in script {
+            let action = machine.handle(line.input, at: line.at)
+            if case .reset = action { resets += 1 }
+            #expect(action == line.action, "\(line.input)")
+        }
+        return resets
+    }
+
     @Test func testAndConfirmRunsTheWholeLifecycle() {
         var machine = Self.machine()
         Self.run(
@@ -290,19 +310,11 @@ import Testing
     @Test func aSecondResetThatLeavesTheImagePendingIsFinal() {
         var machine = Self.machine(.testOnly)
         let dropped = Input.linkFailed(SMPTransportError(.disconnected))
-        var resets = 0
-        let script =
+        let resets = Self.resetsSent(
+            &machine,
             Self.lostResetThenDroppedLink(dropped)
-            + Self.reboot(at: 8, list: Self.pendingB, then: .probe, .waitingForReboot) + [
-                (.probeAnswered, .seconds(14), .wait(.zero), .waitingForSwap),
-                (.waited, .seconds(14), .connect, .reconnecting),
-                (.connected, .seconds(14), .readImageList, .reconnecting),
-            ]
-        for line in script {
-            let action = machine.handle(line.input, at: line.at)
-            if case .reset = action { resets += 1 }
-            #expect(action == line.action, "\(line.input)")
-        }
+                + Self.reboot(at: 8, list: Self.pendingB, then: .probe, .waitingForReboot) + Self.listReadAgain(at: 14)
+        )
         let error = Self.failure(&machine, .imageList(Self.pendingB), at: .seconds(14))
         #expect(error?.code == .notSwapped)
         #expect(error?.message.contains("reset twice") == true)
@@ -322,11 +334,7 @@ import Testing
             (.connected, .seconds(4), .readImageList, .reconnecting),
             // Too early to tell: watched on until the reboot timeout.
             (.imageList(Self.pendingB), .seconds(4), .probe, .waitingForReboot),
-            (.probeAnswered, .seconds(7), .wait(.zero), .waitingForSwap),
-            (.waited, .seconds(7), .connect, .reconnecting),
-            (.connected, .seconds(7), .readImageList, .reconnecting),
-            (.imageList(Self.pendingB), .seconds(7), .reset(force: false), .resetting),
-        ]
+        ] + Self.listReadAgain(at: 7) + [(.imageList(Self.pendingB), .seconds(7), .reset(force: false), .resetting)]
     }
 
     /// The device reset (it went away and came back) yet the image is still pending: the
@@ -334,24 +342,13 @@ import Testing
     /// list was read), then the run fails with the likely causes — after exactly one reset.
     @Test func anImageStillPendingAfterARebootFailsAfterOneReset() {
         var machine = Self.machine(.testOnly)
-        var resets = 0
-        var script: [Line] =
+        let script: [Line] =
             Self.probes + [
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
-            ]
-        script += Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot)
-        script += [
-            (.probeAnswered, .seconds(11), .wait(.zero), .waitingForSwap),
-            (.waited, .seconds(11), .connect, .reconnecting),
-            (.connected, .seconds(11), .readImageList, .reconnecting),
-        ]
-        for line in script {
-            let action = machine.handle(line.input, at: line.at)
-            if case .reset = action { resets += 1 }
-            #expect(action == line.action, "\(line.input)")
-        }
+            ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot) + Self.listReadAgain(at: 11)
+        let resets = Self.resetsSent(&machine, script)
         let error = Self.failure(&machine, .imageList(Self.pendingB), at: .seconds(11))
         #expect(error?.code == .notSwapped)
         #expect(error?.code.category == .outcome)
