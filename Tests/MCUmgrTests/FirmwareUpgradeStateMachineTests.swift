@@ -734,17 +734,22 @@ import Testing
                 (.waited, .seconds(7), .connect, .reconnecting),
                 (.connected, .seconds(7), .readImageList, .reconnecting),
                 // A power cut before the reboot would lose the boot mode the same way: once more.
-                (.imageList([Tests.factory]), .seconds(7), .reset(force: false, bootMode: 1), .enteringBootloader),
-                (.done, .seconds(8), .probe, .waitingForReboot),
-                (.probeUnanswered, .seconds(9), .wait(.zero), .waitingForSwap),
-                (.waited, .seconds(9), .connect, .reconnecting),
-                (.connected, .seconds(14), .readImageList, .reconnecting),
-            ]
+            ] + Self.applicationBackAfterTheSecondReset
         )
         let error = try #require(Tests.failure(&machine, .imageList([Tests.factory]), at: .seconds(14)))
         #expect(error.code == .bootloaderNotEntered)
         #expect(error.message.contains("boot_mode") || error.message.contains("boot mode"))
     }
+
+    /// The application seen at 7 s gets one more reset into the bootloader, and at 14 s is back
+    /// again: the next list is the final outcome.
+    static let applicationBackAfterTheSecondReset: [Line] = [
+        (.imageList([Tests.factory]), .seconds(7), .reset(force: false, bootMode: 1), .enteringBootloader),
+        (.done, .seconds(8), .probe, .waitingForReboot),
+        (.probeUnanswered, .seconds(9), .wait(.zero), .waitingForSwap),
+        (.waited, .seconds(9), .connect, .reconnecting),
+        (.connected, .seconds(14), .readImageList, .reconnecting),
+    ]
 
     @Test("the reset's answer lost and the device never went away: the same reset, boot mode included, once more")
     func lostAnswerResendsTheSameReset() {
@@ -775,12 +780,7 @@ import Testing
                 (.probeUnanswered, .seconds(3), .wait(.zero), .waitingForSwap),
                 (.waited, .seconds(3), .connect, .reconnecting),
                 (.connected, .seconds(7), .readImageList, .reconnecting),
-                (.imageList([Tests.factory]), .seconds(7), .reset(force: false, bootMode: 1), .enteringBootloader),
-                (.done, .seconds(8), .probe, .waitingForReboot),
-                (.probeUnanswered, .seconds(9), .wait(.zero), .waitingForSwap),
-                (.waited, .seconds(9), .connect, .reconnecting),
-                (.connected, .seconds(14), .readImageList, .reconnecting),
-            ]
+            ] + Self.applicationBackAfterTheSecondReset
         )
         let error = try #require(Tests.failure(&machine, .imageList([Tests.factory]), at: .seconds(14)))
         #expect(error.code == .bootloaderNotEntered)
