@@ -16,6 +16,15 @@ enum BLEHarness {
         firstSequence: 0
     )
 
+    /// For tests where no answer is ever lost: a timeout that only has to outlast a loaded
+    /// machine (300 ms × 5 did not, while fuzzers held both cores), never reached when all is well.
+    static let patientClient = SMPClient.Configuration(
+        timeout: .seconds(3),
+        retries: 1,
+        busyBackoff: .milliseconds(2),
+        firstSequence: 0
+    )
+
     static func profile(mtu: Int, reassembly: Bool = true, buffer: Int = 1024) -> BLELinkProfile {
         BLELinkProfile(
             name: "test",
@@ -78,7 +87,7 @@ enum BLEHarness {
             let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: mtu))
             let client = try await SMPClient.connect(
                 GATTTransport.simulated(peripheral),
-                configuration: BLEHarness.client
+                configuration: BLEHarness.patientClient
             )
             // A 620-byte request needs the device's buffer size, read then (once).
             let answer = try await client.send(OSManagement.Echo(text: text))
@@ -96,7 +105,7 @@ enum BLEHarness {
             let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: mtu, reassembly: false, buffer: 1024))
             let client = try await SMPClient.connect(
                 GATTTransport.simulated(peripheral),
-                configuration: BLEHarness.client
+                configuration: BLEHarness.patientClient
             )
             #expect(await client.maximumFrameSize == mtu - 3, "MTU \(mtu)")
             // 8-byte header, {"d": text}: 3 bytes, the text's 1-, 2- or 3-byte head, the text.
@@ -117,7 +126,10 @@ enum BLEHarness {
     /// 20 writes) is refused write by write and waited out; the upload completes.
     @Test func controllerBufferFlowControl() async throws {
         let peripheral = BLEHarness.peripheral(.legacy)
-        let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: BLEHarness.client)
+        let client = try await SMPClient.connect(
+            GATTTransport.simulated(peripheral),
+            configuration: BLEHarness.patientClient
+        )
         let image = try BLEHarness.image(size: 6000)
         try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 2))
         #expect(await peripheral.bufferFullCount > 0)
@@ -129,7 +141,10 @@ enum BLEHarness {
     @Test(arguments: [true, false], [1, 2, 3, 4])
     func pipelinedUpload(reassembly: Bool, window: Int) async throws {
         let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, reassembly: reassembly, buffer: 2475))
-        let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: BLEHarness.client)
+        let client = try await SMPClient.connect(
+            GATTTransport.simulated(peripheral),
+            configuration: BLEHarness.patientClient
+        )
         // With reassembly the device's buf_size bounds frames: known once the parameters are read.
         try await client.loadParameters()
         #expect(await client.maximumFrameSize == (reassembly ? 2475 : 244))
