@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
         .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
+        .library(name: "MCUmgrFleet", targets: ["MCUmgrFleet"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
     ],
     dependencies: [
@@ -31,6 +32,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // Fleet state: SQLite with its amalgamation vendored (no libsqlite3-dev needed), and
+        // PostgreSQL for rollouts shared by several hosts.
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // Only for `swift package generate-documentation` (scripts/docs.sh); links into no target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -103,6 +108,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Fleet upgrades: the rollout state machine (pure), the driver running many upgrades, and
+        // the stores that keep a rollout's state (SQLite on one host, PostgreSQL across hosts).
+        .target(
+            name: "MCUmgrFleet",
+            dependencies: [
+                "SMPCore", "SMPLink", "MCUmgr", "MCUmgrDFU", "MCUboot", "MCUmgrConnect",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Every simulation: the device, its servers, the simulated BLE link and peripheral, and the
         // BLE benchmark.
         .target(
@@ -118,7 +135,8 @@ let package = Package(
         .target(
             name: "MCUmgrCommands",
             dependencies: [
-                "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "SMPUDPTransport",
+                "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUmgrFleet",
+                "SMPUDPTransport",
                 "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -171,6 +189,14 @@ let package = Package(
             dependencies: ["MCUmgrConnect", "SMPLink", "SMPUDPTransport", "SMPSerialTransport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "MCUmgrFleetTests",
+            dependencies: [
+                "MCUmgrFleet", "MCUmgrDFU", "MCUmgrConnect", "MCUmgr", "MCUboot", "SMPCore", "SMPLink", "SMPSimulator",
+                "SMPTestSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX", "SMPTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SMPTransportTests",
@@ -200,7 +226,7 @@ let package = Package(
             // Every module the tests import, so a change in any of them rebuilds the tests.
             dependencies: [
                 "MCUmgrCommands", "MCUmgrDFU", "MCUmgr", "MCUboot", "SMPBytes", "SMPCore", "SMPPOSIX",
-                "SMPSerialTransport",
+                "SMPSerialTransport", "MCUmgrFleet",
                 "SMPSimulator", "SMPUDPTransport", "SMPTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

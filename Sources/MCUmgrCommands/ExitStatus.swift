@@ -125,6 +125,8 @@ struct FailureReport: Sendable, Equatable {
             self.init(status: status, kind: kind, message: MCUmgrCommand.describe(error))
         case let error as Interrupted:
             self.init(status: .interrupted, kind: "interrupted", message: error.description)
+        case let error as FleetCommandFailure:
+            self.init(status: error.status, kind: error.kind, message: error.message)
         case is CancellationError:
             // Transfers and upgrades say how far they got (``Interrupted``); any other command
             // did nothing half-way worth resuming.

@@ -155,6 +155,21 @@ struct SimulatorCommand: AsyncParsableCommand {
     var directUpload = false
 
     @Option(
+        parsing: .unconditional,
+        help: "Serve this many devices over UDP on consecutive ports from --udp's (one URL line each: an inventory)."
+    )
+    var count: Int?
+
+    @Option(name: .customLong("fault-share"), help: "With --count: the share of devices given a fault (0.1 or 10%).")
+    var faultShare: String?
+
+    @Option(name: .customLong("fault-seed"), parsing: .unconditional, help: "With --count: the seed that picks the faulty devices.")
+    var faultSeed: UInt64 = 1
+
+    @Option(help: "Write what each device received (uploads started, image bytes, resets) to this JSON file at exit.")
+    var stats: String?
+
+    @Option(
         name: .customLong("flash-alignment"),
         parsing: .unconditional,
         help: "Flash write alignment serial recovery cuts chunks to (default 8)."
@@ -172,6 +187,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         guard ["console", "raw"].contains(framing) else { throw ValidationError("--framing must be console or raw") }
         guard baud == 0 || baud >= 300 else { throw ValidationError("--baud must be 0 or at least 300") }
         for endpoint in udp { _ = try Self.parseEndpoint(endpoint) }
+        try validateFleet()
         // Options only here; files (the key, the state folder) are checked at start-up.
         _ = try deviceConfiguration(readingKey: false)
     }
@@ -312,6 +328,7 @@ struct SimulatorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if count != nil { return try await runFleet() }
         let running = try start()
         announce(running)
         #if canImport(CoreBluetooth)
@@ -330,6 +347,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         #if canImport(CoreBluetooth)
             peripheral?.stop()
         #endif
+        try await writeStats([running.device], names: running.endpoints)
         await running.stop()
     }
 

@@ -31,6 +31,10 @@ struct DeviceCore {
     var random: SeededRandom
     var uploadPowerLossOffset: Int?
     var flashCorruptionOffset: Int?
+    /// An image-group code every image upload is refused with (a refusing device), if set.
+    var uploadRefusal: Int?
+    /// What the device received, across reboots: what a test reads to prove what a client did.
+    var counters = SimulatedDevice.Counters()
 
     /// Side effects of handling one request, carried out by the actor.
     struct Effects {

@@ -38,6 +38,9 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     /// that went wrong), once. The upload's offsets all succeed; only the final hash check
     /// (`match`) and the bootloader's validation can tell.
     case corruptFlash(atOffset: Int)
+    /// Refuse every image upload with this image-group code (a device whose flash area cannot be
+    /// opened answers 10, `FLASH_OPEN_FAILED`).
+    case refuseUploads(returnCode: Int)
 
     public var description: String {
         switch self {
@@ -56,6 +59,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .powerLoss(let moment): "power loss \(moment)"
         case .deviceReset(let n): "device reset at request \(n)"
         case .corruptFlash(let offset): "corrupt flash at offset \(offset)"
+        case .refuseUploads(let code): "refuse uploads with image error \(code)"
         }
     }
 }
@@ -223,6 +227,12 @@ struct FaultInjector: Sendable {
     /// The upload offset whose flash write is corrupted, if that fault is set.
     var flashCorruptionOffset: Int? {
         for case .corruptFlash(let offset) in faults.faults { return offset }
+        return nil
+    }
+
+    /// The image-group code uploads are refused with, if that fault is set.
+    var uploadRefusal: Int? {
+        for case .refuseUploads(let code) in faults.faults { return code }
         return nil
     }
 

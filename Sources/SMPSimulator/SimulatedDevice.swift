@@ -299,6 +299,7 @@ public actor SimulatedDevice {
         }
         core.uploadPowerLossOffset = injector.powerLossUploadOffset
         core.flashCorruptionOffset = injector.flashCorruptionOffset
+        core.uploadRefusal = injector.uploadRefusal
         let bootloaderBefore = core.bootloader.slots
         let settingsBefore = core.settings.saved
         // Serial recovery answers from a buffer of its own, not from the pool.
@@ -499,6 +500,43 @@ public actor SimulatedDevice {
     /// request-counted faults (`.powerLoss(.atRequest:)`, `.loseAnswer`, `.linkLoss`) refer to,
     /// when no other fault drops requests.
     public var requestsHandled: Int { core.requestCount }
+
+    /// How many times the device handled requests of a type since it was made (across reboots):
+    /// a request dropped, refused for buffers or lost to a reboot does not count.
+    /// - Parameter request: the request type.
+    public var counters: Counters {
+        var counters = core.counters
+        counters.resets = timesHandled(OSManagement.Reset.self)
+        counters.boots = core.bootCount
+        counters.requests = core.requestCount
+        return counters
+    }
+
+    /// What a device received since it was made (across reboots), for proving what a client did:
+    /// how many uploads started from scratch (a resumed upload is not one), how many image bytes
+    /// were written, how many resets it handled.
+    public struct Counters: Sendable, Hashable, Codable {
+        /// Image uploads begun at offset 0 with a new session (the slot erased): a resumed
+        /// upload does not count.
+        public var uploadsStarted = 0
+        /// Image bytes written to flash by uploads (bytes sent again count again).
+        public var imageBytesReceived = 0
+        /// `os reset` requests handled.
+        public var resets = 0
+        /// Boots, the first one included.
+        public var boots = 0
+        /// Requests handled.
+        public var requests = 0
+
+        /// No counts.
+        public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case uploadsStarted = "uploads_started"
+            case imageBytesReceived = "image_bytes_received"
+            case resets, boots, requests
+        }
+    }
 
     /// How many times the device handled requests of a type since it was made (across reboots):
     /// a request dropped, refused for buffers or lost to a reboot does not count.

@@ -48,6 +48,7 @@ enum ImageHandler {
         device: inout DeviceCore,
         effects: inout DeviceCore.Effects
     ) throws(HandlerFailure) -> CBORMap {
+        if let code = device.uploadRefusal { throw .group(.image, code) }
         let map = try request.map()
         let chunk = ImageUploadChunk(
             offset: try map.unsigned("off"),
@@ -73,6 +74,7 @@ enum ImageHandler {
                 )
             }
             device.upload = session
+            device.counters.uploadsStarted += 1
             written = (session.image, session.slot, 0)
         case .write(let offset):
             guard let session = device.upload else { throw .group(.image, 1) }
@@ -90,6 +92,7 @@ enum ImageHandler {
             stored[index] ^= 0x10
         }
         device.bootloader.write(image: written.image, slot: written.slot, offset: written.offset, bytes: stored)
+        device.counters.imageBytesReceived += stored.count
         effects.flashTime += flashDuration(bytes: chunk.data.count, rate: device.configuration.writeBytesPerSecond)
         device.upload?.offset = written.offset + chunk.data.count
         guard let session = device.upload else { return CBORMap() }

@@ -1,0 +1,263 @@
+import Foundation
+import MCUmgrDFU
+import MCUmgrFleet
+
+/// Draws a rollout: on a terminal, a live block on stderr (a line per device in flight: name,
+/// state, percent, rate; a summary line: done, failed, remaining, ETA, budget left) with ended
+/// devices scrolling above it; without a terminal, one line per device event on stderr; with
+/// `--json`, one object per device event on stdout, then a summary object. The final table goes
+/// to stdout.
+struct FleetProgressView {
+    let style: TransferProgressView.Style
+    let policy: RolloutPolicy
+    private var records: [String: DeviceRecord] = [:]
+    private var order: [String] = []
+    private var inFlight: [String: (state: FirmwareUpgrade.State, progress: FirmwareUpgrade.UploadProgress?)] = [:]
+    private var lastStep: [String: Int] = [:]
+    private var drawnLines = 0
+    private var lastDraw: ContinuousClock.Instant?
+    private let clock = ContinuousClock()
+    private let started = ContinuousClock.now
+    private var endedThisRun = 0
+
+    init(style: TransferProgressView.Style, policy: RolloutPolicy) {
+        self.style = style
+        self.policy = policy
+    }
+
+    mutating func show(_ event: FleetEvent) {
+        switch event {
+        case .prepared(let rollout, let list):
+            for record in list {
+                records[record.id] = record
+                order.append(record.id)
+            }
+            let ended = list.count { $0.status.isFinal }
+            note(
+                "rollout",
+                "\(rollout.file) (\(rollout.mode), rollout \(rollout.id)): \(list.count) devices"
+                    + (ended > 0 ? ", \(ended) already ended in an earlier run" : ""),
+                fields: [("rollout", .string(rollout.id)), ("devices", .int(Int64(list.count)))]
+            )
+        case .phase(let phase):
+            note("phase", "\(phase) begins", fields: [("phase", .string(phase.description))])
+        case .started(let record):
+            records[record.id] = record
+            inFlight[record.id] = (.idle, nil)
+            deviceEvent("started", record, text: "started (attempt \(record.attempts), \(record.phase?.description ?? ""))")
+        case .upgrade(let device, let upgradeEvent):
+            upgrade(device, upgradeEvent)
+        case .retrying(let record, let at):
+            records[record.id] = record
+            inFlight[record.id] = nil
+            let wait = max(0, at.timeIntervalSinceNow)
+            deviceEvent("retry", record, text: String(format: "link failed (%@); retrying in %.0f s", record.failure?.message ?? "", wait))
+        case .ended(let record):
+            records[record.id] = record
+            inFlight[record.id] = nil
+            endedThisRun += 1
+            deviceEvent("ended", record, text: Self.outcomeText(record))
+        case .halted(let reason):
+            note("halted", "the rollout halted: \(reason); upgrades in flight finish", fields: [])
+        case .finished(let outcome):
+            clearBlock()
+            finish(outcome)
+        }
+        redraw()
+    }
+
+    private mutating func upgrade(_ device: String, _ event: FirmwareUpgrade.Event) {
+        switch event {
+        case .stateChanged(_, let to):
+            inFlight[device]?.state = to
+            if style == .json, let record = records[device] {
+                emitDevice("state", record, extra: [("state", .string(to.rawValue))])
+            }
+        case .uploadProgress(let progress):
+            inFlight[device]?.progress = progress
+            let step = progress.totalBytes == 0 ? 10 : progress.totalBytesConfirmed * 10 / progress.totalBytes
+            guard style != .terminal, step > lastStep[device, default: -1], let record = records[device] else { return }
+            lastStep[device] = step
+            if style == .json {
+                emitDevice("progress", record, extra: [
+                    ("percent", .int(Int64(step * 10))), ("rate", .double((progress.bytesPerSecond).rounded())),
+                ])
+            }
+        case .warning(let text):
+            if let record = records[device] { deviceEvent("warning", record, text: text) }
+        default:
+            break
+        }
+    }
+
+    // MARK: - Lines and JSON
+
+    private mutating func note(_ kind: String, _ text: String, fields: [(String, JSONValue)]) {
+        if style == .json {
+            CommandSupport.emit(.object([("event", .string(kind))] + fields + [("message", .string(text))]))
+        } else {
+            clearBlock()
+            Console.err("» \(text)")
+        }
+    }
+
+    private mutating func deviceEvent(_ kind: String, _ record: DeviceRecord, text: String) {
+        switch style {
+        case .json:
+            emitDevice(kind, record, extra: kind == "ended" ? Self.jsonFields(record) : [("message", .string(text))])
+        case .lines:
+            Console.err("\(record.id): \(text)")
+        case .terminal:
+            // Ended devices and retries scroll above the live block; starts show in it.
+            guard kind != "started" else { return }
+            clearBlock()
+            Console.err("\(record.id): \(text)")
+        }
+    }
+
+    private func emitDevice(_ kind: String, _ record: DeviceRecord, extra: [(String, JSONValue)]) {
+        CommandSupport.emit(.object([("event", .string(kind)), ("device", .string(record.id))] + extra))
+    }
+
+    static func outcomeText(_ record: DeviceRecord) -> String {
+        switch record.status {
+        case .upgraded: return "upgraded \(record.versionBefore ?? "?") → \(record.versionAfter ?? "?"), verified"
+        case .alreadyCurrent: return "already current (\(record.versionAfter ?? "?")); nothing uploaded"
+        case .failed, .unreachable, .skipped:
+            let failure = record.failure.map { "\($0.code) while \($0.state): \($0.message)" } ?? ""
+            return "\(record.status): \(failure)"
+        case .pending, .running: return "\(record.status)"
+        }
+    }
+
+    // MARK: - The live block
+
+    private mutating func redraw() {
+        guard style == .terminal else { return }
+        let now = clock.now
+        if let lastDraw, now - lastDraw < .milliseconds(150) { return }
+        lastDraw = now
+        clearBlock()
+        var lines = inFlight.keys.sorted { (records[$0]?.position ?? 0) < (records[$1]?.position ?? 0) }.prefix(20).map {
+            device -> String in
+            let entry = inFlight[device]
+            var line = "  \(device)  \(entry?.state.rawValue ?? "")"
+            if let progress = entry?.progress, entry?.state == .uploading {
+                line += String(
+                    format: "  %3d%%  %@/s",
+                    Int(progress.fraction * 100),
+                    TransferProgressView.bytes(Int(progress.bytesPerSecond))
+                )
+            }
+            return line
+        }
+        if inFlight.count > 20 { lines.append("  … and \(inFlight.count - 20) more") }
+        lines.append(summaryLine())
+        for line in lines { Console.error.writePartial?(line + "\u{1B}[K\n") }
+        drawnLines = lines.count
+    }
+
+    private mutating func clearBlock() {
+        guard style == .terminal, drawnLines > 0 else { return }
+        Console.error.writePartial?("\u{1B}[\(drawnLines)A\u{1B}[J")
+        drawnLines = 0
+    }
+
+    private func summaryLine() -> String {
+        let all = order.compactMap { records[$0] }
+        let done = all.count { $0.status == .upgraded || $0.status == .alreadyCurrent }
+        let failed = all.count { $0.status.isFailure }
+        let remaining = all.count { !$0.status.isFinal }
+        var line = "  done \(done) · failed \(failed) · remaining \(remaining)"
+        let elapsed = TransferProgressView.seconds(clock.now - started)
+        if endedThisRun > 0, remaining > 0 {
+            let eta = elapsed / Double(endedThisRun) * Double(remaining)
+            line += " · ETA " + TransferProgressView.clockTime(eta)
+        }
+        if let limit = policy.failureLimit(of: all.count) { line += " · budget left \(max(0, limit - failed))" }
+        return line
+    }
+
+    // MARK: - The end
+
+    private func finish(_ outcome: RolloutOutcome) {
+        if style == .json {
+            CommandSupport.emit(Self.summaryJSON(outcome))
+            return
+        }
+        for line in Self.deviceTable(outcome.records) { Console.out(line) }
+        Console.out(Self.countsLine(outcome.records) + (outcome.halt.map { "; halted: \($0)" } ?? "")
+            + (outcome.interrupted ? "; interrupted" : ""))
+    }
+
+    static func countsLine(_ records: [DeviceRecord]) -> String {
+        var counts: [DeviceRecord.Status: Int] = [:]
+        for record in records { counts[record.status, default: 0] += 1 }
+        return DeviceRecord.Status.allCases.filter { counts[$0, default: 0] > 0 }
+            .map { "\(counts[$0, default: 0]) \($0)" }.joined(separator: ", ")
+    }
+
+    static func deviceTable(_ records: [DeviceRecord]) -> [String] {
+        let width = min(40, max(6, records.map(\.id.count).max() ?? 6))
+        func pad(_ text: String, _ count: Int) -> String {
+            text.count >= count ? text : text + String(repeating: " ", count: count - text.count)
+        }
+        var lines = [pad("DEVICE", width) + "  " + pad("STATUS", 15) + pad("VERSION", 18) + "TRIES  DETAIL"]
+        for record in records {
+            let version: String
+            switch record.status {
+            case .upgraded: version = "\(record.versionBefore ?? "?")→\(record.versionAfter ?? "?")"
+            default: version = record.versionAfter ?? record.versionBefore ?? ""
+            }
+            let detail = record.status == .upgraded || record.status == .alreadyCurrent
+                ? "" : record.failure.map { "\($0.code) while \($0.state): \($0.message)" } ?? ""
+            lines.append(
+                pad(record.id, width) + "  " + pad(record.status.rawValue, 15) + pad(version, 18)
+                    + pad("\(record.attempts)", 7) + detail
+            )
+        }
+        return lines
+    }
+
+    static func table(_ rollout: RolloutDescription, _ records: [DeviceRecord]) -> [String] {
+        ["rollout \(rollout.id): \(rollout.file) (\(rollout.mode)\(rollout.versions.isEmpty ? "" : ", " + rollout.versions.joined(separator: ", ")))"]
+            + deviceTable(records) + [countsLine(records)]
+    }
+
+    static func jsonFields(_ record: DeviceRecord) -> [(String, JSONValue)] {
+        func text(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+        return [
+            ("status", .string(record.status.rawValue)), ("url", .string(record.url)),
+            ("phase", text(record.phase?.description)), ("attempts", .int(Int64(record.attempts))),
+            ("version_before", text(record.versionBefore)), ("version_after", text(record.versionAfter)),
+            ("uploaded_bytes", .int(Int64(record.uploadedBytes))), ("worker", text(record.worker)),
+            (
+                "error",
+                record.failure.map {
+                    .object([("code", .string($0.code)), ("state", .string($0.state)), ("message", .string($0.message))])
+                } ?? .null
+            ),
+        ]
+    }
+
+    static func countsJSON(_ records: [DeviceRecord]) -> JSONValue {
+        .object(DeviceRecord.Status.allCases.map { status in
+            (status.rawValue.replacingOccurrences(of: "-", with: "_"), .int(Int64(records.count { $0.status == status })))
+        })
+    }
+
+    static func summaryJSON(_ outcome: RolloutOutcome) -> JSONValue {
+        .object([
+            ("event", .string("summary")), ("counts", countsJSON(outcome.records)),
+            ("halted", outcome.halt.map { .string("\($0)") } ?? .null), ("interrupted", .bool(outcome.interrupted)),
+        ])
+    }
+
+    static func json(_ rollout: RolloutDescription, _ records: [DeviceRecord]) -> JSONValue {
+        .object([
+            ("rollout", .string(rollout.id)), ("file", .string(rollout.file)), ("mode", .string(rollout.mode)),
+            ("versions", .array(rollout.versions.map { .string($0) })), ("counts", countsJSON(records)),
+            ("devices", .array(records.map { .object([("device", .string($0.id))] + jsonFields($0)) })),
+        ])
+    }
+}

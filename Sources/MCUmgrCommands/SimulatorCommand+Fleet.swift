@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import SMPSimulator
+
+/// `mcumgr simulator --count N`: a simulated fleet on consecutive UDP ports.
+extension SimulatorCommand {
+    func validateFleet() throws {
+        guard let count else {
+            if faultShare != nil || faultSeed != 1 { throw ValidationError("--fault-share and --fault-seed need --count") }
+            return
+        }
+        guard (1...4096).contains(count) else { throw ValidationError("--count must be between 1 and 4096") }
+        guard !pty, !ble else { throw ValidationError("--count serves UDP only; drop --pty and --ble") }
+        guard udp.count <= 1 else { throw ValidationError("--count takes one --udp HOST:PORT: the first device's") }
+        guard stateDirectory == nil else {
+            throw ValidationError("--count does not keep state (--state-dir): a fleet restarts as made")
+        }
+        _ = try parsedFaultShare()
+    }
+
+    /// `--fault-share` as a fraction: `0.1` or `10%`.
+    func parsedFaultShare() throws -> Double {
+        guard let faultShare else { return 0 }
+        let percent = faultShare.hasSuffix("%")
+        guard let value = Double(percent ? String(faultShare.dropLast()) : faultShare), value.isFinite else {
+            throw ValidationError("--fault-share '\(faultShare)' is not a share (0.1 or 10%)")
+        }
+        let fraction = percent ? value / 100 : value
+        guard (0...1).contains(fraction) else { throw ValidationError("--fault-share must be between 0 and 1 (0% and 100%)") }
+        return fraction
+    }
+
+    func runFleet() async throws {
+        let (host, port) = try Self.parseEndpoint(udp.first ?? "127.0.0.1:1337")
+        let fleet: SimulatedFleet
+        do {
+            fleet = try await SimulatedFleet(
+                count: count ?? 1,
+                configuration: try deviceConfiguration(),
+                host: host,
+                port: port,
+                faultShare: try parsedFaultShare(),
+                seed: faultSeed
+            )
+        } catch {
+            throw SimulatorError(message: "cannot serve: \(error)")
+        }
+        for member in fleet.members {
+            if global.json {
+                var fields: [(String, JSONValue)] = [("endpoint", .string(member.url)), ("name", .string(member.name))]
+                if let fault = member.fault { fields.append(("fault", .string(fault.rawValue))) }
+                Console.out(JSONValue.object(fields).rendered())
+            } else {
+                Console.out(member.inventoryLine)
+            }
+        }
+        await Self.waitForTerminationSignal()
+        try await writeStats(fleet.members.map(\.device), names: fleet.members.map(\.name), fleet: fleet)
+        await fleet.stop()
+    }
+
+    /// Writes `--stats`: what each device received, as JSON.
+    func writeStats(_ devices: [SimulatedDevice], names: [String], fleet: SimulatedFleet? = nil) async throws {
+        guard let stats else { return }
+        let data: Data
+        if let fleet {
+            data = try await fleet.countersJSON()
+        } else {
+            var entries: [SimulatedFleet.Counters] = []
+            for (device, name) in zip(devices, names) {
+                entries.append(.init(name: name, url: name, fault: nil, counters: await device.counters))
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            data = try encoder.encode(entries)
+        }
+        do {
+            try data.write(to: URL(fileURLWithPath: stats), options: .atomic)
+        } catch {
+            throw CommandFailure("--stats \(stats): cannot write (\(error.localizedDescription))")
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import MCUmgrDFU
+
+/// Where one device of a rollout stands: what a store keeps, what `mcumgr fleet status` shows.
+///
+/// Every device ends a rollout in exactly one of ``Status/upgraded``, ``Status/alreadyCurrent``,
+/// ``Status/failed``, ``Status/unreachable`` and ``Status/skipped``; ``Status/pending`` and
+/// ``Status/running`` are on the way there.
+public struct DeviceRecord: Sendable, Hashable {
+    /// The states of a device in a rollout.
+    public enum Status: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// Not started, or waiting to start again (a retry after a link failure, an upgrade
+        /// caught by an interruption).
+        case pending
+        /// An upgrade is in progress (on this host or, with a shared store, another).
+        case running
+        /// Upgraded, and the outcome verified by reading the device's image list.
+        case upgraded
+        /// The device already ran the image, confirmed: nothing was uploaded.
+        case alreadyCurrent = "already-current"
+        /// The upgrade failed with the engine's error (``DeviceRecord/failure``); not retried
+        /// unless asked (`--retry-failed`).
+        case failed
+        /// The device never answered.
+        case unreachable
+        /// Not started because the rollout halted (a canary failed, the budget ran out).
+        case skipped
+
+        /// Whether the device has ended (nothing more is done to it in this rollout).
+        public var isFinal: Bool { self != .pending && self != .running }
+        /// Whether the outcome counts against the failure budget.
+        public var isFailure: Bool { self == .failed || self == .unreachable }
+
+        public var description: String { rawValue }
+    }
+
+    /// The device's identity: its inventory name, or its URL.
+    public var id: String
+    /// Its connection URL, as printed.
+    public var url: String
+    /// Its position in the inventory (0-based): its wave, and the order of starts.
+    public var position: Int
+    /// Labels from the inventory (`host=` ties it to hosts).
+    public var labels: [String: String]
+    /// Where it stands.
+    public var status: Status
+    /// The part of the rollout it was (last) started in.
+    public var phase: RolloutPhase?
+    /// Upgrades started for it (interrupted ones included).
+    public var attempts: Int
+    /// Attempts that failed on the link (what retries are counted against).
+    public var linkFailures: Int
+    /// Not to be started again before this time (a retry's back-off).
+    public var notBefore: Date?
+    /// Why it failed, or why its last attempt did.
+    public var failure: AttemptFailure?
+    /// The version it ran before, when known.
+    public var versionBefore: String?
+    /// The version it runs after, when known.
+    public var versionAfter: String?
+    /// When its last attempt started.
+    public var startedAt: Date?
+    /// When it ended.
+    public var endedAt: Date?
+    /// The worker (host) that ran its last attempt.
+    public var worker: String?
+    /// Bytes the device confirmed during its uploads.
+    public var uploadedBytes: Int
+
+    /// Creates a pending record.
+    /// - Parameters:
+    ///   - id: the device's identity.
+    ///   - url: its URL.
+    ///   - position: its position in the inventory.
+    ///   - labels: its labels.
+    public init(id: String, url: String, position: Int, labels: [String: String] = [:]) {
+        self.id = id
+        self.url = url
+        self.position = position
+        self.labels = labels
+        status = .pending
+        attempts = 0
+        linkFailures = 0
+        uploadedBytes = 0
+    }
+
+    /// The hosts a device is tied to (its `host` label, comma-separated), or `nil` for any.
+    public var hosts: [String]? {
+        guard let value = labels["host"] else { return nil }
+        return value.split(separator: ",").map(String.init)
+    }
+
+    /// Whether a worker of this name may upgrade the device.
+    public func isReachable(from worker: String) -> Bool { hosts.map { $0.contains(worker) } ?? true }
+}
+
+/// The part of a rollout a device was started in.
+public enum RolloutPhase: Sendable, Hashable, CustomStringConvertible {
+    /// The canary: first, alone.
+    case canary
+    /// A wave (0-based).
+    case wave(Int)
+
+    /// As stored: `canary`, `wave-1`, … (1-based for people).
+    public var description: String {
+        switch self {
+        case .canary: return "canary"
+        case .wave(let index): return "wave-\(index + 1)"
+        }
+    }
+
+    /// Parses ``description``.
+    public init?(_ text: String) {
+        if text == "canary" {
+            self = .canary
+        } else if text.hasPrefix("wave-"), let number = Int(text.dropFirst(5)), number >= 1 {
+            self = .wave(number - 1)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// Why an upgrade attempt failed: the engine's error, as data that can be stored.
+public struct AttemptFailure: Sendable, Hashable {
+    /// The engine's error code (`link failed`, `not swapped`, …).
+    public var code: String
+    /// The engine state it failed in.
+    public var state: String
+    /// What failed and what to try.
+    public var message: String
+
+    /// Creates a failure.
+    /// - Parameters:
+    ///   - code: the engine's error code.
+    ///   - state: the state it failed in.
+    ///   - message: the explanation.
+    public init(code: String, state: String, message: String) {
+        self.code = code
+        self.state = state
+        self.message = message
+    }
+
+    /// The failure an engine error describes.
+    /// - Parameter error: the engine's error.
+    public init(_ error: FirmwareUpgradeError) {
+        var message = error.message
+        if let cause = error.cause { message += " (\(cause))" }
+        self.init(code: "\(error.code)", state: error.state.rawValue, message: message)
+    }
+}
+
+/// How one upgrade attempt of a device ended, as the rollout sees it.
+public enum AttemptResult: Sendable, Hashable {
+    /// The device runs the image; verified.
+    case upgraded(versionBefore: String?, versionAfter: String?, uploadedBytes: Int)
+    /// The device already ran the image, confirmed; nothing was uploaded.
+    case alreadyCurrent(version: String?)
+    /// The device refused, or the outcome was not what the mode promised: never retried.
+    case failed(AttemptFailure)
+    /// The link failed: retried with back-off. `reached`: the device answered at least once
+    /// (otherwise, with the retries spent, it is unreachable).
+    case linkFailed(AttemptFailure, reached: Bool)
+    /// The attempt was cancelled (an interruption): the device is planned again next time.
+    case interrupted
+
+    /// Classifies an engine error: link failures are retried (and a device that never answered is
+    /// unreachable), cancellations are interruptions, everything else — a refusal, a failed
+    /// verification, an unusable package — is a failure that no retry can mend.
+    /// - Parameter error: the engine's error.
+    public init(_ error: FirmwareUpgradeError) {
+        switch error.code.category {
+        case .link:
+            // The engine's first request is the parameters read: a link failure there means the
+            // device never answered.
+            let reached = !(error.code == .linkFailed && [.idle, .requestingParameters].contains(error.state))
+            self = .linkFailed(AttemptFailure(error), reached: reached)
+        case .cancelled:
+            self = .interrupted
+        case .deviceRefused, .outcome, .input:
+            self = .failed(AttemptFailure(error))
+        }
+    }
+}

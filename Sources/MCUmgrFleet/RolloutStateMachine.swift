@@ -1,0 +1,299 @@
+import Foundation
+
+/// Every decision of a rollout on one host, as a value: feed it what happened (``Input``) and the
+/// time, it answers what to do (``Action``s). No I/O, no clock, no waiting of its own: the driver
+/// starts the upgrades it names, reports how each ended, and wakes it for retries; table tests
+/// drive it directly.
+///
+/// Policies it holds (``RolloutPolicy``):
+/// - devices already running the image end ``DeviceRecord/Status/alreadyCurrent`` (the engine
+///   reads the image list first and uploads nothing); in the canary they do not count, and the
+///   next device takes their place;
+/// - a canary of N devices goes first, alone; any canary failure halts the rollout (a canary
+///   that never answered is replaced: nothing was written to it, and it counts against the budget);
+/// - waves start in order, each only when every device of the waves before it has ended, within
+///   the budget;
+/// - one failure more than the budget allows halts: nothing new starts, upgrades in flight finish
+///   (nothing is cancelled mid-swap), devices never started end ``DeviceRecord/Status/skipped``;
+/// - an attempt that failed on the link is started again after a back-off, up to
+///   ``RolloutPolicy/linkRetries`` times; a refusal or a failed verification never is;
+/// - an interruption starts nothing new; the upgrades in flight end as the driver cancels them,
+///   and their devices stay pending, to be planned again from their own image list next time.
+public struct RolloutStateMachine: Sendable {
+    /// Where the rollout is, each state with its own data.
+    public enum State: Sendable, Hashable {
+        /// Not started.
+        case idle
+        /// Starting devices as the gates allow; the phase last announced.
+        case rolling(RolloutPhase?)
+        /// Halted: no new starts; the upgrades in flight finish.
+        case halted(RolloutGates.HaltReason)
+        /// Interrupted: no new starts; the upgrades in flight are being cancelled.
+        case interrupted
+        /// Ended.
+        case finished(RolloutOutcome)
+    }
+
+    /// What happened.
+    public enum Input: Sendable, Hashable {
+        /// Begin (or resume) the rollout.
+        case start
+        /// An upgrade attempt of a device ended.
+        case ended(device: String, AttemptResult)
+        /// A retry's back-off may have passed: look again.
+        case wake
+        /// The user interrupted (Ctrl-C).
+        case interrupt
+    }
+
+    /// What the driver does.
+    public enum Action: Sendable, Hashable {
+        /// A phase begins (the canary, a wave).
+        case enterPhase(RolloutPhase)
+        /// Start an upgrade of the device (its `attempt`-th, 1-based) and report how it ends.
+        case start(device: String, attempt: Int, phase: RolloutPhase)
+        /// The device failed on the link and starts again at this time; send ``Input/wake`` then.
+        case retry(device: String, at: Date, AttemptFailure)
+        /// No device starts from now on.
+        case halt(RolloutGates.HaltReason)
+        /// The rollout is over.
+        case finish(RolloutOutcome)
+    }
+
+    /// The policy in force.
+    public let policy: RolloutPolicy
+    /// This host's name: devices tied to other hosts (their `host` label) are not started here.
+    public let worker: String
+    /// Every device, in inventory order.
+    public private(set) var records: [DeviceRecord]
+    /// Where the rollout is.
+    public private(set) var state: State = .idle
+    private var indexByID: [String: Int] = [:]
+
+    /// Creates a machine from the devices' records: new ones pending, or those of an earlier run
+    /// (a device caught running by a crash is pending again, to be planned from its own list).
+    /// - Parameters:
+    ///   - records: every device, in inventory order.
+    ///   - policy: the policy.
+    ///   - worker: this host's name.
+    public init(records: [DeviceRecord], policy: RolloutPolicy, worker: String) {
+        self.policy = policy
+        self.worker = worker
+        self.records = records.map { record in
+            var record = record
+            if record.status == .running { record.status = .pending }
+            return record
+        }
+        for (index, record) in self.records.enumerated() { indexByID[record.id] = index }
+    }
+
+    /// The record of a device.
+    public func record(_ id: String) -> DeviceRecord? { indexByID[id].map { records[$0] } }
+
+    /// Feeds an input; returns what to do, in order.
+    /// - Parameters:
+    ///   - input: what happened.
+    ///   - now: the time.
+    public mutating func handle(_ input: Input, at now: Date) -> [Action] {
+        switch (state, input) {
+        case (.finished, _):
+            return []
+        case (.idle, .start):
+            skipDevicesOfOtherHosts(at: now)
+            state = .rolling(nil)
+            return advance(at: now)
+        case (.idle, _):
+            return []
+        case (_, .start):
+            return []
+        case (_, .ended(let device, let result)):
+            return ended(device, result, at: now)
+        case (_, .wake):
+            return advance(at: now)
+        case (_, .interrupt):
+            if case .rolling = state { state = .interrupted }
+            if case .halted = state { state = .interrupted }
+            return finishIfIdle(at: now)
+        }
+    }
+
+    private mutating func ended(_ id: String, _ result: AttemptResult, at now: Date) -> [Action] {
+        guard let index = indexByID[id], records[index].status == .running else { return [] }
+        var actions: [Action] = []
+        records[index].endedAt = now
+        switch result {
+        case .upgraded(let before, let after, let bytes):
+            records[index].status = .upgraded
+            records[index].versionBefore = before ?? records[index].versionBefore
+            records[index].versionAfter = after
+            records[index].uploadedBytes += bytes
+            records[index].failure = nil
+        case .alreadyCurrent(let version):
+            records[index].versionAfter = version
+            if finishedEarlierAttempt(records[index]) {
+                // An attempt this rollout began (cut by a crash or an interruption) got there.
+                records[index].status = .upgraded
+            } else {
+                records[index].status = .alreadyCurrent
+                records[index].versionBefore = version
+                // In the canary it proves nothing about the image: the next device takes its place.
+                if records[index].phase == .canary { records[index].phase = nil }
+            }
+            records[index].failure = nil
+        case .failed(let failure):
+            records[index].status = .failed
+            records[index].failure = failure
+        case .linkFailed(let failure, let reached):
+            actions += linkFailed(index, failure, reached: reached, at: now)
+        case .interrupted:
+            records[index].status = .pending
+            records[index].endedAt = nil
+        }
+        return actions + advance(at: now)
+    }
+
+    /// Whether an earlier attempt of this rollout may have installed the image: it reached the
+    /// device and was cut short (a crash leaves no failure; a link failure after an answer).
+    private func finishedEarlierAttempt(_ record: DeviceRecord) -> Bool {
+        guard record.attempts > 1 else { return false }
+        return record.failure.map(\.deviceAnswered) ?? true
+    }
+
+    private mutating func linkFailed(_ index: Int, _ failure: AttemptFailure, reached: Bool, at now: Date) -> [Action] {
+        records[index].linkFailures += 1
+        records[index].failure = failure
+        // An unreached canary wrote nothing: it proves nothing, and the next device replaces it.
+        if !reached, records[index].phase == .canary { records[index].phase = nil }
+        guard records[index].linkFailures <= policy.linkRetries else {
+            records[index].status = reached ? .failed : .unreachable
+            return []
+        }
+        // Pending again; a halt ends it with this failure, an interruption leaves it for next time.
+        records[index].status = .pending
+        records[index].endedAt = nil
+        guard case .rolling = state else { return [] }
+        let at = now.addingTimeInterval(Self.seconds(policy.backoff(afterFailures: records[index].linkFailures)))
+        records[index].notBefore = at
+        return [.retry(device: records[index].id, at: at, failure)]
+    }
+
+    /// Starts what the gates allow, or halts, or finishes.
+    private mutating func advance(at now: Date) -> [Action] {
+        guard case .rolling = state else { return finishIfIdle(at: now) }
+        let verdict = RolloutGates.verdict(records, policy: policy)
+        if case .halted(let reason) = verdict {
+            state = .halted(reason)
+            return [.halt(reason)] + finishIfIdle(at: now)
+        }
+        var actions: [Action] = []
+        let starts = RolloutGates.starts(records, policy: policy, worker: worker, now: now)
+        for (index, phase) in starts {
+            if case .rolling(let current) = state, current != phase {
+                state = .rolling(phase)
+                actions.append(.enterPhase(phase))
+            }
+            records[index].status = .running
+            records[index].phase = phase
+            records[index].attempts += 1
+            records[index].startedAt = now
+            records[index].notBefore = nil
+            records[index].worker = worker
+            actions.append(.start(device: records[index].id, attempt: records[index].attempts, phase: phase))
+        }
+        return actions + finishIfIdle(at: now)
+    }
+
+    /// Ends the rollout once nothing runs and nothing more can start.
+    private mutating func finishIfIdle(at now: Date) -> [Action] {
+        guard !records.contains(where: { $0.status == .running }) else { return [] }
+        switch state {
+        case .rolling:
+            let waiting = records.contains { $0.status == .pending }
+            guard !waiting || RolloutGates.nextRetry(records, worker: worker, after: now) == nil else { return [] }
+            if waiting { endPending(at: now, reason: nil) }
+        case .halted(let reason):
+            endPending(at: now, reason: reason)
+        case .interrupted, .idle, .finished:
+            break
+        }
+        let outcome = RolloutOutcome(records: records, halt: haltReason, interrupted: state == .interrupted)
+        state = .finished(outcome)
+        return [.finish(outcome)]
+    }
+
+    private var haltReason: RolloutGates.HaltReason? {
+        if case .halted(let reason) = state { return reason }
+        return nil
+    }
+
+    /// Devices that will not start: those attempted end with their last failure, the others
+    /// are skipped.
+    private mutating func endPending(at now: Date, reason: RolloutGates.HaltReason?) {
+        for index in records.indices where records[index].status == .pending {
+            if let failure = records[index].failure, records[index].linkFailures > 0 {
+                records[index].status = failure.deviceAnswered ? .failed : .unreachable
+            } else {
+                records[index].status = .skipped
+                let why = reason.map { "the rollout halted: \($0)" } ?? "never startable"
+                records[index].failure = AttemptFailure(code: "skipped", state: "pending", message: why)
+            }
+            records[index].notBefore = nil
+            records[index].endedAt = now
+        }
+    }
+
+    private mutating func skipDevicesOfOtherHosts(at now: Date) {
+        for index in records.indices where !records[index].isReachable(from: worker) && !records[index].status.isFinal {
+            records[index].status = .skipped
+            records[index].endedAt = now
+            let hosts = records[index].hosts?.joined(separator: ",") ?? ""
+            records[index].failure = AttemptFailure(
+                code: "skipped",
+                state: "pending",
+                message: "tied to host \(hosts); this worker is \(worker)"
+            )
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let parts = duration.components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
+}
+
+/// How a rollout ended: every device's record, and why it stopped early, if it did.
+public struct RolloutOutcome: Sendable, Hashable {
+    /// Every device, in inventory order.
+    public var records: [DeviceRecord]
+    /// Why it halted, if it did.
+    public var halt: RolloutGates.HaltReason?
+    /// Whether it was interrupted (devices not ended are left pending, to resume).
+    public var interrupted: Bool
+
+    /// Creates an outcome.
+    public init(records: [DeviceRecord], halt: RolloutGates.HaltReason?, interrupted: Bool) {
+        self.records = records
+        self.halt = halt
+        self.interrupted = interrupted
+    }
+
+    /// Devices per status.
+    public var counts: [DeviceRecord.Status: Int] {
+        var counts: [DeviceRecord.Status: Int] = [:]
+        for record in records { counts[record.status, default: 0] += 1 }
+        return counts
+    }
+
+    /// Whether every device runs the image (upgraded or already current).
+    public var isSuccess: Bool {
+        !interrupted && halt == nil && records.allSatisfy { $0.status == .upgraded || $0.status == .alreadyCurrent }
+    }
+}
+
+extension AttemptFailure {
+    /// Whether the device answered before the failure (a link failure before any answer means
+    /// the device is unreachable).
+    public var deviceAnswered: Bool {
+        !(code == "link failed" && (state == "idle" || state == "requesting-parameters"))
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import MCUmgrConnect
+
+/// What identifies a rollout in a store: the image and the mode. Running the same command again
+/// (same file, same mode) resumes it; another image or mode is another rollout.
+public struct RolloutDescription: Sendable, Hashable {
+    /// The rollout's identity: the first 16 hex digits of the package's SHA-256, and the mode.
+    public var id: String
+    /// The package's file name, for people.
+    public var file: String
+    /// The upgrade mode.
+    public var mode: String
+    /// The package's image versions, for people.
+    public var versions: [String]
+
+    /// Creates a description.
+    /// - Parameters:
+    ///   - id: the identity.
+    ///   - file: the package's file name.
+    ///   - mode: the upgrade mode.
+    ///   - versions: the image versions.
+    public init(id: String, file: String, mode: String, versions: [String]) {
+        self.id = id
+        self.file = file
+        self.mode = mode
+        self.versions = versions
+    }
+}
+
+/// Where a rollout's state lives, so that it survives the process: which devices are done,
+/// failed, in progress, with attempts, errors, times and versions.
+public protocol RolloutStore: Sendable {
+    /// Opens a rollout, or resumes the one with the same identity: every inventory device gets a
+    /// record (new devices pending; earlier records kept, in the inventory's order). Skipped
+    /// devices are pending again; failed and unreachable ones only with `retryFailed`.
+    /// - Parameters:
+    ///   - rollout: the rollout.
+    ///   - devices: the inventory, in order.
+    ///   - retryFailed: start failed and unreachable devices again.
+    /// - Returns: the records, in inventory order.
+    /// - Throws: ``RolloutStoreError`` when the store cannot be read or written.
+    func prepare(_ rollout: RolloutDescription, devices: [Inventory.Device], retryFailed: Bool) async throws
+        -> [DeviceRecord]
+
+    /// Writes records of a rollout.
+    /// - Parameters:
+    ///   - records: the records that changed.
+    ///   - rollout: the rollout's identity.
+    /// - Throws: ``RolloutStoreError`` when the store cannot be written.
+    func save(_ records: [DeviceRecord], rollout: String) async throws
+
+    /// The rollout last prepared (or the one named), with its records.
+    /// - Parameter id: a rollout's identity, or `nil` for the latest.
+    /// - Returns: the rollout and its records, or `nil` when the store holds none.
+    /// - Throws: ``RolloutStoreError`` when the store cannot be read.
+    func rollout(_ id: String?) async throws -> (RolloutDescription, [DeviceRecord])?
+
+    /// Releases the store.
+    func close() async
+}
+
+/// A store that cannot be used, with what to try.
+public struct RolloutStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What failed.
+    public var message: String
+    /// Creates an error.
+    /// - Parameter message: what failed.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension DeviceRecord {
+    /// The record as prepared for a new run: skipped devices pending again, failed ones only when
+    /// asked, and the inventory's current URL, position and labels.
+    func prepared(for device: Inventory.Device, position: Int, retryFailed: Bool) -> DeviceRecord {
+        var record = self
+        record.url = device.url.description
+        record.position = position
+        record.labels = device.labels
+        if record.status == .skipped || (retryFailed && record.status.isFailure) {
+            record.status = .pending
+            record.notBefore = nil
+            record.linkFailures = 0
+            record.failure = nil
+            // A retried device is not a canary that failed any more.
+            if record.phase == .canary { record.phase = nil }
+        }
+        return record
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import MCUmgrConnect
+import Logging
+import SQLiteNIO
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A rollout's state in a SQLite file: the default store, for one host.
+///
+/// SQLite comes with the package (sqlite-nio builds its own copy), so no system library or `-dev`
+/// package is needed. One process at a time: a second `mcumgr fleet` on the same file is refused
+/// while the first runs (an advisory lock on `PATH.lock`, released by the system when the process
+/// ends, however it ends).
+public actor SQLiteRolloutStore: RolloutStore {
+    private let connection: SQLiteConnection
+    private let path: String
+    private var lockDescriptor: Int32 = -1
+
+    /// Opens (creating if needed) the state file.
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - exclusive: hold the file's lock (a rollout that writes); `false` for reading (status).
+    /// - Throws: ``RolloutStoreError`` when the file cannot be opened, is not a rollout state file,
+    ///   or another process holds it.
+    public init(path: String, exclusive: Bool = true) async throws {
+        self.path = path
+        let descriptor = exclusive ? try Self.lock(path + ".lock") : -1
+        do {
+            let connection = try await SQLiteConnection.open(
+                storage: .file(path: path),
+                logger: Logger(label: "mcumgr.fleet.sqlite")
+            )
+            _ = try await connection.query("PRAGMA busy_timeout = 5000")
+            for statement in Self.schema { _ = try await connection.query(statement) }
+            self.connection = connection
+        } catch {
+            if descriptor >= 0 { closeDescriptor(descriptor) }
+            throw RolloutStoreError("\(path): not a usable rollout state file (\(error))")
+        }
+        lockDescriptor = descriptor
+    }
+
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS rollouts (id TEXT PRIMARY KEY, file TEXT NOT NULL, mode TEXT NOT NULL,
+            versions TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS devices (rollout TEXT NOT NULL, id TEXT NOT NULL, url TEXT NOT NULL,
+            position INTEGER NOT NULL, labels TEXT NOT NULL, status TEXT NOT NULL, phase TEXT,
+            attempts INTEGER NOT NULL, link_failures INTEGER NOT NULL, not_before REAL,
+            failure_code TEXT, failure_state TEXT, failure_message TEXT, version_before TEXT,
+            version_after TEXT, started_at REAL, ended_at REAL, worker TEXT, uploaded_bytes INTEGER NOT NULL,
+            PRIMARY KEY (rollout, id))
+        """,
+    ]
+
+    private static func lock(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw RolloutStoreError("\(path): cannot create the lock file (\(String(cString: strerror(errno))))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            closeDescriptor(descriptor)
+            throw RolloutStoreError(
+                "another mcumgr fleet process runs a rollout on this state file; wait for it, or share a rollout across processes with --state postgres://…"
+            )
+        }
+        return descriptor
+    }
+
+    public func prepare(_ rollout: RolloutDescription, devices: [Inventory.Device], retryFailed: Bool) async throws
+        -> [DeviceRecord]
+    {
+        let now = Date().timeIntervalSince1970
+        try await run(
+            """
+            INSERT INTO rollouts (id, file, mode, versions, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+            ON CONFLICT(id) DO UPDATE SET updated_at = ?5, file = ?2
+            """,
+            [.text(rollout.id), .text(rollout.file), .text(rollout.mode), .text(rollout.versions.joined(separator: ",")),
+             .float(now)]
+        )
+        let existing = Dictionary(
+            try await records(rollout.id).map { ($0.id, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        var records: [DeviceRecord] = []
+        for (position, device) in devices.enumerated() {
+            let fresh = DeviceRecord(id: device.id, url: device.url.description, position: position, labels: device.labels)
+            records.append((existing[device.id] ?? fresh).prepared(for: device, position: position, retryFailed: retryFailed))
+        }
+        try await save(records, rollout: rollout.id)
+        return records
+    }
+
+    public func save(_ records: [DeviceRecord], rollout: String) async throws {
+        guard !records.isEmpty else { return }
+        try await run("BEGIN IMMEDIATE", [])
+        do {
+            for record in records { try await run(Self.upsert, Self.binds(record, rollout: rollout)) }
+            try await run("COMMIT", [])
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    static let upsert = """
+        INSERT OR REPLACE INTO devices (rollout, id, url, position, labels, status, phase, attempts, link_failures,
+            not_before, failure_code, failure_state, failure_message, version_before, version_after, started_at,
+            ended_at, worker, uploaded_bytes)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+        """
+
+    public func rollout(_ id: String?) async throws -> (RolloutDescription, [DeviceRecord])? {
+        let rows = try await query(
+            id == nil
+                ? "SELECT * FROM rollouts ORDER BY updated_at DESC LIMIT 1" : "SELECT * FROM rollouts WHERE id = ?1",
+            id.map { [.text($0)] } ?? []
+        )
+        guard let row = rows.first, let rolloutID = row.column("id")?.string else { return nil }
+        let description = RolloutDescription(
+            id: rolloutID,
+            file: row.column("file")?.string ?? "",
+            mode: row.column("mode")?.string ?? "",
+            versions: (row.column("versions")?.string ?? "").split(separator: ",").map(String.init)
+        )
+        return (description, try await records(rolloutID))
+    }
+
+    public func close() async {
+        try? await connection.close()
+        if lockDescriptor >= 0 {
+            closeDescriptor(lockDescriptor)
+            lockDescriptor = -1
+        }
+    }
+
+    private func records(_ rollout: String) async throws -> [DeviceRecord] {
+        let rows = try await query("SELECT * FROM devices WHERE rollout = ?1 ORDER BY position", [.text(rollout)])
+        return try rows.map(Self.record)
+    }
+
+    private func run(_ sql: String, _ binds: [SQLiteData]) async throws {
+        _ = try await query(sql, binds)
+    }
+
+    private func query(_ sql: String, _ binds: [SQLiteData]) async throws -> [SQLiteRow] {
+        do {
+            return try await connection.query(sql, binds)
+        } catch {
+            throw RolloutStoreError("\(path): \(error)")
+        }
+    }
+
+    static func binds(_ record: DeviceRecord, rollout: String) -> [SQLiteData] {
+        func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
+        func time(_ value: Date?) -> SQLiteData { value.map { .float($0.timeIntervalSince1970) } ?? .null }
+        return [
+            .text(rollout), .text(record.id), .text(record.url), .integer(record.position),
+            .text(StoredLabels.encode(record.labels)), .text(record.status.rawValue), text(record.phase?.description),
+            .integer(record.attempts), .integer(record.linkFailures), time(record.notBefore),
+            text(record.failure?.code), text(record.failure?.state), text(record.failure?.message),
+            text(record.versionBefore), text(record.versionAfter), time(record.startedAt), time(record.endedAt),
+            text(record.worker), .integer(record.uploadedBytes),
+        ]
+    }
+
+    static func record(_ row: SQLiteRow) throws -> DeviceRecord {
+        func string(_ name: String) -> String? { row.column(name).flatMap { $0.isNull ? nil : $0.string } }
+        func int(_ name: String) -> Int { row.column(name)?.integer.map { Int($0) } ?? 0 }
+        func time(_ name: String) -> Date? {
+            row.column(name).flatMap { $0.isNull ? nil : $0.double }.map(Date.init(timeIntervalSince1970:))
+        }
+        guard let id = string("id"), let url = string("url"), let statusText = string("status"),
+            let status = DeviceRecord.Status(rawValue: statusText)
+        else { throw RolloutStoreError("a device row of the state file is damaged: \(row)") }
+        var record = DeviceRecord(id: id, url: url, position: int("position"), labels: StoredLabels.decode(string("labels")))
+        record.status = status
+        record.phase = string("phase").flatMap(RolloutPhase.init)
+        record.attempts = int("attempts")
+        record.linkFailures = int("link_failures")
+        record.notBefore = time("not_before")
+        if let code = string("failure_code") {
+            record.failure = AttemptFailure(
+                code: code,
+                state: string("failure_state") ?? "",
+                message: string("failure_message") ?? ""
+            )
+        }
+        record.versionBefore = string("version_before")
+        record.versionAfter = string("version_after")
+        record.startedAt = time("started_at")
+        record.endedAt = time("ended_at")
+        record.worker = string("worker")
+        record.uploadedBytes = int("uploaded_bytes")
+        return record
+    }
+}
+
+/// Labels stored as one text column: JSON, keys sorted.
+enum StoredLabels {
+    static func encode(_ labels: [String: String]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? encoder.encode(labels)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
+    }
+
+    static func decode(_ text: String?) -> [String: String] {
+        guard let data = text?.data(using: .utf8) else { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
+    }
+}
+
+/// `close(2)`, named apart from the store's `close()`.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}

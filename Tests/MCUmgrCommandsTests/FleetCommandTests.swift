@@ -1,0 +1,179 @@
+import Foundation
+import MCUboot
+import SMPSimulator
+import SMPTestSupport
+import Testing
+
+@testable import MCUmgrCommands
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `mcumgr fleet` and `mcumgr simulator --count`, in-process and as real processes.
+@Suite(.serialized) struct FleetCommandTests {
+    static func fleetFiles(_ scratch: Scratch, inventory: String) throws -> (image: String, inventory: String, state: String) {
+        let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 8 * 1024))
+        return (image, try scratch.file("fleet.txt", Data(inventory.utf8)), scratch.missing("state.sqlite"))
+    }
+
+    @Test func upgradesAnInventoryPrintsATableAndStatusReadsItBack() async throws {
+        let fleet = try await SimulatedFleet(count: 3)
+        defer { Task { await fleet.stop() } }
+        let scratch = Scratch()
+        let files = try Self.fleetFiles(scratch, inventory: fleet.inventory)
+        let result = await CLI.run(["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = CLI.lines(result.stdout)
+        #expect(lines.first?.hasPrefix("DEVICE") == true, "\(result.stdout)")
+        #expect(lines.filter { $0.contains(" upgraded ") && $0.contains("1.0.0→2.0.0") }.count == 3, "\(result.stdout)")
+        #expect(lines.last == "3 upgraded", "\(result.stdout)")
+        #expect(CLI.lines(result.stderr).contains { $0.hasPrefix("sim-001: upgraded 1.0.0 → 2.0.0") }, "\(result.stderr)")
+
+        let status = await CLI.run(["fleet", "status", "--state", files.state, "--json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        let json = try CLI.json(status.stdout)
+        let devices = try #require(json["devices"] as? [[String: Any]])
+        #expect(devices.map { $0["status"] as? String } == ["upgraded", "upgraded", "upgraded"])
+        #expect((json["counts"] as? [String: Any])?["upgraded"] as? Int == 3)
+    }
+
+    @Test func jsonIsOneObjectPerDeviceEventThenASummaryAndAFailureExitsThree() async throws {
+        let fleet = try await SimulatedFleet(count: 2)
+        defer { Task { await fleet.stop() } }
+        await fleet.members[1].device.inject(.refuseUploads(returnCode: 10))
+        let scratch = Scratch()
+        let files = try Self.fleetFiles(scratch, inventory: fleet.inventory)
+        let result = await CLI.run([
+            "fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state, "--json",
+        ])
+        #expect(result.status == 3, "\(result.stderr)")
+        let objects = try CLI.jsonLines(result.stdout)
+        let ended = objects.filter { $0["event"] as? String == "ended" }
+        #expect(ended.map { $0["device"] as? String } .sorted { ($0 ?? "") < ($1 ?? "") } == ["sim-001", "sim-002"])
+        let refused = try #require(ended.first { $0["device"] as? String == "sim-002" })
+        #expect(refused["status"] as? String == "failed")
+        #expect((refused["error"] as? [String: Any])?["code"] as? String == "device rejected")
+        let summary = try #require(objects.dropLast().last)
+        #expect(summary["event"] as? String == "summary", "\(result.stdout)")
+        #expect(((summary["counts"] as? [String: Any])?["failed"] as? Int) == 1)
+        #expect((objects.last?["error"] as? [String: Any])?["status"] as? Int == 3)
+        CLI.expectOneErrorLine(result)
+    }
+
+    @Test(arguments: [
+        (["fleet", "upgrade", "x.bin"], Int32(64), "--inventory"),
+        (["fleet", "upgrade", "x.bin", "--conn", "udp://a", "--waves", "50%,10%"], 64, "must grow"),
+        (["fleet", "upgrade", "x.bin", "--conn", "udp://a", "--max-failures", "ten"], 64, "not a number"),
+        (["fleet", "upgrade", "x.bin", "--conn", "udp://a", "--parallel", "0"], 64, "--parallel"),
+        (["fleet", "upgrade", "/nonexistent/x.bin", "--conn", "udp://a"], 66, "x.bin"),
+    ])
+    func refusesBadCommandLines(arguments: [String], status: Int32, fragment: String) async {
+        let result = await CLI.run(arguments)
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(result.stderr.contains(fragment), "\(result.stderr)")
+        CLI.expectOneErrorLine(result)
+    }
+
+    @Test func aBadInventoryLineIsNamedWithStatus65() async throws {
+        let scratch = Scratch()
+        let files = try Self.fleetFiles(scratch, inventory: "udp://127.0.0.1:1 a\nudp://fe80::1]:5 b\n")
+        let result = await CLI.run(["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("fleet.txt: line 2: "), "\(result.stderr)")
+        CLI.expectOneErrorLine(result)
+    }
+
+    @Test func statusWithoutStateSaysSo() async {
+        let result = await CLI.run(["fleet", "status", "--state", "/nonexistent/state.sqlite"])
+        #expect(result.status == 66, "\(result.stderr)")
+        CLI.expectOneErrorLine(result)
+    }
+
+    /// `mcumgr simulator --count` prints an inventory; `--stats` at exit says what each device
+    /// received — here, what a fleet upgrade of those devices sent.
+    @Test func theSimulatedFleetPrintsAnInventoryAndItsCountersAtExit() async throws {
+        let mcumgr = try EntryTests.executable()
+        let scratch = Scratch()
+        let stats = scratch.missing("stats.json")
+        let simulator = RunningProcess(
+            mcumgr,
+            ["simulator", "--udp", "127.0.0.1:0", "--count", "4", "--fault-share", "25%", "--fault-seed", "5", "--stats", stats],
+            timeout: EntryTests.processBound
+        )
+        defer { simulator.stop() }
+        let announced = try await simulator.waitForOutput(timeout: EntryTests.outputBound) { out, _ in
+            CLI.lines(out).count == 4
+        }
+        try #require(announced, "\(simulator.output)")
+        let inventory = simulator.output.stdout
+        #expect(CLI.lines(inventory).allSatisfy { $0.hasPrefix("udp://127.0.0.1:") }, "\(inventory)")
+        #expect(CLI.lines(inventory).filter { $0.contains(" fault=") }.count == 1, "\(inventory)")
+        let files = try Self.fleetFiles(scratch, inventory: inventory)
+        let upgrade = RunningProcess(
+            mcumgr,
+            ["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state, "--timeout", "1",
+             "--retries", "1", "--link-retries", "0"],
+            timeout: EntryTests.processBound
+        )
+        let ended = try await upgrade.finished()
+        #expect(ended.status == 0 || ended.status == 3, "\(ended.stderr)")
+        simulator.send(SIGINT)
+        let served = try await simulator.finished()
+        #expect(served.status == 0, "\(served.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: stats))
+        let entries = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        #expect(entries.count == 4)
+        for entry in entries {
+            let counters = try #require(entry["counters"] as? [String: Any])
+            let name = entry["name"] as? String ?? "?"
+            let status = CLI.lines(ended.stdout).first { $0.hasPrefix(name + " ") } ?? ""
+            if status.contains(" upgraded ") {
+                #expect(counters["uploads_started"] as? Int ?? 0 >= 1, "\(entry)")
+                #expect(counters["image_bytes_received"] as? Int ?? 0 >= 8 * 1024 - 64, "\(entry)")
+                #expect(counters["resets"] as? Int == 1, "\(entry)")
+            }
+        }
+    }
+
+    /// SIGKILL mid-rollout, then the same command: it finishes, and by the devices' own counters
+    /// nobody was uploaded to from scratch twice (the second run resumed the uploads caught).
+    @Test func aKilledRolloutResumesWithoutUploadingAnyDeviceFromScratchTwice() async throws {
+        let mcumgr = try EntryTests.executable()
+        var configuration = SimulatedDevice.Configuration.udp
+        configuration.linkLatency = .milliseconds(20)
+        let fleet = try await SimulatedFleet(count: 24, configuration: configuration)
+        defer { Task { await fleet.stop() } }
+        let scratch = Scratch()
+        let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 128 * 1024))
+        let inventory = try scratch.file("fleet.txt", Data(fleet.inventory.utf8))
+        let state = scratch.missing("state.sqlite")
+        let command = ["fleet", "upgrade", image, "--inventory", inventory, "--state", state, "--parallel", "6", "--json"]
+        let first = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        defer { first.stop() }
+        // Killed once some devices ended and others are mid-upload: bounded by events, not time.
+        let midway = try await first.waitForOutput(timeout: .seconds(300)) { out, _ in
+            out.components(separatedBy: "\"event\":\"ended\"").count > 4
+                && out.components(separatedBy: "\"event\":\"progress\"").count > 40
+        }
+        try #require(midway, "\(first.output)")
+        first.send(SIGKILL)
+        let killed = try await first.finished()
+        #expect(killed.status != 0)
+        let caught = await fleet.counters().filter { $0.counters.uploadsStarted == 1 }.count
+        #expect(caught < 24, "the kill came before the end")
+
+        let second = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        defer { second.stop() }
+        let resumed = try await second.finished()
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        for entry in await fleet.counters() {
+            #expect(entry.counters.uploadsStarted == 1, "\(entry.name) was uploaded to from scratch \(entry.counters.uploadsStarted) times")
+            #expect(entry.counters.resets == 1, "\(entry.name) was reset \(entry.counters.resets) times")
+        }
+        let summary = try #require(try CLI.jsonLines(resumed.stdout).last)
+        #expect((summary["counts"] as? [String: Any])?["upgraded"] as? Int == 24, "\(resumed.stdout)")
+    }
+}

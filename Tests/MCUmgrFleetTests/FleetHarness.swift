@@ -1,0 +1,72 @@
+import Foundation
+import MCUboot
+import MCUmgr
+import MCUmgrDFU
+import MCUmgrFleet
+import SMPCore
+import SMPLink
+import SMPSimulator
+import Testing
+
+/// Runs rollouts against simulated fleets over UDP, in this process.
+enum FleetHarness {
+    /// A fresh path in a folder of its own under the temporary directory.
+    static func scratch(_ name: String) -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent(name).path
+    }
+
+    /// A device as the acceptance asks: 20 ms of latency each way, Zephyr's observed reset timing.
+    static func device(latency: Duration = .milliseconds(20)) -> SimulatedDevice.Configuration {
+        var configuration = SimulatedDevice.Configuration.udp
+        configuration.linkLatency = latency
+        return configuration
+    }
+
+    /// A package of one synthetic image of about `size` bytes, version 2.0.0.
+    static func package(size: Int) throws -> FirmwarePackage {
+        try FirmwarePackage(data: try BLEBenchmark.syntheticImage(size: size), fileName: "app-2.0.0.bin")
+    }
+
+    /// Clients that give a silent device up within seconds (a dead device costs each attempt
+    /// 2 × 2 s) but ride out a loaded machine.
+    static let client = SMPClient.Configuration(timeout: .seconds(2), retries: 1)
+
+    /// Runs a rollout to its end and returns its outcome and every event.
+    static func run(
+        _ package: FirmwarePackage,
+        fleet: SimulatedFleet,
+        policy: RolloutPolicy,
+        state: String,
+        retryFailed: Bool = false
+    ) async throws -> (outcome: RolloutOutcome, events: [FleetEvent]) {
+        let inventory = try Inventory(parsing: fleet.inventory)
+        let store = try await SQLiteRolloutStore(path: state)
+        let upgrade = FleetUpgrade(
+            policy: policy,
+            configuration: FirmwareUpgrade.Configuration(mode: .confirmOnly),
+            clientConfiguration: client,
+            worker: "test-host",
+            retryFailed: retryFailed
+        )
+        var events: [FleetEvent] = []
+        var outcome: RolloutOutcome?
+        do {
+            for try await event in upgrade.run(package, file: "app.bin", inventory: inventory, store: store) {
+                events.append(event)
+                if case .finished(let ended) = event { outcome = ended }
+            }
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        return (try #require(outcome), events)
+    }
+
+    /// Whether a device runs the image, confirmed, by its own image list.
+    static func runsConfirmed(_ hash: [UInt8], _ device: SimulatedDevice) async -> Bool {
+        await device.imageStates.contains { $0.hash == Data(hash) && $0.isActive && $0.isConfirmed }
+    }
+}

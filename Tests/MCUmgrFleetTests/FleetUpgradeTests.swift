@@ -1,0 +1,87 @@
+import Foundation
+import MCUboot
+import MCUmgrDFU
+import MCUmgrFleet
+import SMPSimulator
+import Testing
+
+/// Rollouts against simulated fleets over real UDP sockets, in this process. Bounded by events
+/// (the rollout's end), never by wall-clock timings.
+@Suite(.serialized) struct FleetUpgradeTests {
+    /// Every fault kind once among eight devices: healthy, slow and power-loss devices end
+    /// upgraded (their own image lists say so), the dead one unreachable, the refusing one failed
+    /// with the device's refusal; the second run of the same command touches no device.
+    @Test func everyFaultEndsAsItShouldAndASecondRunTouchesNothing() async throws {
+        let fleet = try await SimulatedFleet(
+            count: 8,
+            configuration: FleetHarness.device(latency: .milliseconds(5)),
+            faultShare: 0.5,
+            seed: 3
+        )
+        defer { Task { await fleet.stop() } }
+        let kinds = fleet.members.compactMap(\.fault)
+        try #require(Set(kinds) == Set(SimulatedFleet.FaultKind.allCases), "the draw gives every kind: \(kinds)")
+        let package = try FleetHarness.package(size: 24 * 1024)
+        let hash = try #require(package.images.first?.hash)
+        let state = FleetHarness.scratch("state.sqlite")
+        let policy = RolloutPolicy(maxFailures: .count(2), parallel: 8, linkRetries: 1, backoff: .milliseconds(200))
+        let (outcome, events) = try await FleetHarness.run(package, fleet: fleet, policy: policy, state: state)
+        for member in fleet.members {
+            let record = try #require(outcome.records.first { $0.id == member.name })
+            switch member.fault {
+            case nil, .slow, .powerLoss:
+                #expect(record.status == .upgraded, "\(member.name) \(String(describing: member.fault)): \(record)")
+                #expect(await FleetHarness.runsConfirmed(hash, member.device), "\(member.name)")
+                #expect(record.versionBefore == "1.0.0" && record.versionAfter == "2.0.0")
+            case .dead:
+                #expect(record.status == .unreachable, "\(record)")
+                #expect(record.attempts == 2 && record.failure?.code == "link failed", "\(record)")
+            case .refusing:
+                #expect(record.status == .failed, "\(record)")
+                #expect(record.attempts == 1 && record.failure?.code == "device rejected", "\(record)")
+            }
+            #expect(await member.device.stage == .application, "\(member.name) is left bootable")
+        }
+        let ended = events.compactMap { if case .ended(let record) = $0 { record.id } else { nil } }
+        #expect(ended.sorted() == fleet.members.map(\.name).sorted(), "one ended event per device")
+        #expect(outcome.halt == nil && !outcome.isSuccess)
+
+        let before = await fleet.counters()
+        let (again, _) = try await FleetHarness.run(package, fleet: fleet, policy: policy, state: state)
+        #expect(await fleet.counters() == before, "the second run sent nothing to any device")
+        #expect(again.records.map(\.status) == outcome.records.map(\.status))
+    }
+
+    /// A device that already runs the image is not uploaded to; `--retry-failed` starts the
+    /// failed ones again and only them.
+    @Test func alreadyCurrentDevicesGetNoUploadAndRetryFailedTouchesOnlyFailures() async throws {
+        let fleet = try await SimulatedFleet(count: 3, configuration: FleetHarness.device(latency: .zero))
+        defer { Task { await fleet.stop() } }
+        let package = try FleetHarness.package(size: 8 * 1024)
+        let state = FleetHarness.scratch("state.sqlite")
+        let first = try await FleetHarness.run(package, fleet: fleet, policy: RolloutPolicy(), state: state).outcome
+        #expect(first.records.map(\.status) == [.upgraded, .upgraded, .upgraded])
+        // A new state file: the devices already run the image.
+        let fresh = FleetHarness.scratch("state.sqlite")
+        let before = await fleet.counters()
+        let second = try await FleetHarness.run(package, fleet: fleet, policy: RolloutPolicy(), state: fresh).outcome
+        #expect(second.records.map(\.status) == [.alreadyCurrent, .alreadyCurrent, .alreadyCurrent])
+        let after = await fleet.counters()
+        #expect(zip(before, after).allSatisfy { $0.counters.uploadsStarted == $1.counters.uploadsStarted })
+        #expect(zip(before, after).allSatisfy { $0.counters.imageBytesReceived == $1.counters.imageBytesReceived })
+        #expect(zip(before, after).allSatisfy { $0.counters.resets == $1.counters.resets })
+    }
+
+    /// A canary that the device refuses halts the rollout: nobody else is started.
+    @Test func aRefusedCanaryHaltsTheRollout() async throws {
+        let fleet = try await SimulatedFleet(count: 4, configuration: FleetHarness.device(latency: .zero))
+        defer { Task { await fleet.stop() } }
+        await fleet.members[0].device.inject(.refuseUploads(returnCode: 10))
+        let package = try FleetHarness.package(size: 8 * 1024)
+        let state = FleetHarness.scratch("state.sqlite")
+        let outcome = try await FleetHarness.run(package, fleet: fleet, policy: RolloutPolicy(canary: 1), state: state).outcome
+        #expect(outcome.records.map(\.status) == [.failed, .skipped, .skipped, .skipped])
+        #expect(outcome.halt == .canaryFailed(device: "sim-001"))
+        for member in fleet.members.dropFirst() { #expect(await member.device.counters.requests == 0) }
+    }
+}
