@@ -84,9 +84,10 @@ public struct Inventory: Sendable, Hashable {
     public init(parsing text: String) throws(InventoryError) {
         var devices: [Device] = []
         var number = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: splitting on newlines takes both line ends.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             number += 1
-            var line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+            var line = rawLine
             if let comment = Self.commentStart(line) { line = line[..<comment] }
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard !words.isEmpty else { continue }

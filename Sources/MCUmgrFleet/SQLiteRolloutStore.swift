@@ -29,15 +29,18 @@ public actor SQLiteRolloutStore: RolloutStore {
     public init(path: String, exclusive: Bool = true) async throws {
         self.path = path
         let descriptor = exclusive ? try Self.lock(path + ".lock") : -1
+        var opened: SQLiteConnection?
         do {
             let connection = try await SQLiteConnection.open(
                 storage: .file(path: path),
                 logger: Logger(label: "mcumgr.fleet.sqlite")
             )
+            opened = connection
             _ = try await connection.query("PRAGMA busy_timeout = 5000")
             for statement in Self.schema { _ = try await connection.query(statement) }
             self.connection = connection
         } catch {
+            try? await opened?.close()
             if descriptor >= 0 { closeDescriptor(descriptor) }
             throw RolloutStoreError("\(path): not a usable rollout state file (\(error))")
         }

@@ -50,11 +50,20 @@ import Testing
         let (again, _) = try await FleetHarness.run(package, fleet: fleet, policy: policy, state: state)
         #expect(await fleet.counters() == before, "the second run sent nothing to any device")
         #expect(again.records.map(\.status) == outcome.records.map(\.status))
+
+        // With retryFailed, the failed and unreachable devices, and only they, are tried again.
+        let (retried, _) = try await FleetHarness.run(package, fleet: fleet, policy: policy, state: state, retryFailed: true)
+        let after = await fleet.counters()
+        for (index, member) in fleet.members.enumerated() {
+            let touched = after[index].counters.requests != before[index].counters.requests
+            #expect(touched == (member.fault == .refusing), "\(member.name) \(String(describing: member.fault))")
+        }
+        let dead = try #require(retried.records.first { $0.id == fleet.members.first { $0.fault == .dead }?.name })
+        #expect(dead.status == .unreachable && dead.attempts == 4, "\(dead)")
     }
 
-    /// A device that already runs the image is not uploaded to; `--retry-failed` starts the
-    /// failed ones again and only them.
-    @Test func alreadyCurrentDevicesGetNoUploadAndRetryFailedTouchesOnlyFailures() async throws {
+    /// A device that already runs the image is not uploaded to, nor reset.
+    @Test func alreadyCurrentDevicesGetNoUpload() async throws {
         let fleet = try await SimulatedFleet(count: 3, configuration: FleetHarness.device(latency: .zero))
         defer { Task { await fleet.stop() } }
         let package = try FleetHarness.package(size: 8 * 1024)

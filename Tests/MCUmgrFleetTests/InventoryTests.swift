@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("udp://a:1\nudp://fe80::1]:5\n", 2, "bracket"),
+        ("udp://a:1\nudp://fe80::1]:5\n", 2, "not an IPv6 address"),
         ("udp://a:1 x\nudp://b:1 x\n", 2, "'x' is named twice (first on line 1)"),
         ("udp://a:1\n\nudp://a:1 other\n", 3, "listed twice (first on line 1)"),
         ("udp://a:1 site=\n", 1, "label 'site' has no value"),
