@@ -39,7 +39,9 @@ struct FleetClientOptions: ParsableArguments {
     var verbose: Int
 
     mutating func validate() throws {
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard timeout > 0, timeout <= 3600 else {
+            throw ValidationError("--timeout must be between 0 and 3600 seconds")
+        }
         guard (0...100).contains(retries) else { throw ValidationError("--retries must be between 0 and 100") }
     }
 
@@ -90,19 +92,32 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
     @Option(help: "Cumulative shares of the fleet per wave, e.g. 10%,50%,100%.")
     var waves: String = "100%"
 
-    @Option(name: .customLong("max-failures"), help: "Failed or unreachable devices tolerated: N or P% (default: no limit).")
+    @Option(
+        name: .customLong("max-failures"),
+        help: "Failed or unreachable devices tolerated: N or P% (default: no limit)."
+    )
     var maxFailures: String?
 
-    @Option(help: "The rollout's state: a SQLite file (default ./mcumgr-fleet.sqlite) or postgres://… for several hosts.")
+    @Option(
+        help: "The rollout's state: a SQLite file (default ./mcumgr-fleet.sqlite) or postgres://… for several hosts."
+    )
     var state: String = FleetStatusCommand.defaultState
 
     @Flag(name: .customLong("retry-failed"), help: "Start failed and unreachable devices of an earlier run again.")
     var retryFailed = false
 
-    @Option(name: .customLong("link-retries"), parsing: .unconditional, help: "Restarts of a device's upgrade after a link failure.")
+    @Option(
+        name: .customLong("link-retries"),
+        parsing: .unconditional,
+        help: "Restarts of a device's upgrade after a link failure."
+    )
     var linkRetries: Int = 2
 
-    @Option(name: .customLong("ble-per-adapter"), parsing: .unconditional, help: "Bluetooth LE upgrades at once per adapter.")
+    @Option(
+        name: .customLong("ble-per-adapter"),
+        parsing: .unconditional,
+        help: "Bluetooth LE upgrades at once per adapter."
+    )
     var blePerAdapter: Int = 1
 
     @Option(help: "This worker's name, matched against devices' host= labels (default: the host name).")
@@ -118,7 +133,9 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
         guard (1...1024).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 1024") }
         guard canary >= 0 else { throw ValidationError("--canary must be 0 or more") }
         guard (0...100).contains(linkRetries) else { throw ValidationError("--link-retries must be between 0 and 100") }
-        guard (1...64).contains(blePerAdapter) else { throw ValidationError("--ble-per-adapter must be between 1 and 64") }
+        guard (1...64).contains(blePerAdapter) else {
+            throw ValidationError("--ble-per-adapter must be between 1 and 64")
+        }
         guard (0...100).contains(stepRetries) else { throw ValidationError("--step-retries must be between 0 and 100") }
         _ = try policy()
     }
@@ -159,7 +176,9 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
                 throw ValidationError("--conn \(error)")
             }
         }
-        guard !devices.isEmpty else { throw InputFileError(.badData, "\(inventory ?? "the inventory") lists no device") }
+        guard !devices.isEmpty else {
+            throw InputFileError(.badData, "\(inventory ?? "the inventory") lists no device")
+        }
         do {
             return try Inventory(devices: devices)
         } catch {
@@ -270,7 +289,10 @@ struct FleetStatusCommand: AsyncParsableCommand {
     func run() async throws {
         if !state.hasPrefix("postgres://") && !state.hasPrefix("postgresql://") {
             guard FileManager.default.fileExists(atPath: state) else {
-                throw InputFileError(.unreadable, "\(state): no rollout state here (run mcumgr fleet upgrade first, or give --state)")
+                throw InputFileError(
+                    .unreadable,
+                    "\(state): no rollout state here (run mcumgr fleet upgrade first, or give --state)"
+                )
             }
         }
         let store = try await Self.openStore(state, exclusive: false)

@@ -44,14 +44,22 @@ struct FleetProgressView {
         case .started(let record):
             records[record.id] = record
             inFlight[record.id] = (.idle, nil)
-            deviceEvent("started", record, text: "started (attempt \(record.attempts), \(record.phase?.description ?? ""))")
+            deviceEvent(
+                "started",
+                record,
+                text: "started (attempt \(record.attempts), \(record.phase?.description ?? ""))"
+            )
         case .upgrade(let device, let upgradeEvent):
             upgrade(device, upgradeEvent)
         case .retrying(let record, let at):
             records[record.id] = record
             inFlight[record.id] = nil
             let wait = max(0, at.timeIntervalSinceNow)
-            deviceEvent("retry", record, text: String(format: "link failed (%@); retrying in %.0f s", record.failure?.message ?? "", wait))
+            deviceEvent(
+                "retry",
+                record,
+                text: String(format: "link failed (%@); retrying in %.0f s", record.failure?.message ?? "", wait)
+            )
         case .ended(let record):
             records[record.id] = record
             inFlight[record.id] = nil
@@ -79,9 +87,13 @@ struct FleetProgressView {
             guard style != .terminal, step > lastStep[device, default: -1], let record = records[device] else { return }
             lastStep[device] = step
             if style == .json {
-                emitDevice("progress", record, extra: [
-                    ("percent", .int(Int64(step * 10))), ("rate", .double((progress.bytesPerSecond).rounded())),
-                ])
+                emitDevice(
+                    "progress",
+                    record,
+                    extra: [
+                        ("percent", .int(Int64(step * 10))), ("rate", .double((progress.bytesPerSecond).rounded())),
+                    ]
+                )
             }
         case .warning(let text):
             if let record = records[device] { deviceEvent("warning", record, text: text) }
@@ -138,7 +150,8 @@ struct FleetProgressView {
         if let lastDraw, now - lastDraw < .milliseconds(150) { return }
         lastDraw = now
         clearBlock()
-        var lines = inFlight.keys.sorted { (records[$0]?.position ?? 0) < (records[$1]?.position ?? 0) }.prefix(20).map {
+        var lines = inFlight.keys.sorted { (records[$0]?.position ?? 0) < (records[$1]?.position ?? 0) }.prefix(20).map
+        {
             device -> String in
             let entry = inFlight[device]
             var line = "  \(device)  \(entry?.state.rawValue ?? "")"
@@ -186,8 +199,10 @@ struct FleetProgressView {
             return
         }
         for line in Self.deviceTable(outcome.records) { Console.out(line) }
-        Console.out(Self.countsLine(outcome.records) + (outcome.halt.map { "; halted: \($0)" } ?? "")
-            + (outcome.interrupted ? "; interrupted" : ""))
+        Console.out(
+            Self.countsLine(outcome.records) + (outcome.halt.map { "; halted: \($0)" } ?? "")
+                + (outcome.interrupted ? "; interrupted" : "")
+        )
     }
 
     static func countsLine(_ records: [DeviceRecord]) -> String {
@@ -209,7 +224,8 @@ struct FleetProgressView {
             case .upgraded: version = "\(record.versionBefore ?? "?")→\(record.versionAfter ?? "?")"
             default: version = record.versionAfter ?? record.versionBefore ?? ""
             }
-            let detail = record.status == .upgraded || record.status == .alreadyCurrent
+            let detail =
+                record.status == .upgraded || record.status == .alreadyCurrent
                 ? "" : record.failure.map { "\($0.code) while \($0.state): \($0.message)" } ?? ""
             lines.append(
                 pad(record.id, width) + "  " + pad(record.status.rawValue, 15) + pad(version, 18)
@@ -220,7 +236,9 @@ struct FleetProgressView {
     }
 
     static func table(_ rollout: RolloutDescription, _ records: [DeviceRecord]) -> [String] {
-        ["rollout \(rollout.id): \(rollout.file) (\(rollout.mode)\(rollout.versions.isEmpty ? "" : ", " + rollout.versions.joined(separator: ", ")))"]
+        [
+            "rollout \(rollout.id): \(rollout.file) (\(rollout.mode)\(rollout.versions.isEmpty ? "" : ", " + rollout.versions.joined(separator: ", ")))"
+        ]
             + deviceTable(records) + [countsLine(records)]
     }
 
@@ -234,16 +252,23 @@ struct FleetProgressView {
             (
                 "error",
                 record.failure.map {
-                    .object([("code", .string($0.code)), ("state", .string($0.state)), ("message", .string($0.message))])
+                    .object([
+                        ("code", .string($0.code)), ("state", .string($0.state)), ("message", .string($0.message)),
+                    ])
                 } ?? .null
             ),
         ]
     }
 
     static func countsJSON(_ records: [DeviceRecord]) -> JSONValue {
-        .object(DeviceRecord.Status.allCases.map { status in
-            (status.rawValue.replacingOccurrences(of: "-", with: "_"), .int(Int64(records.count { $0.status == status })))
-        })
+        .object(
+            DeviceRecord.Status.allCases.map { status in
+                (
+                    status.rawValue.replacingOccurrences(of: "-", with: "_"),
+                    .int(Int64(records.count { $0.status == status }))
+                )
+            }
+        )
     }
 
     static func summaryJSON(_ outcome: RolloutOutcome) -> JSONValue {

@@ -6,7 +6,9 @@ import SMPSimulator
 extension SimulatorCommand {
     func validateFleet() throws {
         guard let count else {
-            if faultShare != nil || faultSeed != 1 { throw ValidationError("--fault-share and --fault-seed need --count") }
+            if faultShare != nil || faultSeed != 1 {
+                throw ValidationError("--fault-share and --fault-seed need --count")
+            }
             return
         }
         guard (1...4096).contains(count) else { throw ValidationError("--count must be between 1 and 4096") }
@@ -26,7 +28,9 @@ extension SimulatorCommand {
             throw ValidationError("--fault-share '\(faultShare)' is not a share (0.1 or 10%)")
         }
         let fraction = percent ? value / 100 : value
-        guard (0...1).contains(fraction) else { throw ValidationError("--fault-share must be between 0 and 1 (0% and 100%)") }
+        guard (0...1).contains(fraction) else {
+            throw ValidationError("--fault-share must be between 0 and 1 (0% and 100%)")
+        }
         return fraction
     }
 

@@ -163,7 +163,11 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("fault-share"), help: "With --count: the share of devices given a fault (0.1 or 10%).")
     var faultShare: String?
 
-    @Option(name: .customLong("fault-seed"), parsing: .unconditional, help: "With --count: the seed that picks the faulty devices.")
+    @Option(
+        name: .customLong("fault-seed"),
+        parsing: .unconditional,
+        help: "With --count: the seed that picks the faulty devices."
+    )
     var faultSeed: UInt64 = 1
 
     @Option(help: "Write what each device received (uploads started, image bytes, resets) to this JSON file at exit.")

@@ -1,9 +1,9 @@
 import Foundation
-import SMPLink
 import Logging
 import MCUboot
 import MCUmgrDFU
 import SMPCore
+import SMPLink
 
 /// Performs a ``RolloutStateMachine``'s actions: starts the upgrades, feeds back how each ended,
 /// writes every change to the store before acting on it; decides nothing. One per run.
@@ -44,7 +44,9 @@ struct FleetDriver {
         self.inbox = inbox
     }
 
-    mutating func run(_ rollout: RolloutDescription, devices list: [Inventory.Device], messages: AsyncStream<Message>) async {
+    mutating func run(_ rollout: RolloutDescription, devices list: [Inventory.Device], messages: AsyncStream<Message>)
+        async
+    {
         do {
             let records = try await store.prepare(rollout, devices: list, retryFailed: fleet.retryFailed)
             saved = records
@@ -68,7 +70,8 @@ struct FleetDriver {
         }
     }
 
-    private mutating func handle(_ message: Message, machine: inout RolloutStateMachine) -> [RolloutStateMachine.Action] {
+    private mutating func handle(_ message: Message, machine: inout RolloutStateMachine) -> [RolloutStateMachine.Action]
+    {
         switch message {
         case .ended(let device, let result):
             runs[device] = nil
@@ -87,7 +90,8 @@ struct FleetDriver {
         let changed = machine.records.enumerated().filter { $0.offset >= saved.count || saved[$0.offset] != $0.element }
         guard !changed.isEmpty else { return }
         try await store.save(changed.map(\.element), rollout: rollout)
-        for (index, record) in changed where record.status.isFinal && !(index < saved.count && saved[index].status.isFinal) {
+        for (index, record) in changed
+        where record.status.isFinal && !(index < saved.count && saved[index].status.isFinal) {
             events.yield(.ended(record))
         }
         saved = machine.records
@@ -129,7 +133,9 @@ struct FleetDriver {
         let id = record.id
         let inbox = self.inbox
         guard let device = devices[id] else {
-            inbox.yield(.ended(id, .failed(AttemptFailure(code: "inventory", state: "idle", message: "not in the inventory"))))
+            inbox.yield(
+                .ended(id, .failed(AttemptFailure(code: "inventory", state: "idle", message: "not in the inventory")))
+            )
             return
         }
         let transport: any SMPTransport

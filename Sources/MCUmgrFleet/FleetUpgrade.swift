@@ -1,8 +1,8 @@
 import Foundation
-import MCUmgrConnect
 import Logging
 import MCUboot
 import MCUmgr
+import MCUmgrConnect
 import MCUmgrDFU
 import SMPCore
 import SMPLink
@@ -54,7 +54,9 @@ public struct FleetUpgrade: Sendable {
         worker: String = ProcessInfo.processInfo.hostName,
         retryFailed: Bool = false,
         logger: Logger? = nil,
-        makeTransport: @escaping @Sendable (Inventory.Device) throws -> any SMPTransport = { try $0.url.makeTransport() }
+        makeTransport: @escaping @Sendable (Inventory.Device) throws -> any SMPTransport = {
+            try $0.url.makeTransport()
+        }
     ) {
         self.policy = policy
         self.configuration = configuration
@@ -89,7 +91,8 @@ public struct FleetUpgrade: Sendable {
     ///   - store: where the rollout's state lives.
     /// - Returns: the run: its events end with ``FleetEvent/finished(_:)``, or throw a
     ///   ``RolloutStoreError`` when the store fails.
-    public func run(_ package: FirmwarePackage, file: String, inventory: Inventory, store: any RolloutStore) -> FleetRun {
+    public func run(_ package: FirmwarePackage, file: String, inventory: Inventory, store: any RolloutStore) -> FleetRun
+    {
         let rollout = rollout(of: package, file: file)
         return FleetRun { events, inbox, messages in
             var driver = FleetDriver(

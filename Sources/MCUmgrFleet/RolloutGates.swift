@@ -98,7 +98,7 @@ public enum RolloutGates {
             guard chosen.count < openings else { break }
             let record = records[index]
             guard record.status == .pending, record.isReachable(from: worker),
-                (record.notBefore.map { $0 <= now } ?? true)
+                record.notBefore.map { $0 <= now } ?? true
             else { continue }
             if case .wave(let current) = phase, wave(of: record.position, ends: ends) != current { continue }
             if let resource = resource(of: record) {

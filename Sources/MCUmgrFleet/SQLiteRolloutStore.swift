@@ -1,6 +1,6 @@
 import Foundation
-import MCUmgrConnect
 import Logging
+import MCUmgrConnect
 import SQLiteNIO
 
 #if canImport(Glibc)
@@ -85,8 +85,11 @@ public actor SQLiteRolloutStore: RolloutStore {
             INSERT INTO rollouts (id, file, mode, versions, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
             ON CONFLICT(id) DO UPDATE SET updated_at = ?5, file = ?2
             """,
-            [.text(rollout.id), .text(rollout.file), .text(rollout.mode), .text(rollout.versions.joined(separator: ",")),
-             .float(now)]
+            [
+                .text(rollout.id), .text(rollout.file), .text(rollout.mode),
+                .text(rollout.versions.joined(separator: ",")),
+                .float(now),
+            ]
         )
         let existing = Dictionary(
             try await records(rollout.id).map { ($0.id, $0) },
@@ -94,8 +97,15 @@ public actor SQLiteRolloutStore: RolloutStore {
         )
         var records: [DeviceRecord] = []
         for (position, device) in devices.enumerated() {
-            let fresh = DeviceRecord(id: device.id, url: device.url.description, position: position, labels: device.labels)
-            records.append((existing[device.id] ?? fresh).prepared(for: device, position: position, retryFailed: retryFailed))
+            let fresh = DeviceRecord(
+                id: device.id,
+                url: device.url.description,
+                position: position,
+                labels: device.labels
+            )
+            records.append(
+                (existing[device.id] ?? fresh).prepared(for: device, position: position, retryFailed: retryFailed)
+            )
         }
         try await save(records, rollout: rollout.id)
         return records
@@ -183,7 +193,12 @@ public actor SQLiteRolloutStore: RolloutStore {
         guard let id = string("id"), let url = string("url"), let statusText = string("status"),
             let status = DeviceRecord.Status(rawValue: statusText)
         else { throw RolloutStoreError("a device row of the state file is damaged: \(row)") }
-        var record = DeviceRecord(id: id, url: url, position: int("position"), labels: StoredLabels.decode(string("labels")))
+        var record = DeviceRecord(
+            id: id,
+            url: url,
+            position: int("position"),
+            labels: StoredLabels.decode(string("labels"))
+        )
         record.status = status
         record.phase = string("phase").flatMap(RolloutPhase.init)
         record.attempts = int("attempts")

@@ -14,7 +14,9 @@ import Testing
 
 /// `mcumgr fleet` and `mcumgr simulator --count`, in-process and as real processes.
 @Suite(.serialized) struct FleetCommandTests {
-    static func fleetFiles(_ scratch: Scratch, inventory: String) throws -> (image: String, inventory: String, state: String) {
+    static func fleetFiles(_ scratch: Scratch, inventory: String) throws -> (
+        image: String, inventory: String, state: String
+    ) {
         let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 8 * 1024))
         return (image, try scratch.file("fleet.txt", Data(inventory.utf8)), scratch.missing("state.sqlite"))
     }
@@ -24,13 +26,18 @@ import Testing
         defer { Task { await fleet.stop() } }
         let scratch = Scratch()
         let files = try Self.fleetFiles(scratch, inventory: fleet.inventory)
-        let result = await CLI.run(["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state])
+        let result = await CLI.run([
+            "fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = CLI.lines(result.stdout)
         #expect(lines.first?.hasPrefix("DEVICE") == true, "\(result.stdout)")
         #expect(lines.filter { $0.contains(" upgraded ") && $0.contains("1.0.0→2.0.0") }.count == 3, "\(result.stdout)")
         #expect(lines.last == "3 upgraded", "\(result.stdout)")
-        #expect(CLI.lines(result.stderr).contains { $0.hasPrefix("sim-001: upgraded 1.0.0 → 2.0.0") }, "\(result.stderr)")
+        #expect(
+            CLI.lines(result.stderr).contains { $0.hasPrefix("sim-001: upgraded 1.0.0 → 2.0.0") },
+            "\(result.stderr)"
+        )
 
         let status = await CLI.run(["fleet", "status", "--state", files.state, "--json"])
         #expect(status.status == 0, "\(status.stderr)")
@@ -52,7 +59,7 @@ import Testing
         #expect(result.status == 3, "\(result.stderr)")
         let objects = try CLI.jsonLines(result.stdout)
         let ended = objects.filter { $0["event"] as? String == "ended" }
-        #expect(ended.map { $0["device"] as? String } .sorted { ($0 ?? "") < ($1 ?? "") } == ["sim-001", "sim-002"])
+        #expect(ended.map { $0["device"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") } == ["sim-001", "sim-002"])
         let refused = try #require(ended.first { $0["device"] as? String == "sim-002" })
         #expect(refused["status"] as? String == "failed")
         #expect((refused["error"] as? [String: Any])?["code"] as? String == "device rejected")
@@ -80,7 +87,9 @@ import Testing
     @Test func aBadInventoryLineIsNamedWithStatus65() async throws {
         let scratch = Scratch()
         let files = try Self.fleetFiles(scratch, inventory: "udp://127.0.0.1:1 a\nudp://fe80::1]:5 b\n")
-        let result = await CLI.run(["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state])
+        let result = await CLI.run([
+            "fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state,
+        ])
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("fleet.txt: line 2: "), "\(result.stderr)")
         CLI.expectOneErrorLine(result)
@@ -100,7 +109,10 @@ import Testing
         let stats = scratch.missing("stats.json")
         let simulator = RunningProcess(
             mcumgr,
-            ["simulator", "--udp", "127.0.0.1:0", "--count", "4", "--fault-share", "25%", "--fault-seed", "5", "--stats", stats],
+            [
+                "simulator", "--udp", "127.0.0.1:0", "--count", "4", "--fault-share", "25%", "--fault-seed", "5",
+                "--stats", stats,
+            ],
             timeout: EntryTests.processBound
         )
         defer { simulator.stop() }
@@ -114,8 +126,11 @@ import Testing
         let files = try Self.fleetFiles(scratch, inventory: inventory)
         let upgrade = RunningProcess(
             mcumgr,
-            ["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state, "--timeout", "1",
-             "--retries", "1", "--link-retries", "0"],
+            [
+                "fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state, "--timeout",
+                "1",
+                "--retries", "1", "--link-retries", "0",
+            ],
             timeout: EntryTests.processBound
         )
         let ended = try await upgrade.finished()
@@ -150,7 +165,9 @@ import Testing
         let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 128 * 1024))
         let inventory = try scratch.file("fleet.txt", Data(fleet.inventory.utf8))
         let state = scratch.missing("state.sqlite")
-        let command = ["fleet", "upgrade", image, "--inventory", inventory, "--state", state, "--parallel", "6", "--json"]
+        let command = [
+            "fleet", "upgrade", image, "--inventory", inventory, "--state", state, "--parallel", "6", "--json",
+        ]
         let first = RunningProcess(mcumgr, command, timeout: .seconds(600))
         defer { first.stop() }
         // Killed once some devices ended and another is between 10 % and 70 % of its upload, by
@@ -177,7 +194,10 @@ import Testing
         let resumed = try await second.finished()
         #expect(resumed.status == 0, "\(resumed.stderr)")
         for entry in await fleet.counters() {
-            #expect(entry.counters.uploadsStarted == 1, "\(entry.name) was uploaded to from scratch \(entry.counters.uploadsStarted) times")
+            #expect(
+                entry.counters.uploadsStarted == 1,
+                "\(entry.name) was uploaded to from scratch \(entry.counters.uploadsStarted) times"
+            )
             #expect(entry.counters.resets == 1, "\(entry.name) was reset \(entry.counters.resets) times")
             if entry.name == midUpload {
                 // Resumed, not sent again: less than twice the image reached its flash.

@@ -10,7 +10,12 @@ import Testing
 /// failure budget; then the same command again.
 @Suite(.serialized) struct FleetAcceptanceTests {
     @Test func twoHundredDevicesInOneRolloutThenASecondRunTouchesNothing() async throws {
-        let fleet = try await SimulatedFleet(count: 200, configuration: FleetHarness.device(), faultShare: 0.1, seed: 22)
+        let fleet = try await SimulatedFleet(
+            count: 200,
+            configuration: FleetHarness.device(),
+            faultShare: 0.1,
+            seed: 22
+        )
         defer { Task { await fleet.stop() } }
         #expect(fleet.members.count { $0.fault != nil } == 20)
         // The canary must be a device that can be upgraded, or the rollout halts by design.
@@ -53,7 +58,10 @@ import Testing
             let wave = RolloutGates.wave(of: record.position, ends: ends)
             guard wave > 0, let start = startedAt[record.id] else { continue }
             let earlier = outcome.records.filter { RolloutGates.wave(of: $0.position, ends: ends) < wave }
-            #expect(earlier.allSatisfy { (endedAt[$0.id] ?? .max) < start }, "\(record.id) started before wave \(wave) was due")
+            #expect(
+                earlier.allSatisfy { (endedAt[$0.id] ?? .max) < start },
+                "\(record.id) started before wave \(wave) was due"
+            )
         }
 
         let before = await fleet.counters()

@@ -52,7 +52,13 @@ import Testing
         #expect(again.records.map(\.status) == outcome.records.map(\.status))
 
         // With retryFailed, the failed and unreachable devices, and only they, are tried again.
-        let (retried, _) = try await FleetHarness.run(package, fleet: fleet, policy: policy, state: state, retryFailed: true)
+        let (retried, _) = try await FleetHarness.run(
+            package,
+            fleet: fleet,
+            policy: policy,
+            state: state,
+            retryFailed: true
+        )
         let after = await fleet.counters()
         for (index, member) in fleet.members.enumerated() {
             let touched = after[index].counters.requests != before[index].counters.requests
@@ -88,7 +94,8 @@ import Testing
         await fleet.members[0].device.inject(.refuseUploads(returnCode: 10))
         let package = try FleetHarness.package(size: 8 * 1024)
         let state = FleetHarness.scratch("state.sqlite")
-        let outcome = try await FleetHarness.run(package, fleet: fleet, policy: RolloutPolicy(canary: 1), state: state).outcome
+        let outcome = try await FleetHarness.run(package, fleet: fleet, policy: RolloutPolicy(canary: 1), state: state)
+            .outcome
         #expect(outcome.records.map(\.status) == [.failed, .skipped, .skipped, .skipped])
         #expect(outcome.halt == .canaryFailed(device: "sim-001"))
         for member in fleet.members.dropFirst() { #expect(await member.device.counters.requests == 0) }

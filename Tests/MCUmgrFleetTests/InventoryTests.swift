@@ -66,7 +66,9 @@ import Testing
     }
 
     @Test func aMissingFileIsNamed() {
-        #expect(throws: InventoryError.self) { try Inventory(contentsOf: URL(fileURLWithPath: "/nonexistent/fleet.txt")) }
+        #expect(throws: InventoryError.self) {
+            try Inventory(contentsOf: URL(fileURLWithPath: "/nonexistent/fleet.txt"))
+        }
     }
 }
 
@@ -97,7 +99,11 @@ import Testing
 
     @Test func backOffDoublesUpToItsCeiling() {
         let policy = RolloutPolicy(backoff: .seconds(2), maximumBackoff: .seconds(10))
-        #expect((1...5).map { policy.backoff(afterFailures: $0) } == [.seconds(2), .seconds(4), .seconds(8), .seconds(10), .seconds(10)])
+        #expect(
+            (1...5).map { policy.backoff(afterFailures: $0) } == [
+                .seconds(2), .seconds(4), .seconds(8), .seconds(10), .seconds(10),
+            ]
+        )
     }
 
     @Test func serialPortsAndBluetoothAdaptersAreSharedResources() throws {

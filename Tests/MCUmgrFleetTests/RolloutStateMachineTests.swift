@@ -52,9 +52,12 @@ import Testing
             &machine,
             [
                 (.start, 0, [.enterPhase(.canary), Self.start(0, .canary)]),
-                (.ended(device: "d0", .failed(Self.refused)), 5, [
-                    .halt(halt), .finish(RolloutOutcome(records: [], halt: halt, interrupted: false)),
-                ]),
+                (
+                    .ended(device: "d0", .failed(Self.refused)), 5,
+                    [
+                        .halt(halt), .finish(RolloutOutcome(records: [], halt: halt, interrupted: false)),
+                    ]
+                ),
             ]
         )
         #expect(Self.statuses(machine) == [.failed, .skipped, .skipped, .skipped, .skipped])
@@ -70,17 +73,27 @@ import Testing
             [
                 (.start, 0, [.enterPhase(.canary), Self.start(0, .canary)]),
                 (.ended(device: "d0", Self.upgraded), 1, [.enterPhase(.wave(0)), Self.start(1, .wave(0))]),
-                (.ended(device: "d1", Self.upgraded), 2, [
-                    .enterPhase(.wave(1)), Self.start(2, .wave(1)), Self.start(3, .wave(1)), Self.start(4, .wave(1)),
-                ]),
+                (
+                    .ended(device: "d1", Self.upgraded), 2,
+                    [
+                        .enterPhase(.wave(1)), Self.start(2, .wave(1)), Self.start(3, .wave(1)),
+                        Self.start(4, .wave(1)),
+                    ]
+                ),
                 (.ended(device: "d2", Self.upgraded), 3, []),
                 (.ended(device: "d4", .alreadyCurrent(version: "1.1.0")), 3, []),
-                (.ended(device: "d3", Self.upgraded), 4, [.enterPhase(.wave(2))] + (5..<10).map { Self.start($0, .wave(2)) }),
+                (
+                    .ended(device: "d3", Self.upgraded), 4,
+                    [.enterPhase(.wave(2))] + (5..<10).map { Self.start($0, .wave(2)) }
+                ),
             ] + (5..<9).map { (.ended(device: "d\($0)", Self.upgraded), 5, []) } + [
                 (.ended(device: "d9", Self.upgraded), 6, [Self.finished])
             ]
         )
-        #expect(Self.statuses(machine) == [.upgraded, .upgraded, .upgraded, .upgraded, .alreadyCurrent] + Array(repeating: .upgraded, count: 5))
+        #expect(
+            Self.statuses(machine) == [.upgraded, .upgraded, .upgraded, .upgraded, .alreadyCurrent]
+                + Array(repeating: .upgraded, count: 5)
+        )
     }
 
     @Test func anExceededBudgetStopsNewStartsButLetsInFlightUpgradesFinish() {
@@ -91,7 +104,10 @@ import Testing
             [
                 (.start, 0, [.enterPhase(.wave(0)), Self.start(0, .wave(0)), Self.start(1, .wave(0))]),
                 (.ended(device: "d0", .failed(Self.refused)), 1, [.halt(halt)]),
-                (.ended(device: "d1", Self.upgraded), 9, [.finish(RolloutOutcome(records: [], halt: halt, interrupted: false))]),
+                (
+                    .ended(device: "d1", Self.upgraded), 9,
+                    [.finish(RolloutOutcome(records: [], halt: halt, interrupted: false))]
+                ),
             ]
         )
         #expect(Self.statuses(machine) == [.failed, .upgraded, .skipped, .skipped, .skipped, .skipped])
@@ -107,9 +123,12 @@ import Testing
             [
                 (.start, 0, [.enterPhase(.wave(0)), Self.start(0, .wave(0)), Self.start(1, .wave(0))]),
                 (.ended(device: "d0", .failed(Self.refused)), 1, []),
-                (.ended(device: "d1", .failed(Self.refused)), 2, [
-                    .halt(halt), .finish(RolloutOutcome(records: [], halt: halt, interrupted: false)),
-                ]),
+                (
+                    .ended(device: "d1", .failed(Self.refused)), 2,
+                    [
+                        .halt(halt), .finish(RolloutOutcome(records: [], halt: halt, interrupted: false)),
+                    ]
+                ),
             ]
         )
         #expect(Self.statuses(machine) == [.failed, .failed, .skipped, .skipped])
@@ -137,14 +156,20 @@ import Testing
             &machine,
             [
                 (.start, 0, [.enterPhase(.wave(0)), Self.start(0, .wave(0))]),
-                (.ended(device: "d0", .linkFailed(Self.linkDown, reached: false)), 10, [
-                    .retry(device: "d0", at: Self.at(12), Self.linkDown)
-                ]),
+                (
+                    .ended(device: "d0", .linkFailed(Self.linkDown, reached: false)), 10,
+                    [
+                        .retry(device: "d0", at: Self.at(12), Self.linkDown)
+                    ]
+                ),
                 (.wake, 11, []),
                 (.wake, 12, [Self.start(0, .wave(0), attempt: 2)]),
-                (.ended(device: "d0", .linkFailed(Self.linkDown, reached: false)), 13, [
-                    .retry(device: "d0", at: Self.at(17), Self.linkDown)
-                ]),
+                (
+                    .ended(device: "d0", .linkFailed(Self.linkDown, reached: false)), 13,
+                    [
+                        .retry(device: "d0", at: Self.at(17), Self.linkDown)
+                    ]
+                ),
                 (.wake, 17, [Self.start(0, .wave(0), attempt: 3)]),
                 (.ended(device: "d0", .linkFailed(Self.linkDown, reached: false)), 18, [Self.finished]),
             ]
@@ -210,7 +235,10 @@ import Testing
                 (.start, 0, [.enterPhase(.wave(0)), Self.start(0, .wave(0)), Self.start(1, .wave(0))]),
                 (.interrupt, 1, []),
                 (.ended(device: "d0", Self.upgraded), 2, []),
-                (.ended(device: "d1", .interrupted), 2, [.finish(RolloutOutcome(records: [], halt: nil, interrupted: true))]),
+                (
+                    .ended(device: "d1", .interrupted), 2,
+                    [.finish(RolloutOutcome(records: [], halt: nil, interrupted: true))]
+                ),
             ]
         )
         #expect(Self.statuses(machine) == [.upgraded, .pending, .pending, .pending])

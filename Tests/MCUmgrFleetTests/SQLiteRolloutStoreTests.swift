@@ -7,7 +7,13 @@ import Testing
     static let rollout = RolloutDescription(id: "abc123", file: "app.bin", mode: "confirm-only", versions: ["1.1.0"])
 
     static func devices(_ count: Int) throws -> [Inventory.Device] {
-        try (0..<count).map { Inventory.Device(url: try ConnectionURL(parsing: "udp://10.0.0.\($0 + 1):1337"), name: "d\($0)", labels: ["n": "\($0)"]) }
+        try (0..<count).map {
+            Inventory.Device(
+                url: try ConnectionURL(parsing: "udp://10.0.0.\($0 + 1):1337"),
+                name: "d\($0)",
+                labels: ["n": "\($0)"]
+            )
+        }
     }
 
     @Test func recordsSurviveTheStoreAndResumeAsTheyWere() async throws {
@@ -63,7 +69,11 @@ import Testing
         let path = FleetHarness.scratch("state.sqlite")
         let store = try await SQLiteRolloutStore(path: path)
         _ = try await store.prepare(Self.rollout, devices: try Self.devices(3), retryFailed: false)
-        let fewer = try await store.prepare(Self.rollout, devices: Array(try Self.devices(3).reversed().prefix(2)), retryFailed: false)
+        let fewer = try await store.prepare(
+            Self.rollout,
+            devices: Array(try Self.devices(3).reversed().prefix(2)),
+            retryFailed: false
+        )
         #expect(fewer.map(\.id) == ["d2", "d1"])
         #expect(fewer.map(\.position) == [0, 1])
         await store.close()

@@ -84,7 +84,9 @@ public final class SimulatedFleet: Sendable {
                 if fault != .dead { server.start() }
                 let number = String(index + 1)
                 let name = "sim-" + String(repeating: "0", count: max(0, width - number.count)) + number
-                members.append(Member(name: name, url: server.endpointURL, fault: fault, device: simulated, server: server))
+                members.append(
+                    Member(name: name, url: server.endpointURL, fault: fault, device: simulated, server: server)
+                )
             }
         } catch {
             for member in members { await member.server.stop() }
@@ -112,7 +114,14 @@ public final class SimulatedFleet: Sendable {
     public func counters() async -> [Counters] {
         var all: [Counters] = []
         for member in members {
-            all.append(Counters(name: member.name, url: member.url, fault: member.fault, counters: await member.device.counters))
+            all.append(
+                Counters(
+                    name: member.name,
+                    url: member.url,
+                    fault: member.fault,
+                    counters: await member.device.counters
+                )
+            )
         }
         return all
     }
