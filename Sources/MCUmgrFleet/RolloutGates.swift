@@ -97,9 +97,8 @@ public enum RolloutGates {
         for index in records.indices.sorted(by: { records[$0].position < records[$1].position }) {
             guard chosen.count < openings else { break }
             let record = records[index]
-            guard record.status == .pending, record.isReachable(from: worker),
-                record.notBefore.map { $0 <= now } ?? true
-            else { continue }
+            let due = record.notBefore.map { $0 <= now } ?? true
+            guard record.status == .pending, record.isReachable(from: worker), due else { continue }
             if case .wave(let current) = phase, wave(of: record.position, ends: ends) != current { continue }
             if let resource = resource(of: record) {
                 guard held[resource, default: 0] < limit(of: resource, policy: policy) else { continue }

@@ -280,7 +280,7 @@ import Testing
     /// Random outcomes under random policies: the rollout always finishes, and every device ends
     /// in exactly one final state, never started again once ended.
     @Test(arguments: 1...40)
-    func everyDeviceEndsInExactlyOneFinalState(seed: Int) {
+    func everyDeviceEndsInExactlyOneFinalState(seed: Int) throws {
         var random = SplitMix(seed: UInt64(seed))
         let count = Int(random.next() % 30) + 1
         let policy = RolloutPolicy(
@@ -323,10 +323,10 @@ import Testing
             actions = machine.handle(.ended(device: device, results[Int(random.next() % 7)]), at: Self.at(time))
             if let status = machine.record(device)?.status, status.isFinal { ended.insert(device) }
         }
-        let outcome = try? #require(finished)
-        #expect(outcome?.records.count == count)
-        #expect(outcome?.records.allSatisfy(\.status.isFinal) == true)
-        #expect(outcome?.counts.values.reduce(0, +) == count)
+        let outcome = try #require(finished)
+        #expect(outcome.records.count == count)
+        #expect(outcome.records.allSatisfy(\.status.isFinal))
+        #expect(outcome.counts.values.reduce(0, +) == count)
     }
 }
 
