@@ -325,7 +325,7 @@ import Testing
         }
         let outcome = try #require(finished)
         #expect(outcome.records.count == count)
-        #expect(outcome.records.allSatisfy(\.status.isFinal))
+        #expect(outcome.records.allSatisfy { $0.status.isFinal })
         #expect(outcome.counts.values.reduce(0, +) == count)
     }
 }
