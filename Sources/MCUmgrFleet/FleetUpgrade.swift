@@ -7,7 +7,7 @@ import MCUmgrDFU
 import SMPCore
 import SMPLink
 
-/// Upgrades a fleet: many ``FirmwareUpgrade``s at once, in the order and within the limits of a
+/// Upgrades a fleet: many `FirmwareUpgrade`s at once, in the order and within the limits of a
 /// ``RolloutPolicy``, with the rollout's state kept in a ``RolloutStore`` so that running it again
 /// resumes it.
 ///
