@@ -38,7 +38,7 @@ tail -1 "$work/rollout.out"
 "$MCUMGR" simulator --udp 127.0.0.1:0 --latency-ms 20 >"$work/one.txt" 2>/dev/null &
 while [[ ! -s "$work/one.txt" ]]; do sleep 0.2; done
 start=$(now)
-"$MCUMGR" --conn "$(head -1 "$work/one.txt")" upgrade "$image" >/dev/null
+"$MCUMGR" --conn "$(head -1 "$work/one.txt")" upgrade "$image" >/dev/null 2>&1
 one=$(echo "$(now) - $start" | bc)
 
 # smpmgr in a loop, on a sample (smpmgr has no port option: one device per loopback address).

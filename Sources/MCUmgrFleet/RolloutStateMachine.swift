@@ -119,62 +119,13 @@ public struct RolloutStateMachine: Sendable {
 
     private mutating func ended(_ id: String, _ result: AttemptResult, at now: Date) -> [Action] {
         guard let index = indexByID[id], records[index].status == .running else { return [] }
+        var rolling = false
+        if case .rolling = state { rolling = true }
+        let (record, retryAt) = RolloutTransitions.end(records[index], result, policy: policy, rolling: rolling, at: now)
+        records[index] = record
         var actions: [Action] = []
-        records[index].endedAt = now
-        switch result {
-        case .upgraded(let before, let after, let bytes):
-            records[index].status = .upgraded
-            records[index].versionBefore = before ?? records[index].versionBefore
-            records[index].versionAfter = after
-            records[index].uploadedBytes += bytes
-            records[index].failure = nil
-        case .alreadyCurrent(let version):
-            records[index].versionAfter = version
-            if finishedEarlierAttempt(records[index]) {
-                // An attempt this rollout began (cut by a crash or an interruption) got there.
-                records[index].status = .upgraded
-            } else {
-                records[index].status = .alreadyCurrent
-                records[index].versionBefore = version
-                // In the canary it proves nothing about the image: the next device takes its place.
-                if records[index].phase == .canary { records[index].phase = nil }
-            }
-            records[index].failure = nil
-        case .failed(let failure):
-            records[index].status = .failed
-            records[index].failure = failure
-        case .linkFailed(let failure, let reached):
-            actions += linkFailed(index, failure, reached: reached, at: now)
-        case .interrupted:
-            records[index].status = .pending
-            records[index].endedAt = nil
-        }
+        if let retryAt, let failure = record.failure { actions.append(.retry(device: id, at: retryAt, failure)) }
         return actions + advance(at: now)
-    }
-
-    /// Whether an earlier attempt of this rollout may have installed the image: it reached the
-    /// device and was cut short (a crash leaves no failure; a link failure after an answer).
-    private func finishedEarlierAttempt(_ record: DeviceRecord) -> Bool {
-        guard record.attempts > 1 else { return false }
-        return record.failure.map(\.deviceAnswered) ?? true
-    }
-
-    private mutating func linkFailed(_ index: Int, _ failure: AttemptFailure, reached: Bool, at now: Date) -> [Action] {
-        records[index].linkFailures += 1
-        records[index].failure = failure
-        // An unreached canary wrote nothing: it proves nothing, and the next device replaces it.
-        if !reached, records[index].phase == .canary { records[index].phase = nil }
-        guard records[index].linkFailures <= policy.linkRetries else {
-            records[index].status = reached ? .failed : .unreachable
-            return []
-        }
-        // Pending again; a halt ends it with this failure, an interruption leaves it for next time.
-        records[index].status = .pending
-        records[index].endedAt = nil
-        guard case .rolling = state else { return [] }
-        let at = now.addingTimeInterval(Self.seconds(policy.backoff(afterFailures: records[index].linkFailures)))
-        records[index].notBefore = at
-        return [.retry(device: records[index].id, at: at, failure)]
     }
 
     /// Starts what the gates allow, or halts, or finishes.
@@ -192,12 +143,7 @@ public struct RolloutStateMachine: Sendable {
                 state = .rolling(phase)
                 actions.append(.enterPhase(phase))
             }
-            records[index].status = .running
-            records[index].phase = phase
-            records[index].attempts += 1
-            records[index].startedAt = now
-            records[index].notBefore = nil
-            records[index].worker = worker
+            records[index] = RolloutTransitions.start(records[index], phase: phase, worker: worker, at: now)
             actions.append(.start(device: records[index].id, attempt: records[index].attempts, phase: phase))
         }
         return actions + finishIfIdle(at: now)
@@ -229,17 +175,7 @@ public struct RolloutStateMachine: Sendable {
     /// Devices that will not start: those attempted end with their last failure, the others
     /// are skipped.
     private mutating func endPending(at now: Date, reason: RolloutGates.HaltReason?) {
-        for index in records.indices where records[index].status == .pending {
-            if let failure = records[index].failure, records[index].linkFailures > 0 {
-                records[index].status = failure.deviceAnswered ? .failed : .unreachable
-            } else {
-                records[index].status = .skipped
-                let why = reason.map { "the rollout halted: \($0)" } ?? "never startable"
-                records[index].failure = AttemptFailure(code: "skipped", state: "pending", message: why)
-            }
-            records[index].notBefore = nil
-            records[index].endedAt = now
-        }
+        for index in records.indices { records[index] = RolloutTransitions.close(records[index], reason: reason, at: now) }
     }
 
     private mutating func skipDevicesOfOtherHosts(at now: Date) {
@@ -253,11 +189,6 @@ public struct RolloutStateMachine: Sendable {
                 message: "tied to host \(hosts); this worker is \(worker)"
             )
         }
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        let parts = duration.components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }
 }
 
