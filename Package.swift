@@ -32,8 +32,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        // Fleet state: SQLite with its amalgamation vendored (no libsqlite3-dev needed).
+        // Fleet state: SQLite with its amalgamation vendored (no libsqlite3-dev needed), and
+        // PostgreSQL for a rollout shared by several hosts.
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // Only for `swift package generate-documentation` (scripts/docs.sh); links into no target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -107,13 +109,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Fleet upgrades: the rollout state machine (pure), the driver running many upgrades, and
-        // the store that keeps a rollout's state (SQLite).
+        // the stores that keep a rollout's state (SQLite on one host, PostgreSQL across hosts).
         .target(
             name: "MCUmgrFleet",
             dependencies: [
                 "SMPCore", "SMPLink", "MCUmgr", "MCUmgrDFU", "MCUboot", "MCUmgrConnect",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

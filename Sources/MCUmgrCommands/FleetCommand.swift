@@ -126,6 +126,12 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Times a step of one device's upgrade that failed on the link is retried.")
     var stepRetries: Int = 3
 
+    @Option(
+        parsing: .unconditional,
+        help: "With --state postgres://: seconds a claimed device stays this worker's without renewal."
+    )
+    var lease: Double = 30
+
     mutating func validate() throws {
         guard inventory != nil || !client.connections.isEmpty else {
             throw ValidationError("give --inventory PATH, or devices with --conn URL (repeatable)")
@@ -137,6 +143,7 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
             throw ValidationError("--ble-per-adapter must be between 1 and 64")
         }
         guard (0...100).contains(stepRetries) else { throw ValidationError("--step-retries must be between 0 and 100") }
+        guard lease >= 1, lease <= 3600 else { throw ValidationError("--lease must be between 1 and 3600 seconds") }
         _ = try policy()
     }
 
@@ -192,7 +199,7 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
         let store = try await FleetStatusCommand.openStore(state, exclusive: true)
         let verbosity = client.verbose
         let timeout = client.timeout
-        let fleet = FleetUpgrade(
+        var fleet = FleetUpgrade(
             policy: try policy(),
             configuration: FirmwareUpgrade.Configuration(mode: mode, retries: stepRetries),
             clientConfiguration: client.clientConfiguration,
@@ -203,6 +210,7 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
                 try CommandContext.transport(for: device.url, verbosity: verbosity, requestTimeout: timeout)
             }
         )
+        fleet.lease = .milliseconds(Int64(lease * 1000))
         let style: TransferProgressView.Style =
             client.json ? .json : (TransferProgressView.stderrIsTerminal ? .terminal : .lines)
         let run = fleet.run(package, file: (file as NSString).lastPathComponent, inventory: inventory, store: store)
@@ -287,7 +295,7 @@ struct FleetStatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        if !state.hasPrefix("postgres://") && !state.hasPrefix("postgresql://") {
+        if !Self.isShared(state) {
             guard FileManager.default.fileExists(atPath: state) else {
                 throw InputFileError(
                     .unreadable,
@@ -310,13 +318,16 @@ struct FleetStatusCommand: AsyncParsableCommand {
 
     /// Opens the store a `--state` value names.
     static func openStore(_ state: String, exclusive: Bool) async throws -> any RolloutStore {
-        if state.hasPrefix("postgres://") || state.hasPrefix("postgresql://") {
-            throw ValidationError("--state postgres://: not available in this build")
-        }
         do {
+            if isShared(state) { return try await PostgresRolloutStore(url: state) }
             return try await SQLiteRolloutStore(path: state, exclusive: exclusive)
         } catch let error as RolloutStoreError {
             throw CommandFailure("--state \(error.message)")
         }
+    }
+
+    /// Whether `--state` names a database several hosts share.
+    static func isShared(_ state: String) -> Bool {
+        state.hasPrefix("postgres://") || state.hasPrefix("postgresql://")
     }
 }

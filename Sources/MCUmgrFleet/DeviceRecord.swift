@@ -58,6 +58,8 @@ public struct DeviceRecord: Sendable, Hashable {
     public var versionBefore: String?
     /// The version it runs after, when known.
     public var versionAfter: String?
+    /// When its first attempt in this rollout started (what the wave gates are checked against).
+    public var firstStartedAt: Date?
     /// When its last attempt started.
     public var startedAt: Date?
     /// When it ended.
@@ -66,6 +68,8 @@ public struct DeviceRecord: Sendable, Hashable {
     public var worker: String?
     /// Bytes the device confirmed during its uploads.
     public var uploadedBytes: Int
+    /// With a shared store, while it runs: until when its worker holds it without renewing.
+    public var leaseUntil: Date?
 
     /// Creates a pending record.
     /// - Parameters:

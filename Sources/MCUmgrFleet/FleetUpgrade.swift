@@ -35,6 +35,11 @@ public struct FleetUpgrade: Sendable {
     public var worker: String
     /// Start failed and unreachable devices of an earlier run again.
     public var retryFailed: Bool
+    /// With a shared store: how long a claimed device stays this worker's without a renewal
+    /// (renewed every third of it); a dead worker's devices wait this long.
+    public var lease: Duration = .seconds(30)
+    /// With a shared store: how often the worker asks for more devices while it waits.
+    public var pollInterval: Duration = .milliseconds(500)
     let makeTransport: @Sendable (Inventory.Device) throws -> any SMPTransport
     let logger: Logger
 
@@ -94,6 +99,19 @@ public struct FleetUpgrade: Sendable {
     public func run(_ package: FirmwarePackage, file: String, inventory: Inventory, store: any RolloutStore) -> FleetRun
     {
         let rollout = rollout(of: package, file: file)
+        if let shared = store as? any SharedRolloutStore {
+            return FleetRun { events, inbox, messages in
+                var driver = SharedFleetDriver(
+                    fleet: self,
+                    package: package,
+                    devices: Dictionary(inventory.devices.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }),
+                    store: shared,
+                    events: events,
+                    inbox: inbox
+                )
+                await driver.run(rollout, devices: inventory.devices, messages: messages)
+            }
+        }
         return FleetRun { events, inbox, messages in
             var driver = FleetDriver(
                 fleet: self,

@@ -121,7 +121,13 @@ public struct RolloutStateMachine: Sendable {
         guard let index = indexByID[id], records[index].status == .running else { return [] }
         var rolling = false
         if case .rolling = state { rolling = true }
-        let (record, retryAt) = RolloutTransitions.end(records[index], result, policy: policy, rolling: rolling, at: now)
+        let (record, retryAt) = RolloutTransitions.end(
+            records[index],
+            result,
+            policy: policy,
+            rolling: rolling,
+            at: now
+        )
         records[index] = record
         var actions: [Action] = []
         if let retryAt, let failure = record.failure { actions.append(.retry(device: id, at: retryAt, failure)) }
@@ -175,7 +181,9 @@ public struct RolloutStateMachine: Sendable {
     /// Devices that will not start: those attempted end with their last failure, the others
     /// are skipped.
     private mutating func endPending(at now: Date, reason: RolloutGates.HaltReason?) {
-        for index in records.indices { records[index] = RolloutTransitions.close(records[index], reason: reason, at: now) }
+        for index in records.indices {
+            records[index] = RolloutTransitions.close(records[index], reason: reason, at: now)
+        }
     }
 
     private mutating func skipDevicesOfOtherHosts(at now: Date) {

@@ -11,12 +11,14 @@ public enum RolloutTransitions {
     ///   - phase: the phase it starts in.
     ///   - worker: the worker that runs it.
     ///   - now: the time.
-    public static func start(_ record: DeviceRecord, phase: RolloutPhase, worker: String, at now: Date) -> DeviceRecord {
+    public static func start(_ record: DeviceRecord, phase: RolloutPhase, worker: String, at now: Date) -> DeviceRecord
+    {
         var record = record
         record.status = .running
         record.phase = phase
         record.attempts += 1
         record.startedAt = now
+        record.firstStartedAt = record.firstStartedAt ?? now
         record.notBefore = nil
         record.worker = worker
         return record

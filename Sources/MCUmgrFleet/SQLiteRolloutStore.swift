@@ -58,7 +58,7 @@ public actor SQLiteRolloutStore: RolloutStore {
             attempts INTEGER NOT NULL, link_failures INTEGER NOT NULL, not_before REAL,
             failure_code TEXT, failure_state TEXT, failure_message TEXT, version_before TEXT,
             version_after TEXT, started_at REAL, ended_at REAL, worker TEXT, uploaded_bytes INTEGER NOT NULL,
-            PRIMARY KEY (rollout, id))
+            first_started_at REAL, PRIMARY KEY (rollout, id))
         """,
     ]
 
@@ -126,8 +126,8 @@ public actor SQLiteRolloutStore: RolloutStore {
     static let upsert = """
         INSERT OR REPLACE INTO devices (rollout, id, url, position, labels, status, phase, attempts, link_failures,
             not_before, failure_code, failure_state, failure_message, version_before, version_after, started_at,
-            ended_at, worker, uploaded_bytes)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+            ended_at, worker, uploaded_bytes, first_started_at)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
         """
 
     public func rollout(_ id: String?) async throws -> (RolloutDescription, [DeviceRecord])? {
@@ -180,7 +180,7 @@ public actor SQLiteRolloutStore: RolloutStore {
             .integer(record.attempts), .integer(record.linkFailures), time(record.notBefore),
             text(record.failure?.code), text(record.failure?.state), text(record.failure?.message),
             text(record.versionBefore), text(record.versionAfter), time(record.startedAt), time(record.endedAt),
-            text(record.worker), .integer(record.uploadedBytes),
+            text(record.worker), .integer(record.uploadedBytes), time(record.firstStartedAt),
         ]
     }
 
@@ -214,6 +214,7 @@ public actor SQLiteRolloutStore: RolloutStore {
         record.versionBefore = string("version_before")
         record.versionAfter = string("version_after")
         record.startedAt = time("started_at")
+        record.firstStartedAt = time("first_started_at")
         record.endedAt = time("ended_at")
         record.worker = string("worker")
         record.uploadedBytes = int("uploaded_bytes")

@@ -1,0 +1,173 @@
+import Foundation
+import MCUboot
+import MCUmgrDFU
+import SMPLink
+
+/// Runs this worker's part of a rollout shared through a ``SharedRolloutStore``: the store
+/// decides what starts (claims under the rollout's lock); the driver starts those upgrades,
+/// renews their leases, reports how each ended, and polls for more until every device of the
+/// rollout has ended. Decides nothing itself.
+struct SharedFleetDriver {
+    let fleet: FleetUpgrade
+    let package: FirmwarePackage
+    let devices: [String: Inventory.Device]
+    let store: any SharedRolloutStore
+    let events: AsyncThrowingStream<FleetEvent, any Error>.Continuation
+    let inbox: AsyncStream<FleetDriver.Message>.Continuation
+    private var runs: [String: FirmwareUpgradeRun] = [:]
+    private var interrupted = false
+    private var announcedPhase: RolloutPhase?
+    private var announcedHalt = false
+    private var lastRenewal = ContinuousClock.now
+
+    init(
+        fleet: FleetUpgrade,
+        package: FirmwarePackage,
+        devices: [String: Inventory.Device],
+        store: any SharedRolloutStore,
+        events: AsyncThrowingStream<FleetEvent, any Error>.Continuation,
+        inbox: AsyncStream<FleetDriver.Message>.Continuation
+    ) {
+        self.fleet = fleet
+        self.package = package
+        self.devices = devices
+        self.store = store
+        self.events = events
+        self.inbox = inbox
+    }
+
+    mutating func run(
+        _ rollout: RolloutDescription,
+        devices list: [Inventory.Device],
+        messages: AsyncStream<FleetDriver.Message>
+    )
+        async
+    {
+        do {
+            let records = try await store.prepare(rollout, devices: list, retryFailed: fleet.retryFailed)
+            events.yield(.prepared(rollout, records))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let inbox = self.inbox
+                let poll = fleet.pollInterval
+                // The ticker: claims again (other workers' devices end, leases expire, back-offs pass).
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: poll)
+                        inbox.yield(.wake)
+                    }
+                }
+                var iterator = messages.makeAsyncIterator()
+                while true {
+                    if let outcome = try await step(rollout.id, group: &group) {
+                        events.yield(.finished(outcome))
+                        break
+                    }
+                    guard let message = await iterator.next() else { break }
+                    try await handle(message, rollout: rollout.id)
+                }
+                group.cancelAll()
+            }
+            events.finish()
+        } catch {
+            for run in runs.values { run.cancel() }
+            events.finish(throwing: error)
+        }
+    }
+
+    /// Claims what may start and starts it; returns the outcome once the rollout is over for this
+    /// worker (every device ended, or interrupted with nothing left running here).
+    private mutating func step(_ rollout: String, group: inout ThrowingTaskGroup<Void, any Error>) async throws
+        -> RolloutOutcome?
+    {
+        if interrupted {
+            guard runs.isEmpty else { return nil }
+            let records = try await store.rollout(rollout)?.1 ?? []
+            return RolloutOutcome(records: records, halt: nil, interrupted: true)
+        }
+        let claim = try await store.claim(
+            rollout,
+            worker: fleet.worker,
+            policy: fleet.policy,
+            capacity: fleet.policy.parallel - runs.count,
+            lease: fleet.lease
+        )
+        for record in claim.closed { events.yield(.ended(record)) }
+        var halt: RolloutGates.HaltReason?
+        if case .halted(let reason) = claim.verdict {
+            halt = reason
+            if !announcedHalt { events.yield(.halted(reason)) }
+            announcedHalt = true
+        }
+        for record in claim.started {
+            if let phase = record.phase, phase != announcedPhase {
+                announcedPhase = phase
+                events.yield(.phase(phase))
+            }
+            events.yield(.started(record))
+            start(record, group: &group)
+        }
+        guard claim.isComplete, runs.isEmpty else { return nil }
+        return RolloutOutcome(records: claim.records, halt: halt, interrupted: false)
+    }
+
+    private mutating func handle(_ message: FleetDriver.Message, rollout: String) async throws {
+        switch message {
+        case .ended(let device, let result):
+            runs[device] = nil
+            let ended = try await store.finish(
+                rollout,
+                device: device,
+                worker: fleet.worker,
+                result: result,
+                policy: fleet.policy
+            )
+            guard let (record, retryAt) = ended else { return }  // the lease was lost: not ours
+            if let retryAt { events.yield(.retrying(record, at: retryAt)) }
+            if record.status.isFinal { events.yield(.ended(record)) }
+        case .wake:
+            try await renewIfDue(rollout)
+        case .interrupt:
+            interrupted = true
+            for run in runs.values { run.cancel() }
+        }
+    }
+
+    /// Renews the leases of the devices running here, a third of a lease after the last renewal;
+    /// an upgrade whose device another worker took (this worker stalled past its lease) is
+    /// cancelled, so two workers never upgrade one device at once.
+    private mutating func renewIfDue(_ rollout: String) async throws {
+        guard ContinuousClock.now - lastRenewal >= fleet.lease / 3, !runs.isEmpty else { return }
+        lastRenewal = .now
+        let mine = try await store.renew(rollout, worker: fleet.worker, devices: Array(runs.keys), lease: fleet.lease)
+        for (device, run) in runs where !mine.contains(device) {
+            run.cancel()
+            runs[device] = nil
+        }
+    }
+
+    private mutating func start(_ record: DeviceRecord, group: inout ThrowingTaskGroup<Void, any Error>) {
+        let id = record.id
+        let inbox = self.inbox
+        guard let device = devices[id] else {
+            let failure = AttemptFailure(code: "inventory", state: "idle", message: "not in this worker's inventory")
+            inbox.yield(.ended(id, .failed(failure)))
+            return
+        }
+        let transport: any SMPTransport
+        do {
+            transport = try fleet.makeTransport(device)
+        } catch {
+            inbox.yield(.ended(id, .failed(AttemptFailure(code: "transport", state: "idle", message: "\(error)"))))
+            return
+        }
+        let run = FirmwareUpgrade(
+            transport: transport,
+            configuration: fleet.configuration,
+            clientConfiguration: fleet.clientConfiguration,
+            logger: fleet.logger
+        ).run(package)
+        runs[id] = run
+        let events = self.events
+        group.addTask { inbox.yield(.ended(id, await FleetDriver.outcome(of: run, device: id, events: events))) }
+    }
+}
