@@ -34,7 +34,8 @@ public final class SimulatedFleet: Sendable {
         public var fault: FaultKind?
         /// The device.
         public var device: SimulatedDevice
-        let server: SimulatedUDPServer
+        /// The server that serves it (its clients: ``SimulatedUDPServer/clients``).
+        public let server: SimulatedUDPServer
 
         /// The member as an inventory line: URL, name, and `fault=KIND` when faulty.
         public var inventoryLine: String { "\(url) \(name)" + (fault.map { " fault=\($0.rawValue)" } ?? "") }

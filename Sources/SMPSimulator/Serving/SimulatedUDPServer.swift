@@ -23,6 +23,7 @@ public final class SimulatedUDPServer: Sendable {
     private let continuation: AsyncStream<(bytes: [UInt8], sender: SocketAddress)>.Continuation
     private let worker = TaskBox()
     private let logger = Logger(label: "mcumgr.simulator.udp")
+    private let clientLog = ClientLog()
 
     /// Binds the server's socket.
     /// - Parameters:
@@ -52,6 +53,7 @@ public final class SimulatedUDPServer: Sendable {
         // datagram is cut to it, and SMP answers ECORRUPT because the header announces more.
         let receiveBuffer = device.configuration.maximumDatagramSize
         let logger = self.logger
+        let clientLog = self.clientLog
         let thread = Thread {
             while !socket.isClosed {
                 do {
@@ -61,6 +63,7 @@ public final class SimulatedUDPServer: Sendable {
                             maximumLength: receiveBuffer
                         )
                     else { continue }
+                    clientLog.record("\(sender)")
                     continuation.yield((bytes, sender))
                 } catch {
                     logger.debug("receive: \(error)")
@@ -93,6 +96,23 @@ public final class SimulatedUDPServer: Sendable {
                 }
             }
         )
+    }
+
+    /// Every client socket that sent datagrams, with when it sent its first and its last: what a
+    /// test reads to prove two clients never worked on the device at once (each connection of
+    /// a client is a socket of its own).
+    public var clients: [ClientSpan] { clientLog.spans }
+
+    /// One client socket's datagrams.
+    public struct ClientSpan: Sendable, Hashable {
+        /// The client's address and port.
+        public var address: String
+        /// When its first datagram arrived.
+        public var first: ContinuousClock.Instant
+        /// When its last datagram arrived.
+        public var last: ContinuousClock.Instant
+        /// How many datagrams it sent.
+        public var datagrams: Int
     }
 
     /// Stops serving and closes the socket; returns when the receive thread and the worker ended.
@@ -129,4 +149,26 @@ final class TaskBox: @unchecked Sendable {
         defer { lock.unlock() }
         return stored
     }
+}
+
+/// The clients a server heard from.
+final class ClientLog: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var byAddress: [String: SimulatedUDPServer.ClientSpan] = [:]
+
+    func record(_ address: String) {
+        let now = ContinuousClock.now
+        lock.withLock {
+            if var span = byAddress[address] {
+                span.last = now
+                span.datagrams += 1
+                byAddress[address] = span
+            } else {
+                byAddress[address] = .init(address: address, first: now, last: now, datagrams: 1)
+            }
+        }
+    }
+
+    var spans: [SimulatedUDPServer.ClientSpan] { lock.withLock { byAddress.values.sorted { $0.first < $1.first } } }
 }
