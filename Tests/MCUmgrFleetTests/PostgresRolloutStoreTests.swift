@@ -11,7 +11,9 @@ struct PostgresRolloutStoreTests {
     static let upgraded = AttemptResult.upgraded(versionBefore: "1.0.0", versionAfter: "2.0.0", uploadedBytes: 10)
 
     static func devices(_ count: Int) throws -> [Inventory.Device] {
-        try (0..<count).map { Inventory.Device(url: try ConnectionURL(parsing: "udp://10.0.0.\($0 + 1):1337"), name: "d\($0)") }
+        try (0..<count).map {
+            Inventory.Device(url: try ConnectionURL(parsing: "udp://10.0.0.\($0 + 1):1337"), name: "d\($0)")
+        }
     }
 
     /// Two hosts on one rollout with a database each would not be one rollout: both connect to the
@@ -32,7 +34,13 @@ struct PostgresRolloutStoreTests {
         let second = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 4, lease: .seconds(60))
         #expect(first.started.map(\.id) == ["d0"] && first.started.first?.phase == .canary)
         #expect(second.started.isEmpty, "the canary goes alone: \(second.started.map(\.id))")
-        let ended = try await a.finish(Self.rollout.id, device: "d0", worker: "a", result: Self.upgraded, policy: policy)
+        let ended = try await a.finish(
+            Self.rollout.id,
+            device: "d0",
+            worker: "a",
+            result: Self.upgraded,
+            policy: policy
+        )
         #expect(ended?.record.status == .upgraded)
         let wave = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 4, lease: .seconds(60))
         #expect(wave.started.map(\.id) == ["d1"], "wave 1 is positions 0-1")
@@ -56,7 +64,13 @@ struct PostgresRolloutStoreTests {
         var reclaimed: RolloutClaim?
         for _ in 0..<600 where reclaimed == nil {
             try await Task.sleep(for: .milliseconds(100))
-            let claim = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 1, lease: .seconds(60))
+            let claim = try await b.claim(
+                Self.rollout.id,
+                worker: "b",
+                policy: policy,
+                capacity: 1,
+                lease: .seconds(60)
+            )
             if !claim.started.isEmpty { reclaimed = claim }
         }
         let record = try #require(reclaimed?.started.first)
