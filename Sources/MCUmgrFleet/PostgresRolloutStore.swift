@@ -179,7 +179,8 @@ public actor PostgresRolloutStore: SharedRolloutStore {
     }
 
     public func close() async {
-        try? await connection.close()
+        let connection = self.connection
+        await Task.detached { try? await connection.close() }.value
     }
 
     // MARK: - SharedRolloutStore

@@ -40,7 +40,7 @@ public actor SQLiteRolloutStore: RolloutStore {
             for statement in Self.schema { _ = try await connection.query(statement) }
             self.connection = connection
         } catch {
-            try? await opened?.close()
+            if let opened { await Task.detached { try? await opened.close() }.value }
             if descriptor >= 0 { closeDescriptor(descriptor) }
             throw RolloutStoreError("\(path): not a usable rollout state file (\(error))")
         }
@@ -147,7 +147,10 @@ public actor SQLiteRolloutStore: RolloutStore {
     }
 
     public func close() async {
-        try? await connection.close()
+        // Not in the caller's task: a cancelled task (Ctrl-C) would skip the close, and an open
+        // connection must not be released.
+        let connection = self.connection
+        await Task.detached { try? await connection.close() }.value
         if lockDescriptor >= 0 {
             closeDescriptor(lockDescriptor)
             lockDescriptor = -1

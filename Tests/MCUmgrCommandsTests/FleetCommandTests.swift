@@ -153,6 +153,51 @@ import Testing
         }
     }
 
+    /// Ctrl-C mid-rollout: nothing new starts, the upgrades in flight are cancelled as a single
+    /// upgrade is, status 130 with one line saying how to resume, the table shows the devices
+    /// left pending; the same command then finishes, uploading nobody from scratch twice.
+    @Test func ctrlCStopsTheRolloutCleanlyAndTheSameCommandFinishesIt() async throws {
+        let mcumgr = try EntryTests.executable()
+        var configuration = SimulatedDevice.Configuration.udp
+        configuration.linkLatency = .milliseconds(20)
+        let fleet = try await SimulatedFleet(count: 12, configuration: configuration)
+        defer { Task { await fleet.stop() } }
+        let scratch = Scratch()
+        let size = 128 * 1024
+        let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: size))
+        let inventory = try scratch.file("fleet.txt", Data(fleet.inventory.utf8))
+        let command = [
+            "fleet", "upgrade", image, "--inventory", inventory, "--state", scratch.missing("s.sqlite"), "--parallel",
+            "3",
+        ]
+        let first = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        defer { first.stop() }
+        var uploading = false
+        for _ in 0..<30_000 where !uploading {
+            let ended = CLI.lines(first.output.stderr).filter { $0.contains(": upgraded ") }.count
+            let counters = await fleet.counters()
+            uploading =
+                ended >= 2 && counters.contains { (size / 10..<size * 7 / 10).contains($0.counters.imageBytesReceived) }
+            if !uploading { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        try #require(uploading, "\(first.output)")
+        first.send(SIGINT)
+        let interrupted = try await first.finished()
+        #expect(interrupted.status == 130, "\(interrupted.stderr)")
+        let last = try #require(CLI.lines(interrupted.stderr).last)
+        #expect(
+            last.hasPrefix("error: interrupted; ") && last.hasSuffix("run the same command again to resume"),
+            "\(last)"
+        )
+        #expect(CLI.lines(interrupted.stdout).contains { $0.contains(" pending ") }, "\(interrupted.stdout)")
+        let second = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        defer { second.stop() }
+        let resumed = try await second.finished()
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(CLI.lines(resumed.stdout).last == "12 upgraded", "\(resumed.stdout)")
+        for entry in await fleet.counters() { #expect(entry.counters.uploadsStarted == 1, "\(entry.name)") }
+    }
+
     /// SIGKILL mid-rollout, then the same command: it finishes, and by the devices' own counters
     /// nobody was uploaded to from scratch twice (the second run resumed the uploads caught).
     @Test func aKilledRolloutResumesWithoutUploadingAnyDeviceFromScratchTwice() async throws {
