@@ -149,7 +149,8 @@ public struct AttemptFailure: Sendable, Hashable {
     /// - Parameter error: the engine's error.
     public init(_ error: FirmwareUpgradeError) {
         var message = error.message
-        if let cause = error.cause { message += " (\(cause))" }
+        // The engine's messages usually name their cause already.
+        if let cause = error.cause, !message.contains("\(cause)") { message += " (\(cause))" }
         self.init(code: "\(error.code)", state: error.state.rawValue, message: message)
     }
 }
