@@ -534,12 +534,17 @@ enum UpgradeHarness {
             configuration: UpgradeHarness.configuration(.confirmOnly),
             clientConfiguration: UpgradeHarness.client
         )
-        let run = await UpgradeHarness.run(upgrade, images: images, started: { current.run = $0 }) { event, run in
-            if case .paused = event {
-                #expect(run.isPaused)
-                run.resume()
+        let run = await UpgradeHarness.run(
+            upgrade,
+            images: images,
+            started: { current.run = $0 },
+            onEvent: { event, run in
+                if case .paused = event {
+                    #expect(run.isPaused)
+                    run.resume()
+                }
             }
-        }
+        )
         #expect(paused.value)
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.events.contains { if case .paused(.uploading) = $0 { true } else { false } })
