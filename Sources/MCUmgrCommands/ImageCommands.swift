@@ -282,11 +282,13 @@ enum ImageCommands {
                         "\(TransferProgressView.bytes(chosen.data.count)), resumed at \(TransferProgressView.bytes($0)): "
                             + TransferProgressView.completion(bytes: chosen.data.count - $0, elapsed: elapsed)
                     } ?? TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed)
+                let hints = CommandHints(global)
                 let next =
                     inBootloader
-                    ? "the device is in its bootloader; next: mcumgr os reset (MCUboot boots the image if it accepts it)"
-                    : "next: mcumgr image test \(hash)"
+                    ? "the device is in its bootloader; next: \(hints.command("os reset")) (MCUboot boots the image if it accepts it)"
+                    : "next: \(hints.command("image test \(hash)"))"
                 Console.out("uploaded \(done)\(resent); \(next)")
+                if let note = hints.simulatorNote { Console.out(note) }
             }
         }
     }

@@ -62,7 +62,7 @@ import Testing
         #expect(lines[0] == "uploading unsigned.bin: image 0, version 1.2.3, 1576 bytes")
         #expect(lines[1] == "image hash \(Self.unsignedHash)")
         #expect(lines[2].hasPrefix("uploaded 1.5 KiB in "))
-        #expect(lines[2].hasSuffix("; next: mcumgr image test \(Self.unsignedHash)"))
+        #expect(lines[2].hasSuffix("; next: mcumgr --conn '\(device.url)' image test \(Self.unsignedHash)"))
         // Progress went to stderr as plain lines (stderr is not a terminal here).
         #expect(CLI.lines(upload.stderr).last?.hasPrefix("upload  100%  1.5 KiB/1.5 KiB") == true)
 
@@ -282,6 +282,18 @@ import Testing
 
     /// NO_FREE_SLOT names what holds the slot and the ways out: a test image running unconfirmed
     /// keeps its revert target there; the running slot is never erased.
+    /// On `sim://` without a state folder the next command could not reach the device: the hint
+    /// says how to keep it.
+    @Test func aForgettingSimulatorSaysHowToKeepTheDevice() async throws {
+        let result = await CLI.sim("image", "upload", CLI.fixture("unsigned.bin"))
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = CLI.lines(result.stdout)
+        #expect(lines.last == UpgradeCommandTests.simulatorNote)
+        #expect(
+            lines.dropLast().last?.hasSuffix("; next: mcumgr --conn sim:// image test \(Self.unsignedHash)") == true
+        )
+    }
+
     @Test func noFreeSlotSaysWhatHoldsTheSlot() async throws {
         let device = SimDevice()
         let scratch = Scratch()
@@ -465,7 +477,7 @@ import Testing
         let last = try #require(CLI.lines(upload.stdout).last)
         #expect(
             last.hasSuffix(
-                "the device is in its bootloader; next: mcumgr os reset (MCUboot boots the image if it accepts it)"
+                "the device is in its bootloader; next: mcumgr --conn '\(device.url)' os reset (MCUboot boots the image if it accepts it)"
             )
         )
 
