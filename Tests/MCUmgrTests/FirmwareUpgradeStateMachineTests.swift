@@ -21,10 +21,16 @@ import Testing
     static func machine(
         _ mode: FirmwareUpgrade.Mode = .testAndConfirm,
         retries: Int = 2,
-        images: [FirmwarePackage.Image] = [Slots.image(Slots.b)]
+        images: [FirmwarePackage.Image] = [Slots.image(Slots.b)],
+        revertPending: Bool = false
     ) -> Machine {
         Machine(
-            configuration: .init(mode: mode, estimatedSwapTime: .seconds(3), retries: retries),
+            configuration: .init(
+                mode: mode,
+                estimatedSwapTime: .seconds(3),
+                retries: retries,
+                revertPending: revertPending
+            ),
             payload: .mcuboot(images)
         )
     }
@@ -102,7 +108,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ]
@@ -152,6 +159,29 @@ import Testing
     /// Bootloader info the device refuses: plan without it (a warning says so). No answer, once
     /// the device answered the parameters, is the link and not the device: reconnect and ask
     /// again (the mode decides the plan); plan without it only when the retries are spent.
+    /// The slot sizes are read once, before the first upload; a device without them goes on.
+    /// A refusal of the upload is said once: it is the error's cause, not also in its message.
+    @Test func slotSizesAreReadBeforeTheFirstUploadAndARefusalIsSaidOnce() {
+        var machine = Self.machine()
+        let notSupported = SMPDeviceError(.management(.notSupported), requestGroup: .image, command: 6)
+        Self.run(
+            &machine,
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.deviceRefused(notSupported), .zero, Self.upload, .uploading),
+            ]
+        )
+        #expect(machine.slotCapacities == [])
+        let tooLarge = SMPDeviceError(.group(.image, 30), requestGroup: .image, command: 1)
+        let error = Self.failure(&machine, .deviceRefused(tooLarge))
+        #expect(error?.code == .deviceRejected)
+        let text = error.map { "\($0)" } ?? ""
+        #expect(
+            text
+                == "upgrade failed while uploading: the device refused upload image 0 (image error 30 INVALID_IMAGE_TOO_LARGE)"
+        )
+    }
+
     @Test func missingBootloaderInfoIsAssumedAndSaid() {
         let notSupported = SMPDeviceError(.management(.notSupported), requestGroup: .os, command: 8)
         var refused = Self.machine()
@@ -161,6 +191,7 @@ import Testing
         )
         #expect(refused.bootloaderMode == nil)
         _ = refused.handle(.imageList([Self.factory]))
+        _ = refused.handle(.slotInfo([]))
         #expect(refused.warnings.contains { $0.contains("assuming") })
 
         var silent = Self.machine(retries: 1)
@@ -174,6 +205,7 @@ import Testing
         )
         #expect(silent.bootloaderMode == nil)
         _ = silent.handle(.imageList([Self.factory]))
+        _ = silent.handle(.slotInfo([]))
         #expect(silent.warnings.contains { $0.contains("did not answer bootloader info") })
     }
 
@@ -182,9 +214,11 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (Self.timeout, .zero, .connect, .reconnecting),
                 (.connected, .zero, .readImageList, .reconnecting),
+                // The slot sizes are read once, before the first upload.
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
             ]
         )
@@ -203,7 +237,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .eraseAppSettings, .erasingAppSettings),
                 (
                     .outcomeUnknown(SMPTransportError(.outcomeUnknown)), .zero,
@@ -220,7 +255,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (
                     .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
@@ -239,7 +275,8 @@ import Testing
         let confirmedB = [Slots.entry(nil, 0, Slots.b, "ac"), Slots.entry(nil, 1, Slots.a)]
         var script: [Line] =
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (
                     .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
@@ -261,7 +298,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
                 (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
@@ -282,7 +320,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .zero, .connect, .reconnecting),
                 (.connected, .zero, .readImageList, .reconnecting),
@@ -325,7 +364,8 @@ import Testing
     /// probed, and the image still pending past the reboot timeout: the machine resets again.
     static func lostResetThenDroppedLink(_ dropped: Input) -> [Line] {
         Self.probes + [
-            (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+            (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+            (.slotInfo([]), .zero, Self.upload, .uploading),
             (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
             (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
@@ -344,7 +384,8 @@ import Testing
         var machine = Self.machine(.testOnly)
         let script: [Line] =
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot) + Self.listReadAgain(at: 11)
@@ -367,7 +408,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot)
@@ -383,7 +425,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
                 (.done, .seconds(1), .probe, .waitingForReboot),
@@ -402,7 +445,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot).dropLast()
@@ -429,7 +473,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
             ]
         )
@@ -440,7 +485,13 @@ import Testing
 
     @Test func aDeviceRefusalFailsInItsState() {
         var machine = Self.machine()
-        Self.run(&machine, Self.probes + [(.imageList([Self.factory]), .zero, Self.upload, .uploading)])
+        Self.run(
+            &machine,
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
+            ]
+        )
         let refusal = SMPDeviceError(.group(.image, 9), requestGroup: .image, command: 1)
         let error = Self.failure(&machine, .deviceRefused(refusal))
         #expect(error?.code == .deviceRejected)
@@ -455,7 +506,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
             ]
         )
@@ -482,7 +534,8 @@ import Testing
             &machine,
             Array(Self.probes.prefix(3)) + [
                 (.bootloaderName(nil), .zero, .readImageList, .validating),
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.deviceRefused(notSupported), .zero, .readImageList, .validating),
                 (
@@ -500,7 +553,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (
                     .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
@@ -518,9 +572,12 @@ import Testing
         #expect(error?.state == .reconnecting)
     }
 
-    @Test func aBusySlotIsFreedByResettingThenPlannedAgainAtMostThreeTimes() {
-        var machine = Self.machine()
-        let busy = [Self.factory, Slots.entry(nil, 1, Slots.c, "p")]
+    /// A test image running unconfirmed holds the slot with its revert target; asked to
+    /// (`revertPending`), the machine resets so that MCUboot reverts it, then plans again — at
+    /// most three times, for a device that never reverts.
+    @Test func aRevertIsAskedForThenPlannedAgainAtMostThreeTimes() {
+        var machine = Self.machine(revertPending: true)
+        let busy = [Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")]
         Self.run(&machine, Self.probes)
         for round in 0..<3 {
             Self.run(
@@ -533,17 +590,46 @@ import Testing
         #expect(error?.code == .slotBusy)
     }
 
-    @Test func aFreedSlotContinuesWithTheUpload() {
-        var machine = Self.machine()
+    @Test func aRevertedSlotContinuesWithTheUpload() {
+        var machine = Self.machine(revertPending: true)
         Self.run(
             &machine,
             Self.probes + [
                 (
-                    .imageList([Self.factory, Slots.entry(nil, 1, Slots.c, "p")]), .zero, .reset(force: false),
-                    .resetting
+                    .imageList([Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")]), .zero,
+                    .reset(force: false), .resetting,
                 )
-            ] + Self.reboot(at: 1, list: [Self.factory, Slots.entry(nil, 1, Slots.c)], then: Self.upload, .uploading)
+            ]
+                + Self.reboot(
+                    at: 1,
+                    list: [Self.factory, Slots.entry(nil, 1, Slots.c)],
+                    then: .readSlotInfo,
+                    .validating
+                )
+                + [(.slotInfo([]), .seconds(1), Self.upload, .uploading)]
         )
+    }
+
+    /// Without `revertPending` the same device is refused before anything is sent, with what
+    /// holds the slot; an image marked for the next boot is refused even with it.
+    @Test(
+        arguments: [
+            ([Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")], false, .revert),
+            ([Self.factory, Slots.entry(nil, 1, Slots.c, "p")], true, .test),
+            ([Self.factory, Slots.entry(nil, 1, Slots.c, "pP")], true, .permanent),
+        ] as [([ImageManagement.SlotState], Bool, FirmwareUpgradePlan.PendingBootChange.Kind)]
+    )
+    func aHeldSlotIsRefusedWithoutAReset(
+        _ slots: [ImageManagement.SlotState],
+        revertPending: Bool,
+        kind: FirmwareUpgradePlan.PendingBootChange.Kind
+    ) {
+        var machine = Self.machine(revertPending: revertPending)
+        Self.run(&machine, Self.probes)
+        let error = Self.failure(&machine, .imageList(slots))
+        #expect(error?.code == .slotBusy)
+        #expect(error?.pendingBootChanges.map(\.kind) == [kind])
+        #expect(machine.resetsBeforeUpload == 0)
     }
 
     @Test func directXIPDoesNotWaitForASwap() {
@@ -552,7 +638,8 @@ import Testing
             &machine,
             Array(Self.probes.prefix(4)) + [
                 (.bootloaderMode(.directXIP, noDowngrade: true), .zero, .readImageList, .validating),
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .reset(force: false), .resetting),
                 (.done, .seconds(1), .probe, .waitingForReboot),
                 (.probeUnanswered, .seconds(2), .wait(.zero), .waitingForSwap),
@@ -566,7 +653,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.pause, .zero, .waitForResume, .uploading),
                 (.done, .zero, .waitForResume, .uploading),
                 (.resume, .zero, Self.upload, .uploading),
@@ -579,7 +667,8 @@ import Testing
     @Test func cancelEndsTheUpgradeInEveryState() {
         let script: [Line] =
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ]
@@ -649,6 +738,44 @@ import Testing
                 (.suitManifests([Slots.hash(Slots.b)]), .seconds(2), .succeed, .succeeded),
             ]
         )
+    }
+
+    /// A resource chunk refused as out of state (EBADSTATE): the device no longer waits for the
+    /// resource — a retried last chunk whose first answer was lost after it completed it. The
+    /// machine polls; the manifests say whether it installed.
+    @Test func aResourceTheDeviceNoLongerWaitsForIsCheckedByPolling() {
+        var machine = Self.suitMachine()
+        let badState = SMPDeviceError(.management(.badState), requestGroup: .suit, command: 4)
+        Self.run(
+            &machine,
+            Array(Self.probes.prefix(3)) + [
+                (
+                    .bootloaderName("SUIT"), .zero, .uploadSUIT(.envelope(packageIndex: 0, deferInstall: false)),
+                    .uploading
+                ),
+                (.done, .zero, .pollSUIT, .installing),
+                (
+                    .suitRequested(resource: "file://app.bin", session: 5), .zero,
+                    .uploadSUIT(.resource(name: "file://app.bin", session: 5)), .installing
+                ),
+                (.deviceRefused(badState), .zero, .pollSUIT, .installing),
+                (.suitNothingRequested, .zero, .readSUITManifests, .installing),
+                (.suitManifests([Slots.hash(Slots.b)]), .seconds(1), .succeed, .succeeded),
+            ]
+        )
+        #expect(machine.warnings.contains { $0.contains("no longer waited for the resource") })
+        // Anywhere else EBADSTATE is a refusal.
+        var envelope = Self.suitMachine()
+        Self.run(
+            &envelope,
+            Array(Self.probes.prefix(3)) + [
+                (
+                    .bootloaderName("SUIT"), .zero, .uploadSUIT(.envelope(packageIndex: 0, deferInstall: false)),
+                    .uploading
+                )
+            ]
+        )
+        #expect(Self.failure(&envelope, .deviceRefused(badState))?.code == .deviceRejected)
     }
 
     @Test func suitFailsForAnUnknownResourceAndAtTheInstallDeadline() {

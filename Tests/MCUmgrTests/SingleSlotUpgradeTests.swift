@@ -45,7 +45,7 @@ import Testing
 
     typealias Combination = FirmwareUpgradeIntegrationTests.Combination
 
-    static let combinations: [Combination] = FirmwareUpgrade.Mode.allCases.flatMap { mode in
+    static let combinations: [Combination] = [.testAndConfirm, .confirmOnly, .testOnly].flatMap { mode in
         [
             Combination(mode: mode, bootloader: .singleSlot, images: 1),
             Combination(mode: mode, bootloader: .singleSlot, images: 2),
@@ -71,6 +71,20 @@ import Testing
         if combination.mode != .confirmOnly { #expect(!run.warnings.isEmpty) }
         let again = await UpgradeHarness.run(Self.upgrade(device, combination.mode), images: images)
         #expect(again.summary?.isUpToDate == true, "\(String(describing: again.error))")
+    }
+
+    /// Upload-only never resets, and a single-slot device is written from its bootloader, which
+    /// takes a reset: refused before anything is sent that changes the device.
+    @Test(arguments: [BootloaderMode.singleSlot, .firmwareLoader])
+    func uploadOnlyIsRefusedWhileTheApplicationRuns(bootloader: BootloaderMode) async throws {
+        let device = UpgradeHarness.device(.init(bufferSize: 512, bootloaderMode: bootloader))
+        let before = await device.imageStates
+        let run = await UpgradeHarness.run(Self.upgrade(device, .uploadOnly), images: UpgradeHarness.images(count: 1))
+        #expect(run.upgradeError?.code == .unsupported)
+        #expect(run.upgradeError?.message.contains("without resetting it") == true)
+        #expect(await device.timesHandled(OSManagement.Reset.self) == 0)
+        #expect(await device.timesHandled(ImageManagement.Upload.self) == 0)
+        #expect(await device.imageStates == before)
     }
 
     @Test(
@@ -169,7 +183,13 @@ import Testing
         let run = await UpgradeHarness.run(Self.upgrade(device, mode), images: images)
         #expect(run.error == nil, "\(String(describing: run.error))")
         let states = await device.imageStates
-        #expect(states.contains { $0.hash.map(Array.init) == images[0].hash && $0.isActive && $0.slot == 1 })
+        // Upload-only never resets: the image waits in slot 1 for whoever resets the device.
+        let installed = mode != .uploadOnly
+        #expect(
+            states.contains { $0.hash.map(Array.init) == images[0].hash && $0.isActive == installed && $0.slot == 1 }
+        )
+        #expect(await device.timesHandled(OSManagement.Reset.self) == (installed ? 1 : 0))
+        guard installed else { return }
         let older = UpgradeHarness.images(count: 1, version: "1.5.0")
         let uploads = await device.timesHandled(ImageManagement.Upload.self)
         let downgrade = await UpgradeHarness.run(Self.upgrade(device, mode), images: older)
@@ -196,12 +216,24 @@ extension SingleSlotUpgradeTests {
             let device = UpgradeHarness.device(.init(bufferSize: 512, bootloaderMode: .singleSlot))
             let images = UpgradeHarness.images(count: 1)
             let struck = Flag()
-            let run = await UpgradeHarness.run(Self.upgrade(device), images: images) { event, _ in
-                guard case .stateChanged(_, let state) = event, state.rawValue == moment.rawValue, !struck.value
-                else { return }
+            let entered = Flag()
+            // Struck as the engine sends the moment's request (it waits meanwhile): recovery's
+            // image list, or the upload's parameters request, after the reset into recovery.
+            let transport = HookedTransport(LoopbackTransport(device: device)) { happening in
+                guard case .send(let frame) = happening, !struck.value else { return }
+                let (group, command) = (frame.header.group, frame.header.command)
+                if group == .os && command == 5 { entered.set() }
+                let request = moment == .reconnecting ? (SMPGroup.image, UInt8(0)) : (SMPGroup.os, UInt8(6))
+                guard entered.value, group == request.0, command == request.1 else { return }
                 struck.set()
                 await device.inject(fault)
             }
+            let upgrade = FirmwareUpgrade(
+                transport: transport,
+                configuration: Self.configuration(.confirmOnly, recovery: false),
+                clientConfiguration: UpgradeHarness.client
+            )
+            let run = await UpgradeHarness.run(upgrade, images: images)
             #expect(struck.value)
             #expect(run.error == nil, "\(moment), \(fault): \(String(describing: run.error))")
             // The device was found back in its application, and entered again.

@@ -8,6 +8,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             case invalidPackage, deviceRejected, linkFailed, reconnectFailed, imageMissingAfterReset
             case imageNotActive, imageNotConfirmed, imageNotMarked, resetFailed, slotBusy, resourceNotFound
             case suitNotInstalled, cancelled, unsupported, downgradeRefused, notSwapped, bootloaderNotEntered
+            case imageTooLarge
         }
         private let kind: Kind
 
@@ -40,7 +41,10 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         /// An image is older than the running one and the device reported that its bootloader
         /// refuses downgrades; nothing was uploaded.
         public static let downgradeRefused = Code(kind: .downgradeRefused)
-        /// The slot to upload into stays occupied by an image marked for boot after resetting.
+        /// The slot to upload into is held by an image the bootloader acts on at the next reset
+        /// (the revert target of a running test image, an image marked for the next boot), and the
+        /// upgrade may not reset the device to free it; or it stays held after resetting.
+        /// ``FirmwareUpgradeError/pendingBootChanges`` says what holds it.
         public static let slotBusy = Code(kind: .slotBusy)
         /// SUIT: the device asked for a resource the package does not hold.
         public static let resourceNotFound = Code(kind: .resourceNotFound)
@@ -50,6 +54,9 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         /// came back running its application), or `recovery` was asked for and the application
         /// answers.
         public static let bootloaderNotEntered = Code(kind: .bootloaderNotEntered)
+        /// An image is larger than the slot it goes to (the device's `max_image_size`, or its slot
+        /// size); nothing was uploaded.
+        public static let imageTooLarge = Code(kind: .imageTooLarge)
         /// The caller cancelled the upgrade.
         public static let cancelled = Code(kind: .cancelled)
         /// The device's bootloader or the package needs something this engine does not do.
@@ -74,6 +81,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             case .downgradeRefused: "downgrade refused"
             case .notSwapped: "not swapped"
             case .bootloaderNotEntered: "bootloader not entered"
+            case .imageTooLarge: "image too large"
             }
         }
 
@@ -82,7 +90,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             switch kind {
             case .deviceRejected, .slotBusy, .unsupported, .downgradeRefused, .bootloaderNotEntered: .deviceRefused
             case .linkFailed, .reconnectFailed: .link
-            case .invalidPackage, .resourceNotFound: .input
+            case .invalidPackage, .resourceNotFound, .imageTooLarge: .input
             case .cancelled: .cancelled
             case .imageMissingAfterReset, .imageNotActive, .imageNotConfirmed, .imageNotMarked, .resetFailed,
                 .notSwapped, .suitNotInstalled:
@@ -113,6 +121,9 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
     public var message: String
     /// The underlying error (`SMPDeviceError`, `SMPTransportError`…), if any.
     public var cause: (any Error & Sendable)?
+    /// For ``Code/slotBusy``: what the reset the upgrade would need does that nobody asked for
+    /// (a revert, an image marked for the next boot), so a caller can name the ways out.
+    public var pendingBootChanges: [FirmwareUpgradePlan.PendingBootChange] = []
 
     /// Creates an error.
     /// - Parameters:
