@@ -5,7 +5,7 @@
 # upgrades one device after another, so its time is the sum of the devices' times). CPU seconds
 # and peak memory of the fleet process from /usr/bin/time -v.
 # Every device: `mcumgr simulator` defaults (Zephyr's observed buffers and reset timing), 20 ms
-# added to every response; a 256 KiB signed image (scripts/make-example-image.sh).
+# added to every response; a 256 KiB signed image (Examples/make-example-image.sh --signed).
 # Usage: Benchmarks/fleet-rollout.sh [COUNT] [SAMPLE]   (from the package root; MCUMGR=path to
 # use a built mcumgr instead of building the release one)
 set -euo pipefail
@@ -20,7 +20,7 @@ if [[ -z "${MCUMGR:-}" ]]; then
     swift build -c release --product mcumgr >/dev/null
     MCUMGR="$root/.build/release/mcumgr"
 fi
-scripts/make-example-image.sh "$work" 258048 >/dev/null
+Examples/make-example-image.sh --signed "$work" 258048 >/dev/null
 image="$work/app.signed.bin"
 now() { date +%s.%N; }
 

@@ -10,8 +10,8 @@ import SMPLink
 struct FleetDriver {
     /// What the driver's loop waits for.
     enum Message: Sendable {
-        /// A device's upgrade attempt ended.
-        case ended(String, AttemptResult)
+        /// A device's upgrade attempt (its number) ended.
+        case ended(String, attempt: Int, AttemptResult)
         /// A retry's back-off is over.
         case wake
         /// The user interrupted.
@@ -73,7 +73,7 @@ struct FleetDriver {
     private mutating func handle(_ message: Message, machine: inout RolloutStateMachine) -> [RolloutStateMachine.Action]
     {
         switch message {
-        case .ended(let device, let result):
+        case .ended(let device, _, let result):
             runs[device] = nil
             return machine.handle(.ended(device: device, result), at: Date())
         case .wake:
@@ -134,7 +134,11 @@ struct FleetDriver {
         let inbox = self.inbox
         guard let device = devices[id] else {
             inbox.yield(
-                .ended(id, .failed(AttemptFailure(code: "inventory", state: "idle", message: "not in the inventory")))
+                .ended(
+                    id,
+                    attempt: record.attempts,
+                    .failed(AttemptFailure(code: "inventory", state: "idle", message: "not in the inventory"))
+                )
             )
             return
         }
@@ -143,7 +147,7 @@ struct FleetDriver {
             transport = try fleet.makeTransport(device)
         } catch {
             let failure = AttemptFailure(code: "transport", state: "idle", message: "\(error)")
-            inbox.yield(.ended(id, .failed(failure)))
+            inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
             return
         }
         let upgrade = FirmwareUpgrade(
@@ -155,8 +159,9 @@ struct FleetDriver {
         let run = upgrade.run(package)
         runs[id] = run
         let events = self.events
+        let attempt = record.attempts
         group.addTask {
-            inbox.yield(.ended(id, await Self.outcome(of: run, device: id, events: events)))
+            inbox.yield(.ended(id, attempt: attempt, await Self.outcome(of: run, device: id, events: events)))
         }
     }
 

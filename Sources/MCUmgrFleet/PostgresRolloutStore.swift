@@ -224,14 +224,19 @@ public actor PostgresRolloutStore: SharedRolloutStore {
         }
     }
 
-    public func finish(_ rollout: String, device: String, worker: String, result: AttemptResult, policy: RolloutPolicy)
-        async throws -> (record: DeviceRecord, retryAt: Date?)?
-    {
+    public func finish(
+        _ rollout: String,
+        device: String,
+        attempt: Int,
+        worker: String,
+        result: AttemptResult,
+        policy: RolloutPolicy
+    ) async throws -> (record: DeviceRecord, retryAt: Date?)? {
         try await transaction { connection, logger in
             let now = try await Self.lockRollout(rollout, connection, logger)
             let records = try await Self.records(rollout, connection, logger)
             guard let record = records.first(where: { $0.id == device }), record.status == .running,
-                record.worker == worker
+                record.worker == worker, record.attempts == attempt
             else { return nil }
             var rolling = true
             if case .halted = RolloutGates.verdict(records, policy: policy) { rolling = false }

@@ -14,7 +14,9 @@ struct SharedFleetDriver {
     let store: any SharedRolloutStore
     let events: AsyncThrowingStream<FleetEvent, any Error>.Continuation
     let inbox: AsyncStream<FleetDriver.Message>.Continuation
-    private var runs: [String: FirmwareUpgradeRun] = [:]
+    /// The upgrades running here, with the attempt each is (a device this worker lost and then
+    /// claimed again has a new attempt; the old one's end is not the device's).
+    private var runs: [String: (attempt: Int, run: FirmwareUpgradeRun)] = [:]
     private var interrupted = false
     private var announcedPhase: RolloutPhase?
     private var announcedHalt = false
@@ -69,7 +71,7 @@ struct SharedFleetDriver {
             }
             events.finish()
         } catch {
-            for run in runs.values { run.cancel() }
+            for entry in runs.values { entry.run.cancel() }
             events.finish(throwing: error)
         }
     }
@@ -112,11 +114,12 @@ struct SharedFleetDriver {
 
     private mutating func handle(_ message: FleetDriver.Message, rollout: String) async throws {
         switch message {
-        case .ended(let device, let result):
-            runs[device] = nil
+        case .ended(let device, let attempt, let result):
+            if runs[device]?.attempt == attempt { runs[device] = nil }
             let ended = try await store.finish(
                 rollout,
                 device: device,
+                attempt: attempt,
                 worker: fleet.worker,
                 result: result,
                 policy: fleet.policy
@@ -128,7 +131,7 @@ struct SharedFleetDriver {
             try await renewIfDue(rollout)
         case .interrupt:
             interrupted = true
-            for run in runs.values { run.cancel() }
+            for entry in runs.values { entry.run.cancel() }
         }
     }
 
@@ -139,8 +142,8 @@ struct SharedFleetDriver {
         guard ContinuousClock.now - lastRenewal >= fleet.lease / 3, !runs.isEmpty else { return }
         lastRenewal = .now
         let mine = try await store.renew(rollout, worker: fleet.worker, devices: Array(runs.keys), lease: fleet.lease)
-        for (device, run) in runs where !mine.contains(device) {
-            run.cancel()
+        for (device, entry) in runs where !mine.contains(device) {
+            entry.run.cancel()
             runs[device] = nil
         }
     }
@@ -150,14 +153,15 @@ struct SharedFleetDriver {
         let inbox = self.inbox
         guard let device = devices[id] else {
             let failure = AttemptFailure(code: "inventory", state: "idle", message: "not in this worker's inventory")
-            inbox.yield(.ended(id, .failed(failure)))
+            inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
             return
         }
         let transport: any SMPTransport
         do {
             transport = try fleet.makeTransport(device)
         } catch {
-            inbox.yield(.ended(id, .failed(AttemptFailure(code: "transport", state: "idle", message: "\(error)"))))
+            let failure = AttemptFailure(code: "transport", state: "idle", message: "\(error)")
+            inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
             return
         }
         let run = FirmwareUpgrade(
@@ -166,8 +170,13 @@ struct SharedFleetDriver {
             clientConfiguration: fleet.clientConfiguration,
             logger: fleet.logger
         ).run(package)
-        runs[id] = run
+        // A run of an earlier attempt still here is stale (the device was claimed again): stop it.
+        runs[id]?.run.cancel()
+        runs[id] = (record.attempts, run)
         let events = self.events
-        group.addTask { inbox.yield(.ended(id, await FleetDriver.outcome(of: run, device: id, events: events))) }
+        let attempt = record.attempts
+        group.addTask {
+            inbox.yield(.ended(id, attempt: attempt, await FleetDriver.outcome(of: run, device: id, events: events)))
+        }
     }
 }

@@ -19,13 +19,22 @@ public protocol SharedRolloutStore: RolloutStore {
     func claim(_ rollout: String, worker: String, policy: RolloutPolicy, capacity: Int, lease: Duration) async throws
         -> RolloutClaim
 
-    /// Records how an attempt ended — only while the device is still this worker's (a worker
-    /// that lost its lease learns it here, and its result is dropped).
-    /// - Returns: the device's record, and when it is retried; `nil` when the device was not
-    ///   this worker's any more.
+    /// Records how an attempt ended — only while that attempt is still the device's and the
+    /// device this worker's (a worker that lost its lease learns it here, and its result is
+    /// dropped).
+    /// - Parameters:
+    ///   - attempt: the attempt's number (``DeviceRecord/attempts`` when it was claimed).
+    /// - Returns: the device's record, and when it is retried; `nil` when the attempt was not
+    ///   the device's any more.
     /// - Throws: ``RolloutStoreError``.
-    func finish(_ rollout: String, device: String, worker: String, result: AttemptResult, policy: RolloutPolicy)
-        async throws -> (record: DeviceRecord, retryAt: Date?)?
+    func finish(
+        _ rollout: String,
+        device: String,
+        attempt: Int,
+        worker: String,
+        result: AttemptResult,
+        policy: RolloutPolicy
+    ) async throws -> (record: DeviceRecord, retryAt: Date?)?
 
     /// Extends the leases of this worker's running devices.
     /// - Returns: the devices still this worker's.

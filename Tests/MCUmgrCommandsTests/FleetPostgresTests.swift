@@ -40,7 +40,7 @@ struct FleetPostgresTests {
                 [
                     "fleet", "upgrade", image, "--inventory", inventory, "--state", database, "--worker", name,
                     "--parallel", "16", "--canary", "2", "--waves", "10%,50%,100%", "--max-failures", "5%",
-                    "--lease", "3", "--json",
+                    "--lease", "10", "--json",
                 ],
                 timeout: .seconds(900)
             )

@@ -17,10 +17,12 @@ enum FleetHarness {
         return folder.appendingPathComponent(name).path
     }
 
-    /// A device as the acceptance asks: 20 ms of latency each way, Zephyr's observed reset timing.
+    /// A device as the acceptance asks: 20 ms of latency each way, Zephyr's observed reset timing,
+    /// and 512 KiB slots, so that a 256 KiB image leaves room for MCUboot's trailer.
     static func device(latency: Duration = .milliseconds(20)) -> SimulatedDevice.Configuration {
         var configuration = SimulatedDevice.Configuration.udp
         configuration.linkLatency = latency
+        configuration.slotSize = 0x80000
         return configuration
     }
 

@@ -9,6 +9,7 @@ import Testing
 struct PostgresRolloutStoreTests {
     static let rollout = RolloutDescription(id: "r1", file: "app.bin", mode: "confirm-only", versions: ["2.0.0"])
     static let upgraded = AttemptResult.upgraded(versionBefore: "1.0.0", versionAfter: "2.0.0", uploadedBytes: 10)
+    static let id = rollout.id
 
     static func devices(_ count: Int) throws -> [Inventory.Device] {
         try (0..<count).map {
@@ -16,90 +17,124 @@ struct PostgresRolloutStoreTests {
         }
     }
 
-    /// Two hosts on one rollout with a database each would not be one rollout: both connect to the
-    /// same fresh database.
-    static func twoHosts(_ count: Int) async throws -> (PostgresRolloutStore, PostgresRolloutStore) {
+    /// Two hosts on one fresh database, closed whatever the body does (PostgresNIO traps on a
+    /// connection released unclosed).
+    static func twoHosts(
+        _ count: Int,
+        _ body: (PostgresRolloutStore, PostgresRolloutStore) async throws -> Void
+    ) async throws {
         let url = try TestPostgres.freshDatabase()
         let a = try await PostgresRolloutStore(url: url)
-        let b = try await PostgresRolloutStore(url: url)
-        _ = try await a.prepare(Self.rollout, devices: try Self.devices(count), retryFailed: false)
-        _ = try await b.prepare(Self.rollout, devices: try Self.devices(count), retryFailed: false)
-        return (a, b)
+        let b: PostgresRolloutStore
+        do {
+            b = try await PostgresRolloutStore(url: url)
+        } catch {
+            await a.close()
+            throw error
+        }
+        do {
+            _ = try await a.prepare(rollout, devices: try devices(count), retryFailed: false)
+            _ = try await b.prepare(rollout, devices: try devices(count), retryFailed: false)
+            try await body(a, b)
+        } catch {
+            await a.close()
+            await b.close()
+            throw error
+        }
+        await a.close()
+        await b.close()
+    }
+
+    static func claim(_ store: PostgresRolloutStore, _ worker: String, _ policy: RolloutPolicy, lease: Int = 60)
+        async throws -> RolloutClaim
+    {
+        try await store.claim(id, worker: worker, policy: policy, capacity: policy.parallel, lease: .seconds(lease))
+    }
+
+    static func finish(
+        _ store: PostgresRolloutStore,
+        _ device: String,
+        attempt: Int = 1,
+        _ worker: String,
+        _ policy: RolloutPolicy,
+        result: AttemptResult = upgraded
+    ) async throws -> (record: DeviceRecord, retryAt: Date?)? {
+        try await store.finish(id, device: device, attempt: attempt, worker: worker, result: result, policy: policy)
     }
 
     @Test func theCanaryIsClaimedOnceAcrossHostsAndTheWavesWaitForIt() async throws {
-        let (a, b) = try await Self.twoHosts(4)
-        let policy = RolloutPolicy(canary: 1, waves: [.percent(50), .percent(100)], parallel: 4)
-        let first = try await a.claim(Self.rollout.id, worker: "a", policy: policy, capacity: 4, lease: .seconds(60))
-        let second = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 4, lease: .seconds(60))
-        #expect(first.started.map(\.id) == ["d0"] && first.started.first?.phase == .canary)
-        #expect(second.started.isEmpty, "the canary goes alone: \(second.started.map(\.id))")
-        let ended = try await a.finish(
-            Self.rollout.id,
-            device: "d0",
-            worker: "a",
-            result: Self.upgraded,
-            policy: policy
-        )
-        #expect(ended?.record.status == .upgraded)
-        let wave = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 4, lease: .seconds(60))
-        #expect(wave.started.map(\.id) == ["d1"], "wave 1 is positions 0-1")
-        let waiting = try await a.claim(Self.rollout.id, worker: "a", policy: policy, capacity: 4, lease: .seconds(60))
-        #expect(waiting.started.isEmpty, "wave 2 waits for d1, running on b")
-        _ = try await b.finish(Self.rollout.id, device: "d1", worker: "b", result: Self.upgraded, policy: policy)
-        let last = try await a.claim(Self.rollout.id, worker: "a", policy: policy, capacity: 4, lease: .seconds(60))
-        #expect(last.started.map(\.id) == ["d2", "d3"])
-        await a.close()
-        await b.close()
+        try await Self.twoHosts(4) { a, b in
+            let policy = RolloutPolicy(canary: 1, waves: [.percent(50), .percent(100)], parallel: 4)
+            let first = try await Self.claim(a, "a", policy)
+            let second = try await Self.claim(b, "b", policy)
+            #expect(first.started.map(\.id) == ["d0"] && first.started.first?.phase == .canary)
+            #expect(second.started.isEmpty, "the canary goes alone: \(second.started.map(\.id))")
+            #expect(try await Self.finish(a, "d0", "a", policy)?.record.status == .upgraded)
+            let wave = try await Self.claim(b, "b", policy)
+            #expect(wave.started.map(\.id) == ["d1"], "wave 1 is positions 0-1")
+            let waiting = try await Self.claim(a, "a", policy)
+            #expect(waiting.started.isEmpty, "wave 2 waits for d1, running on b")
+            _ = try await Self.finish(b, "d1", "b", policy)
+            let last = try await Self.claim(a, "a", policy)
+            #expect(last.started.map(\.id) == ["d2", "d3"])
+        }
     }
 
     @Test func aDeadWorkersDeviceIsClaimedAgainOnlyAfterItsLeaseAndItsLateEndIsDropped() async throws {
-        let (a, b) = try await Self.twoHosts(1)
-        let policy = RolloutPolicy(parallel: 1)
-        let taken = try await a.claim(Self.rollout.id, worker: "a", policy: policy, capacity: 1, lease: .seconds(2))
-        #expect(taken.started.map(\.id) == ["d0"])
-        let early = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 1, lease: .seconds(60))
-        #expect(early.started.isEmpty, "the lease holds")
-        // Bounded by the event (b gets the device), not by a duration: the poll ends when it does.
-        var reclaimed: RolloutClaim?
-        for _ in 0..<600 where reclaimed == nil {
-            try await Task.sleep(for: .milliseconds(100))
-            let claim = try await b.claim(
-                Self.rollout.id,
-                worker: "b",
-                policy: policy,
-                capacity: 1,
-                lease: .seconds(60)
-            )
-            if !claim.started.isEmpty { reclaimed = claim }
+        try await Self.twoHosts(1) { a, b in
+            let policy = RolloutPolicy(parallel: 1)
+            #expect(try await Self.claim(a, "a", policy, lease: 2).started.map(\.id) == ["d0"])
+            #expect(try await Self.claim(b, "b", policy).started.isEmpty, "the lease holds")
+            // Bounded by the event (b gets the device), not by a duration.
+            var reclaimed: DeviceRecord?
+            for _ in 0..<600 where reclaimed == nil {
+                try await Task.sleep(for: .milliseconds(100))
+                reclaimed = try await Self.claim(b, "b", policy).started.first
+            }
+            let record = try #require(reclaimed)
+            #expect(record.id == "d0" && record.worker == "b" && record.attempts == 2)
+            #expect(try await Self.finish(a, "d0", "a", policy) == nil, "a's result is dropped: the device is b's")
+            #expect(try await a.renew(Self.id, worker: "a", devices: ["d0"], lease: .seconds(60)).isEmpty)
+            #expect(try await b.renew(Self.id, worker: "b", devices: ["d0"], lease: .seconds(60)) == ["d0"])
         }
-        let record = try #require(reclaimed?.started.first)
-        #expect(record.id == "d0" && record.worker == "b" && record.attempts == 2)
-        let late = try await a.finish(Self.rollout.id, device: "d0", worker: "a", result: Self.upgraded, policy: policy)
-        #expect(late == nil, "a's result is dropped: the device is b's")
-        #expect(try await a.renew(Self.rollout.id, worker: "a", devices: ["d0"], lease: .seconds(60)).isEmpty)
-        #expect(try await b.renew(Self.rollout.id, worker: "b", devices: ["d0"], lease: .seconds(60)) == ["d0"])
-        await a.close()
-        await b.close()
+    }
+
+    /// A worker that stalled past its lease and claimed its own device again: the end of its old
+    /// attempt is not the device's (found by the three-worker test: a stale "upgraded" had opened
+    /// the next wave while the new attempt still ran).
+    @Test func theEndOfAnAttemptTheDeviceNoLongerRunsIsDropped() async throws {
+        try await Self.twoHosts(1) { a, _ in
+            let policy = RolloutPolicy(parallel: 1)
+            _ = try await Self.claim(a, "a", policy, lease: 1)
+            var again: DeviceRecord?
+            for _ in 0..<600 where again == nil {
+                try await Task.sleep(for: .milliseconds(100))
+                again = try await Self.claim(a, "a", policy).started.first
+            }
+            #expect(again?.attempts == 2)
+            #expect(try await Self.finish(a, "d0", attempt: 1, "a", policy) == nil)
+            #expect(try await Self.finish(a, "d0", attempt: 2, "a", policy)?.record.status == .upgraded)
+        }
     }
 
     @Test func theBudgetHaltsEveryHostAndTheLastOneClosesThePendingDevices() async throws {
-        let (a, b) = try await Self.twoHosts(4)
-        let policy = RolloutPolicy(maxFailures: .count(0), parallel: 1)
-        _ = try await a.claim(Self.rollout.id, worker: "a", policy: policy, capacity: 1, lease: .seconds(60))
-        _ = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 1, lease: .seconds(60))
-        let refused = AttemptResult.failed(AttemptFailure(code: "device rejected", state: "uploading", message: "no"))
-        _ = try await a.finish(Self.rollout.id, device: "d0", worker: "a", result: refused, policy: policy)
-        let halted = try await a.claim(Self.rollout.id, worker: "a", policy: policy, capacity: 1, lease: .seconds(60))
-        #expect(halted.started.isEmpty && halted.closed.isEmpty, "d1 still runs on b")
-        #expect(halted.verdict == .halted(.budgetExceeded(failures: 1, limit: 0)))
-        _ = try await b.finish(Self.rollout.id, device: "d1", worker: "b", result: Self.upgraded, policy: policy)
-        let closing = try await b.claim(Self.rollout.id, worker: "b", policy: policy, capacity: 1, lease: .seconds(60))
-        #expect(closing.closed.map(\.id) == ["d2", "d3"])
-        #expect(closing.isComplete)
-        #expect(closing.records.map(\.status) == [.failed, .upgraded, .skipped, .skipped])
-        await a.close()
-        await b.close()
+        try await Self.twoHosts(4) { a, b in
+            let policy = RolloutPolicy(maxFailures: .count(0), parallel: 1)
+            _ = try await Self.claim(a, "a", policy)
+            _ = try await Self.claim(b, "b", policy)
+            let refused = AttemptResult.failed(
+                AttemptFailure(code: "device rejected", state: "uploading", message: "no")
+            )
+            _ = try await Self.finish(a, "d0", "a", policy, result: refused)
+            let halted = try await Self.claim(a, "a", policy)
+            #expect(halted.started.isEmpty && halted.closed.isEmpty, "d1 still runs on b")
+            #expect(halted.verdict == .halted(.budgetExceeded(failures: 1, limit: 0)))
+            _ = try await Self.finish(b, "d1", "b", policy)
+            let closing = try await Self.claim(b, "b", policy)
+            #expect(closing.closed.map(\.id) == ["d2", "d3"])
+            #expect(closing.isComplete)
+            #expect(closing.records.map(\.status) == [.failed, .upgraded, .skipped, .skipped])
+        }
     }
 
     @Test(arguments: ["mysql://h/db", "postgres://h", "postgres:///db", "postgres://h/db?sslmode=maybe"])
