@@ -518,13 +518,18 @@ public actor SimulatedDevice {
 
     /// What a device received since it was made (across reboots), for proving what a client did:
     /// how many uploads started from scratch (a resumed upload is not one), how many image bytes
-    /// were written, how many resets it handled.
+    /// arrived and were written, how many resets it handled.
     public struct Counters: Sendable, Hashable, Codable {
         /// Image uploads begun at offset 0 with a new session (the slot erased): a resumed
         /// upload does not count.
         public var uploadsStarted = 0
-        /// Image bytes written to flash by uploads (bytes sent again count again).
+        /// Image bytes that reached the upload handler: every chunk the device processed, written
+        /// or answered with its offset (a chunk dropped or refused for want of a buffer never
+        /// reaches it).
         public var imageBytesReceived = 0
+        /// Image bytes written to flash (a chunk at the wrong offset is not written; an upload
+        /// started over writes its bytes again).
+        public var imageBytesWritten = 0
         /// `os reset` requests handled.
         public var resets = 0
         /// Boots, the first one included.
@@ -538,6 +543,7 @@ public actor SimulatedDevice {
         enum CodingKeys: String, CodingKey {
             case uploadsStarted = "uploads_started"
             case imageBytesReceived = "image_bytes_received"
+            case imageBytesWritten = "image_bytes_written"
             case resets, boots, requests
         }
     }

@@ -170,7 +170,7 @@ import Testing
             "fleet", "upgrade", image, "--inventory", inventory, "--state", scratch.missing("s.sqlite"), "--parallel",
             "3",
         ]
-        let first = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        let first = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
         defer { first.stop() }
         var uploading = false
         for _ in 0..<30_000 where !uploading {
@@ -190,7 +190,7 @@ import Testing
             "\(last)"
         )
         #expect(CLI.lines(interrupted.stdout).contains { $0.contains(" pending ") }, "\(interrupted.stdout)")
-        let second = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        let second = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
         defer { second.stop() }
         let resumed = try await second.finished()
         #expect(resumed.status == 0, "\(resumed.stderr)")
@@ -213,7 +213,7 @@ import Testing
         let command = [
             "fleet", "upgrade", image, "--inventory", inventory, "--state", state, "--parallel", "6", "--json",
         ]
-        let first = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        let first = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
         defer { first.stop() }
         // Killed once some devices ended and another is between 10 % and 70 % of its upload, by
         // its own counters: bounded by events, not time.
@@ -234,7 +234,7 @@ import Testing
         #expect(killed.status != 0)
         #expect(await fleet.counters().contains { $0.counters.uploadsStarted == 0 }, "the kill came before the end")
 
-        let second = RunningProcess(mcumgr, command, timeout: .seconds(600))
+        let second = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
         defer { second.stop() }
         let resumed = try await second.finished()
         #expect(resumed.status == 0, "\(resumed.stderr)")

@@ -50,6 +50,7 @@ enum ImageHandler {
     ) throws(HandlerFailure) -> CBORMap {
         if let code = device.uploadRefusal { throw .group(.image, code) }
         let map = try request.map()
+        device.counters.imageBytesReceived += (try? map.bytes("data"))?.count ?? 0
         let chunk = ImageUploadChunk(
             offset: try map.unsigned("off"),
             data: try map.bytes("data") ?? [],
@@ -92,7 +93,7 @@ enum ImageHandler {
             stored[index] ^= 0x10
         }
         device.bootloader.write(image: written.image, slot: written.slot, offset: written.offset, bytes: stored)
-        device.counters.imageBytesReceived += stored.count
+        device.counters.imageBytesWritten += stored.count
         effects.flashTime += flashDuration(bytes: chunk.data.count, rate: device.configuration.writeBytesPerSecond)
         device.upload?.offset = written.offset + chunk.data.count
         guard let session = device.upload else { return CBORMap() }
