@@ -2,6 +2,12 @@ import ArgumentParser
 import Foundation
 import SMPSimulator
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `mcumgr simulator --count N`: a simulated fleet on consecutive UDP ports.
 extension SimulatorCommand {
     func validateFleet() throws {
@@ -58,9 +64,28 @@ extension SimulatorCommand {
                 Console.out(member.inventoryLine)
             }
         }
+        // SIGUSR1 writes the counters now, so a test or a script can read them between rollouts.
+        let snapshot = statsOnSignal(fleet)
         await Self.waitForTerminationSignal()
+        snapshot?.cancel()
         try await writeStats(fleet.members.map(\.device), names: fleet.members.map(\.name), fleet: fleet)
         await fleet.stop()
+    }
+
+    /// With `--stats`: a SIGUSR1 handler that writes the counters at once (the file is replaced
+    /// whole, so a reader never sees half of it).
+    func statsOnSignal(_ fleet: SimulatedFleet) -> (any DispatchSourceSignal)? {
+        guard let stats else { return nil }
+        signal(SIGUSR1, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        source.setEventHandler {
+            Task {
+                guard let data = try? await fleet.countersJSON() else { return }
+                try? data.write(to: URL(fileURLWithPath: stats), options: .atomic)
+            }
+        }
+        source.resume()
+        return source
     }
 
     /// Writes `--stats`: what each device received, as JSON.
