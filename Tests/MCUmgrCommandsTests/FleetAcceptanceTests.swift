@@ -23,8 +23,8 @@ import Testing
         RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + arguments, timeout: .seconds(900))
     }
 
-    /// The simulator's counters, written now (SIGUSR1), by device name.
-    static func snapshot(_ simulator: RunningProcess, _ path: String) async throws -> [String: [String: Int]] {
+    /// The simulator's entries (name, url, fault, counters, clients), written now (SIGUSR1).
+    static func snapshotEntries(_ simulator: RunningProcess, _ path: String) async throws -> [[String: Any]] {
         try? FileManager.default.removeItem(atPath: path)
         simulator.send(SIGUSR1)
         var data: Data?
@@ -32,7 +32,12 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
             data = FileManager.default.contents(atPath: path)
         }
-        let entries = try #require(try JSONSerialization.jsonObject(with: try #require(data)) as? [[String: Any]])
+        return try #require(try JSONSerialization.jsonObject(with: try #require(data)) as? [[String: Any]])
+    }
+
+    /// The simulator's counters, written now (SIGUSR1), by device name.
+    static func snapshot(_ simulator: RunningProcess, _ path: String) async throws -> [String: [String: Int]] {
+        let entries = try await snapshotEntries(simulator, path)
         var counters: [String: [String: Int]] = [:]
         for entry in entries {
             guard let name = entry["name"] as? String, let values = entry["counters"] as? [String: Int] else {

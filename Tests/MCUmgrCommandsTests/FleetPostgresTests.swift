@@ -1,6 +1,7 @@
 import Foundation
 import MCUboot
 import MCUmgrFleet
+import SMPBytes
 import SMPCore
 import SMPSimulator
 import SMPTestSupport
@@ -25,44 +26,47 @@ struct FleetPostgresTests {
     @Test func threeWorkersShareARolloutAndOneIsKilledMidway() async throws {
         let database = try TestPostgres.freshDatabase()
         let mcumgr = try EntryTests.executable()
-        var configuration = SimulatedDevice.Configuration.udp
-        configuration.linkLatency = .milliseconds(20)
-        let fleet = try await SimulatedFleet(count: 200, configuration: configuration)
-        defer { Task { await fleet.stop() } }
         let scratch = Scratch()
-        let size = 64 * 1024
-        let imageData = try BLEBenchmark.syntheticImage(size: size)
+        let stats = scratch.missing("stats.json")
+        let imageData = try BLEBenchmark.syntheticImage(size: 64 * 1024)
         let image = try scratch.file("app.bin", imageData)
-        let inventory = try scratch.file("fleet.txt", Data(fleet.inventory.utf8))
+        // The fleet is the built simulator at the lowest priority, like the workers.
+        let simulator = FleetAcceptanceTests.nice(
+            mcumgr,
+            ["simulator", "--udp", "127.0.0.1:0", "--count", "200", "--latency-ms", "20", "--stats", stats]
+        )
+        defer { simulator.stop() }
+        let served = try await simulator.waitForOutput(timeout: .seconds(300)) { out, _ in CLI.lines(out).count == 200 }
+        try #require(served, "\(simulator.output.stderr)")
+        let urls = CLI.lines(simulator.output.stdout).map { String($0.split(separator: " ")[0]) }
+        let inventory = try scratch.file("fleet.txt", Data(simulator.output.stdout.utf8))
         func worker(_ name: String) -> RunningProcess {
-            // At the lowest priority: the workers must not starve the suite's timing tests.
-            RunningProcess(
-                "/usr/bin/nice",
+            FleetAcceptanceTests.nice(
+                mcumgr,
                 [
-                    "-n", "19", mcumgr, "fleet", "upgrade", image, "--inventory", inventory, "--state", database,
-                    "--worker", name,
+                    "fleet", "upgrade", image, "--inventory", inventory, "--state", database, "--worker", name,
                     "--parallel", "16", "--canary", "2", "--waves", "10%,50%,100%", "--max-failures", "5%",
                     "--lease", "10", "--json",
-                ],
-                timeout: .seconds(900)
+                ]
             )
         }
         let workers = [worker("w1"), worker("w2"), worker("w3")]
         defer { for process in workers { process.stop() } }
 
-        // w1 dies once it ended a few devices and one of its own is between 10 % and 70 % uploaded.
+        // w1 dies once it ended a few devices and one of its own is between 10 % and 70 % of its
+        // upload, by its own progress events.
         var victim: String?
         for _ in 0..<60_000 where victim == nil {
             let events = (try? CLI.jsonLines(workers[0].output.stdout)) ?? []
-            let started = Set(
-                events.filter { $0["event"] as? String == "started" }.compactMap { $0["device"] as? String }
-            )
             let ended = Set(events.filter { $0["event"] as? String == "ended" }.compactMap { $0["device"] as? String })
             if ended.count >= 5 {
-                victim = await fleet.counters().first {
-                    started.subtracting(ended).contains($0.name)
-                        && (size / 10..<size * 7 / 10).contains($0.counters.imageBytesReceived)
-                }?.name
+                victim =
+                    events.last {
+                        guard $0["event"] as? String == "progress", let device = $0["device"] as? String,
+                            let percent = $0["percent"] as? Int
+                        else { return false }
+                        return !ended.contains(device) && (10...70).contains(percent)
+                    }?["device"] as? String
             }
             if victim == nil { try await Task.sleep(for: .milliseconds(10)) }
         }
@@ -76,22 +80,28 @@ struct FleetPostgresTests {
             #expect((summary["counts"] as? [String: Any])?["upgraded"] as? Int == 200, "\(summary)")
         }
 
-        // Every device runs the image, and no two clients ever talked to one device at once.
-        let hash = try #require(try MCUbootImage(bytes: Array(imageData)).hash)
-        for member in fleet.members {
-            let states = await member.device.imageStates
-            #expect(states.contains { $0.hash == Data(hash) && $0.isActive && $0.isConfirmed }, "\(member.name)")
-            let spans = member.server.clients
+        // Every device runs the image (its own list says so), and by its own counters no two
+        // clients ever talked to it at once, and nobody uploaded to it from scratch twice.
+        let snapshot = try await FleetAcceptanceTests.snapshotEntries(simulator, stats)
+        #expect(snapshot.count == 200)
+        for entry in snapshot {
+            let name = entry["name"] as? String ?? "?"
+            let spans = (entry["clients"] as? [[String: Any]] ?? []).compactMap { span -> (Double, Double)? in
+                guard let first = span["first"] as? Double, let last = span["last"] as? Double else { return nil }
+                return (first, last)
+            }.sorted { $0.0 < $1.0 }
             for (earlier, later) in zip(spans, spans.dropFirst()) {
-                #expect(
-                    earlier.last < later.first,
-                    "\(member.name): \(earlier.address) and \(later.address) overlapped"
-                )
+                #expect(earlier.1 < later.0, "\(name): two clients at once: \(spans)")
             }
-            #expect(
-                await member.device.counters.uploadsStarted == 1,
-                "\(member.name) was uploaded to from scratch twice"
-            )
+            let counters = entry["counters"] as? [String: Int] ?? [:]
+            #expect(counters["uploads_started"] == 1, "\(name) was uploaded to from scratch twice: \(counters)")
+        }
+        let hash = Hex.encode(try #require(try MCUbootImage(bytes: Array(imageData)).hash))
+        for url in urls {
+            let list = await CLI.run(["image", "list", "--json", "--conn", url])
+            let images = (try? CLI.json(list.stdout))?["images"] as? [[String: Any]] ?? []
+            let new = images.first { $0["hash"] as? String == hash }
+            #expect(new?["active"] as? Bool == true && new?["confirmed"] as? Bool == true, "\(url): \(list.stdout)")
         }
         let rows = try TestPostgres.query(
             database,
@@ -117,5 +127,7 @@ struct FleetPostgresTests {
         #expect(early.isEmpty, "started before their gate opened: \(early)")
         let canaries = try TestPostgres.query(database, "SELECT count(*) FROM mcumgr_devices WHERE phase = 'canary'")
         #expect(canaries.first?.first == "2")
+        simulator.send(SIGINT)
+        _ = try await simulator.finished()
     }
 }

@@ -111,20 +111,34 @@ public final class SimulatedFleet: Sendable {
     /// The inventory: one line per device.
     public var inventory: String { members.map(\.inventoryLine).joined(separator: "\n") + "\n" }
 
-    /// Every device's counters, in port order.
+    /// Every device's counters, in port order, with its clients' spans (seconds since the fleet
+    /// started).
     public func counters() async -> [Counters] {
         var all: [Counters] = []
         for member in members {
-            all.append(
-                Counters(
-                    name: member.name,
-                    url: member.url,
-                    fault: member.fault,
-                    counters: await member.device.counters
-                )
+            var entry = Counters(
+                name: member.name,
+                url: member.url,
+                fault: member.fault,
+                counters: await member.device.counters
             )
+            entry.clients = member.server.clients.map {
+                .init(
+                    address: $0.address,
+                    first: Self.seconds($0.first - started),
+                    last: Self.seconds($0.last - started),
+                    datagrams: $0.datagrams
+                )
+            }
+            all.append(entry)
         }
         return all
+    }
+
+    private let started = ContinuousClock.now
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// One device's counters, with who it is.
@@ -137,6 +151,20 @@ public final class SimulatedFleet: Sendable {
         public var fault: FaultKind?
         /// What it received.
         public var counters: SimulatedDevice.Counters
+        /// The client sockets that sent it datagrams: when (seconds since the fleet started).
+        public var clients: [Client] = []
+
+        /// One client socket's datagrams.
+        public struct Client: Sendable, Hashable, Codable {
+            /// Its address and port.
+            public var address: String
+            /// Its first datagram.
+            public var first: Double
+            /// Its last datagram.
+            public var last: Double
+            /// How many.
+            public var datagrams: Int
+        }
 
         /// Creates an entry.
         public init(name: String, url: String, fault: FaultKind?, counters: SimulatedDevice.Counters) {
