@@ -291,12 +291,18 @@ public actor PostgresRolloutStore: SharedRolloutStore {
     private static func lockRollout(_ rollout: String, _ connection: PostgresConnection, _ logger: Logger) async throws
         -> Date
     {
-        let rows = try await connection.query(
-            "SELECT clock_timestamp() FROM mcumgr_rollouts WHERE id = \(rollout) FOR UPDATE",
+        let locked = try await connection.query(
+            "SELECT id FROM mcumgr_rollouts WHERE id = \(rollout) FOR UPDATE",
             logger: logger
         )
+        var found = false
+        for try await _ in locked.decode(String.self) { found = true }
+        guard found else { throw RolloutStoreError("no rollout \(rollout) in the database") }
+        // The time is read once the lock is held: read in the locking statement, it is taken
+        // before the wait, and a claim would be stamped earlier than the end it waited for.
+        let rows = try await connection.query("SELECT clock_timestamp()", logger: logger)
         for try await now in rows.decode(Date.self) { return now }
-        throw RolloutStoreError("no rollout \(rollout) in the database")
+        throw RolloutStoreError("PostgreSQL did not say the time")
     }
 
     /// Locks the chosen pending devices, skipping any another transaction holds.
