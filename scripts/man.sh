@@ -37,11 +37,12 @@ generate() {
 
 # The plugin copies help discussions verbatim, and mdoc reads text in fill mode: a blank line
 # is a warning (and a lost paragraph break), and the indented tables of `mcumgr --help` (global
-# options, exit statuses) would be run together. Blank lines become paragraphs (.Pp) and indented
-# runs literal displays (.Bd -literal / .Ed).
+# options, exit statuses) would be run together. Blank lines become paragraphs (.Pp), indented
+# runs literal displays (.Bd -literal / .Ed), and text lines start a new line at each new
+# sentence, as mdoc wants (it spaces sentences by line ends).
 mdoc_blocks() {
     python3 - "$1" <<'PY'
-import sys
+import re, sys
 path = sys.argv[1]
 lines = open(path, encoding="utf-8").read().split("\n")
 out, literal = [], False
@@ -53,7 +54,15 @@ for line in lines:
     elif literal and not indented:
         out.append(".Ed")
         literal = False
-    out.append(".Pp" if line == "" and not literal else line)
+    if line == "" and not literal:
+        out.append(".Pp")
+    elif literal or line.startswith("."):
+        out.append(line)
+    else:
+        out.extend(re.split(r"(?<=[A-Za-z0-9)][.!?]) +(?=[A-Z])", line))
+# A paragraph break right before a list item or a section is no break: mdoc skips it, warning.
+out = [line for index, line in enumerate(out)
+       if not (line == ".Pp" and index + 1 < len(out) and out[index + 1].split(" ")[0] in (".It", ".El", ".Sh", ".Pp"))]
 if out and out[-1] == ".Pp":
     out[-1] = ""
 open(path, "w", encoding="utf-8").write("\n".join(out))
@@ -73,7 +82,15 @@ render_check() {
         echo "$warnings" >&2
         exit 1
     fi
-    echo "$page renders without warnings (groff -mandoc -ww)"
+    if command -v mandoc >/dev/null; then
+        warnings=$(mandoc -T lint -W warning "$page" 2>&1 || true)
+        if [[ -n "$warnings" ]]; then
+            echo "error: mandoc finds warnings in $page:" >&2
+            echo "$warnings" >&2
+            exit 1
+        fi
+    fi
+    echo "$page renders without warnings (groff -mandoc -ww$(command -v mandoc >/dev/null && echo ', mandoc -T lint'))"
 }
 
 # The committed page's .Dd date as yyyy-mm-dd, or nothing when there is no page yet.
