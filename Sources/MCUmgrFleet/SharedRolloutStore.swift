@@ -23,7 +23,12 @@ public protocol SharedRolloutStore: RolloutStore {
     /// device this worker's (a worker that lost its lease learns it here, and its result is
     /// dropped).
     /// - Parameters:
+    ///   - rollout: the rollout's identity.
+    ///   - device: the device's identity.
     ///   - attempt: the attempt's number (``DeviceRecord/attempts`` when it was claimed).
+    ///   - worker: this worker's name.
+    ///   - result: how the attempt ended.
+    ///   - policy: the rollout's policy (retries, back-off).
     /// - Returns: the device's record, and when it is retried; `nil` when the attempt was not
     ///   the device's any more.
     /// - Throws: ``RolloutStoreError``.
@@ -37,6 +42,11 @@ public protocol SharedRolloutStore: RolloutStore {
     ) async throws -> (record: DeviceRecord, retryAt: Date?)?
 
     /// Extends the leases of this worker's running devices.
+    /// - Parameters:
+    ///   - rollout: the rollout's identity.
+    ///   - worker: this worker's name.
+    ///   - devices: the devices it runs.
+    ///   - lease: the new lease, from now.
     /// - Returns: the devices still this worker's.
     /// - Throws: ``RolloutStoreError``.
     func renew(_ rollout: String, worker: String, devices: [String], lease: Duration) async throws -> Set<String>
