@@ -32,7 +32,8 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
             data = FileManager.default.contents(atPath: path)
         }
-        return try #require(try JSONSerialization.jsonObject(with: try #require(data)) as? [[String: Any]])
+        let written = try #require(data, "the simulator wrote no stats file")
+        return try #require(try JSONSerialization.jsonObject(with: written) as? [[String: Any]])
     }
 
     /// The simulator's counters, written now (SIGUSR1), by device name.
