@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "SMPSerialTransport", targets: ["SMPSerialTransport"]),
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
+        .library(name: "SMPDBus", targets: ["SMPDBus"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
     ],
     dependencies: [
@@ -85,20 +86,23 @@ let package = Package(
             dependencies: ["SMPLink", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // Bluetooth LE: the GATT transport core over any link and the CoreBluetooth adapters behind
-        // `#if canImport(CoreBluetooth)`. The simulated radio link lives with the simulator.
+        // D-Bus: the wire format (pure, fuzzed), SASL authentication and a small connection over a
+        // Unix socket with descriptor passing. Our own, so no system library or -dev package.
+        .target(name: "SMPDBus", dependencies: ["SMPBytes", "SMPPOSIX"], swiftSettings: swiftSettings),
+        // Bluetooth LE: the GATT transport core over any link, the BlueZ central (D-Bus) and the
+        // CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`. The simulated radio link
+        // lives with the simulator.
         .target(
             name: "SMPBLETransport",
-            dependencies: ["SMPLink", "SMPCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SMPLink", "SMPCore", "SMPDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // Every simulation: the device, its servers, the simulated BLE link and peripheral, and the
-        // BLE benchmark.
+        // Every simulation: the device, its servers, the simulated BLE link and peripheral. Not the
+        // client, the upgrade engine or a transport: a device needs none of them.
         .target(
             name: "SMPSimulator",
             dependencies: [
-                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "SMPPOSIX",
-                "SMPBLETransport",
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", "SMPDBus",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -169,6 +173,12 @@ let package = Package(
             dependencies: [
                 "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot", "SMPPOSIX", "SMPTestSupport",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SMPDBusTests",
+            dependencies: ["SMPDBus", "SMPBytes", "SMPTestSupport"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,7 +1,7 @@
 import SMPCore
 import Testing
 
-@testable import SMPBLETransport
+import SMPLink
 
 @Suite struct L2CAPStreamTests {
     static let frames: [[UInt8]] = {

@@ -3,6 +3,7 @@ import MCUboot
 import MCUmgr
 import MCUmgrDFU
 import SMPCore
+import MCUmgrCommands
 import SMPSimulator
 import Testing
 
