@@ -12,7 +12,8 @@ struct DBusSignatureTests {
 
     @Test(arguments: [
         "a", "(", ")", "()", "a{vs}", "a{s}", "a{sss}", "{sv}", "(s", "z", "a{sv", "aaa{", "(()",
-        String(repeating: "a", count: 33) + "y", String(repeating: "(", count: 33) + "y" + String(repeating: ")", count: 33),
+        String(repeating: "a", count: 33) + "y",
+        String(repeating: "(", count: 33) + "y" + String(repeating: ")", count: 33),
         String(repeating: "y", count: 256),
     ])
     func invalidSignaturesAreRefused(_ text: String) {

@@ -128,7 +128,8 @@ public final class DBusConnection: @unchecked Sendable {
         defer { slots.release() }
         let serialBox = NameBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusReceivedMessage, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<DBusReceivedMessage, any Error>) in
                 do {
                     // Registered under the lock before the bytes leave, so a fast reply finds it.
                     try lock.withLock {
@@ -269,7 +270,9 @@ public final class DBusConnection: @unchecked Sendable {
 
     func finish(_ reason: DBusError) {
         let (calls, streams, waiters) = lock.withLock {
-            () -> ([PendingCall], [AsyncStream<DBusReceivedMessage>.Continuation], [CheckedContinuation<DBusError, Never>]) in
+            () -> (
+                [PendingCall], [AsyncStream<DBusReceivedMessage>.Continuation], [CheckedContinuation<DBusError, Never>]
+            ) in
             guard closeReason == nil else { return ([], [], []) }
             closeReason = reason
             defer {

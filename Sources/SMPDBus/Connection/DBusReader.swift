@@ -27,13 +27,16 @@ final class DBusReader: @unchecked Sendable {
                 let message: DBusMessage
                 do {
                     message = try DBusMessage(decoding: bytes)
-                } catch where error.code == .unsupported {
+                } catch  where error.code == .unsupported {
                     // The specification: ignore messages of unknown type or version.
                     continue
                 }
                 let count = Int(message.unixFDCount)
                 guard count <= descriptors.count else {
-                    throw DBusError(.malformedMessage, "a message names \(count) descriptors, \(descriptors.count) arrived")
+                    throw DBusError(
+                        .malformedMessage,
+                        "a message names \(count) descriptors, \(descriptors.count) arrived"
+                    )
                 }
                 let own = Array(descriptors.prefix(count))
                 descriptors.removeFirst(count)

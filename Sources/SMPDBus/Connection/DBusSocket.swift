@@ -67,7 +67,7 @@ final class DBusSocket: @unchecked Sendable {
         guard descriptor >= 0 else { throw SystemCallError("socket", name, code: errno) }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (abstract ? 0 : 1))
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc_connect(descriptor, $0, length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { cConnect(descriptor, $0, length) }
         }
         guard result == 0 else {
             let code = errno
@@ -83,7 +83,7 @@ final class DBusSocket: @unchecked Sendable {
             defer { isShutDown = true }
             return !isShutDown
         }
-        if first { _ = Glibc_shutdown(fd, Int32(SHUT_RDWR)) }
+        if first { _ = cShutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private var shutDown: Bool { lock.withLock { isShutDown } }
@@ -125,7 +125,11 @@ final class DBusSocket: @unchecked Sendable {
             if count < 0 {
                 if errno == EINTR { continue }
                 if shutDown { return ([], []) }
-                throw DBusError(.disconnected, "cannot read from the bus", cause: SystemCallError("recvmsg", "bus", code: errno))
+                throw DBusError(
+                    .disconnected,
+                    "cannot read from the bus",
+                    cause: SystemCallError("recvmsg", "bus", code: errno)
+                )
             }
             if truncated {
                 for descriptor in descriptors { _ = systemClose(descriptor) }
@@ -157,7 +161,10 @@ final class DBusSocket: @unchecked Sendable {
     private func sendMessage(_ base: UnsafeRawPointer, _ count: Int, descriptors: [Int32]) -> Int {
         var iov = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: count)
         var header = msghdr()
-        var control = [UInt8](repeating: 0, count: descriptors.isEmpty ? 0 : Self.controlSpace(descriptors: descriptors.count))
+        var control = [UInt8](
+            repeating: 0,
+            count: descriptors.isEmpty ? 0 : Self.controlSpace(descriptors: descriptors.count)
+        )
         return withUnsafeMutablePointer(to: &iov) { iovPointer in
             header.msg_iov = iovPointer
             header.msg_iovlen = 1
@@ -175,9 +182,9 @@ final class DBusSocket: @unchecked Sendable {
                     header.msg_controllen = .init(raw.count)
                 }
                 #if canImport(Darwin)
-                    return Glibc_sendmsg(fd, &header, 0)
+                    return cSendmsg(fd, &header, 0)
                 #else
-                    return Glibc_sendmsg(fd, &header, Int32(MSG_NOSIGNAL))
+                    return cSendmsg(fd, &header, Int32(MSG_NOSIGNAL))
                 #endif
             }
         }
@@ -194,9 +201,9 @@ final class DBusSocket: @unchecked Sendable {
             header.msg_control = control.baseAddress
             header.msg_controllen = .init(control.count)
             #if canImport(Darwin)
-                return Glibc_recvmsg(fd, &header, 0)
+                return cRecvmsg(fd, &header, 0)
             #else
-                return Glibc_recvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
+                return cRecvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
             #endif
         }
         guard count >= 0 else { return (count, [], false) }
@@ -223,16 +230,16 @@ final class DBusSocket: @unchecked Sendable {
 }
 
 // Names of the C functions, so the methods above can use short names of their own.
-@inline(__always) private func Glibc_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t)
+@inline(__always) private func cConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t)
     -> Int32
 {
     connect(fd, address, length)
 }
-@inline(__always) private func Glibc_shutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdown(fd, how) }
-@inline(__always) private func Glibc_sendmsg(_ fd: Int32, _ header: UnsafePointer<msghdr>, _ flags: Int32) -> Int {
+@inline(__always) private func cShutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdown(fd, how) }
+@inline(__always) private func cSendmsg(_ fd: Int32, _ header: UnsafePointer<msghdr>, _ flags: Int32) -> Int {
     sendmsg(fd, header, flags)
 }
-@inline(__always) private func Glibc_recvmsg(_ fd: Int32, _ header: UnsafeMutablePointer<msghdr>, _ flags: Int32)
+@inline(__always) private func cRecvmsg(_ fd: Int32, _ header: UnsafeMutablePointer<msghdr>, _ flags: Int32)
     -> Int
 {
     recvmsg(fd, header, flags)

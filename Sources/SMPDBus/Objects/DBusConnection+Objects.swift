@@ -119,7 +119,9 @@ extension DBusConnection {
         case (Self.peerInterface, "Ping"), (nil, "Ping"):
             return DBusMethodReply()
         case (Self.introspectableInterface, "Introspect"), (nil, "Introspect"):
-            return DBusMethodReply([.string(DBusIntrospection.xml(object: object, isManager: isManager, children: children))])
+            return DBusMethodReply([
+                .string(DBusIntrospection.xml(object: object, isManager: isManager, children: children))
+            ])
         case (Self.objectManagerInterface, "GetManagedObjects") where isManager:
             return DBusMethodReply([managedObjects(below: path)])
         case (Self.propertiesInterface, _):
@@ -177,10 +179,16 @@ extension DBusConnection {
                 throw unknownProperty(arguments[1].stringValue ?? "", interfaceName)
             }
             guard let set = property.set else {
-                throw DBusRemoteError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(name) is read-only")
+                throw DBusRemoteError(
+                    name: "org.freedesktop.DBus.Error.PropertyReadOnly",
+                    message: "\(name) is read-only"
+                )
             }
             guard case .variant(let value) = arguments[2], value.type == property.type else {
-                throw DBusRemoteError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "\(name) is '\(property.type)'")
+                throw DBusRemoteError(
+                    name: "org.freedesktop.DBus.Error.InvalidArgs",
+                    message: "\(name) is '\(property.type)'"
+                )
             }
             try set(value)
             return DBusMethodReply()
@@ -200,7 +208,9 @@ extension DBusConnection {
                     value: .dictionary(
                         key: .string,
                         value: .dictionary(key: .string, value: .variant),
-                        object.interfaces.map { DBusDictionaryEntry(key: .string($0.name), value: $0.currentProperties) }
+                        object.interfaces.map {
+                            DBusDictionaryEntry(key: .string($0.name), value: $0.currentProperties)
+                        }
                     )
                 )
             }

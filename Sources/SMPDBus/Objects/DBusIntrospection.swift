@@ -13,8 +13,12 @@ enum DBusIntrospection {
             lines.append("  <interface name=\"\(escape(interface.name))\">")
             for (name, method) in interface.methods.sorted(by: { $0.key < $1.key }) {
                 lines.append("    <method name=\"\(escape(name))\">")
-                for type in method.input.types { lines.append("      <arg type=\"\(escape(type.description))\" direction=\"in\"/>") }
-                for type in method.output.types { lines.append("      <arg type=\"\(escape(type.description))\" direction=\"out\"/>") }
+                for type in method.input.types {
+                    lines.append("      <arg type=\"\(escape(type.description))\" direction=\"in\"/>")
+                }
+                for type in method.output.types {
+                    lines.append("      <arg type=\"\(escape(type.description))\" direction=\"out\"/>")
+                }
                 lines.append("    </method>")
             }
             for (name, signal) in interface.signals.sorted(by: { $0.key < $1.key }) {
@@ -24,7 +28,9 @@ enum DBusIntrospection {
             }
             for (name, property) in interface.properties.sorted(by: { $0.key < $1.key }) {
                 let access = property.set == nil ? "read" : "readwrite"
-                lines.append("    <property name=\"\(escape(name))\" type=\"\(escape(property.type.description))\" access=\"\(access)\"/>")
+                lines.append(
+                    "    <property name=\"\(escape(name))\" type=\"\(escape(property.type.description))\" access=\"\(access)\"/>"
+                )
             }
             lines.append("  </interface>")
         }

@@ -51,7 +51,8 @@ extension DBusMessage {
         guard let kind = Kind(rawValue: bytes[1]) else { throw DBusError(.unsupported, "message type \(bytes[1])") }
         var reader = DBusUnmarshaller(bytes, endianness: endianness)
         try reader.moveTo(4)
-        guard case .uint32(let bodyLength) = try reader.read(.uint32), case .uint32(let serial) = try reader.read(.uint32)
+        guard case .uint32(let bodyLength) = try reader.read(.uint32),
+            case .uint32(let serial) = try reader.read(.uint32)
         else { throw DBusError(.malformedMessage, "no serial") }
         guard serial != 0 else { throw DBusError(.malformedMessage, "the serial is 0") }
         var fields = HeaderFields()

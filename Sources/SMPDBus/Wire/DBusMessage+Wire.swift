@@ -2,7 +2,8 @@ import SMPBytes
 
 /// The header fields, by code.
 enum DBusHeaderField: UInt8 {
-    case path = 1, interface, member, errorName, replySerial, destination, sender, signature, unixFDs
+    case path = 1
+    case interface, member, errorName, replySerial, destination, sender, signature, unixFDs
 }
 
 extension DBusMessage {
@@ -29,7 +30,10 @@ extension DBusMessage {
         }
         try message.write(.uint32(UInt32(body.bytes.count)), as: .uint32)
         try message.write(.uint32(serial), as: .uint32)
-        try message.write(.array(.structure([.byte, .variant]), headerFields(signature, fdCount)), as: Self.fieldArrayType)
+        try message.write(
+            .array(.structure([.byte, .variant]), headerFields(signature, fdCount)),
+            as: Self.fieldArrayType
+        )
         message.pad(to: 8)
         message.append(body.bytes)
         guard message.bytes.count <= Self.maximumLength else {
@@ -64,11 +68,15 @@ extension DBusMessage {
                 throw invalid("a signal needs a path, an interface and a member")
             }
         case .error:
-            guard errorName != nil, replySerial != nil else { throw invalid("an error needs a name and a reply serial") }
+            guard errorName != nil, replySerial != nil else {
+                throw invalid("an error needs a name and a reply serial")
+            }
         case .methodReturn:
             guard replySerial != nil else { throw invalid("a method return needs a reply serial") }
         }
-        if let interface, !DBusNames.isInterfaceName(interface) { throw invalid("'\(interface)' is not an interface name") }
+        if let interface, !DBusNames.isInterfaceName(interface) {
+            throw invalid("'\(interface)' is not an interface name")
+        }
         if let member, !DBusNames.isMemberName(member) { throw invalid("'\(member)' is not a member name") }
         if let errorName, !DBusNames.isInterfaceName(errorName) { throw invalid("'\(errorName)' is not an error name") }
         if let destination, !DBusNames.isBusName(destination) { throw invalid("'\(destination)' is not a bus name") }

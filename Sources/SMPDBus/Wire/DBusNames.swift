@@ -89,7 +89,12 @@ public enum DBusNames {
     public static func isBusName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         if bytes.first == UInt8(ascii: ":") {
-            return dottedName(Array(bytes.dropFirst()), allowHyphen: true, allowDigitStart: true, limit: maximumLength - 1)
+            return dottedName(
+                Array(bytes.dropFirst()),
+                allowHyphen: true,
+                allowDigitStart: true,
+                limit: maximumLength - 1
+            )
         }
         return dottedName(bytes, allowHyphen: true, allowDigitStart: false)
     }

@@ -172,7 +172,10 @@ private struct SignatureParser {
         structDepth += 1
         defer { structDepth -= 1 }
         guard structDepth <= DBusSignature.maximumContainerDepth else {
-            throw DBusError(.invalidSignature, "structures nested more than \(DBusSignature.maximumContainerDepth) deep")
+            throw DBusError(
+                .invalidSignature,
+                "structures nested more than \(DBusSignature.maximumContainerDepth) deep"
+            )
         }
         let value = try completeType()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "}") else {
@@ -186,7 +189,10 @@ private struct SignatureParser {
         structDepth += 1
         defer { structDepth -= 1 }
         guard structDepth <= DBusSignature.maximumContainerDepth else {
-            throw DBusError(.invalidSignature, "structures nested more than \(DBusSignature.maximumContainerDepth) deep")
+            throw DBusError(
+                .invalidSignature,
+                "structures nested more than \(DBusSignature.maximumContainerDepth) deep"
+            )
         }
         var fields: [DBusType] = []
         while index < bytes.count, bytes[index] != UInt8(ascii: ")") {

@@ -116,7 +116,9 @@ public struct DBusUnmarshaller: Sendable {
 
     private mutating func variant(depth: inout Depth) throws(DBusError) -> DBusValue {
         let signature = try signature()
-        guard signature.types.count == 1 else { throw malformed("a variant's signature '\(signature)' is not one type") }
+        guard signature.types.count == 1 else {
+            throw malformed("a variant's signature '\(signature)' is not one type")
+        }
         depth.total += 1
         defer { depth.total -= 1 }
         guard depth.total <= 2 * DBusSignature.maximumContainerDepth else {
