@@ -29,6 +29,8 @@ public final class DBusConnection: @unchecked Sendable {
     let socket: DBusSocket
     // Guarded by `lock`.
     let lock = NSLock()
+    /// Held while a message is numbered and written, so messages leave in the order numbered.
+    private let sendLock = NSLock()
     private var nextSerial: UInt32 = 1
     private var pending: [UInt32: PendingCall] = [:]
     private var subscribers: [Int: (DBusMatchRule?, AsyncStream<DBusReceivedMessage>.Continuation)] = [:]
@@ -103,6 +105,8 @@ public final class DBusConnection: @unchecked Sendable {
         guard descriptors.isEmpty || unixFDsEnabled else {
             throw DBusError(.unsupported, "the bus does not pass file descriptors on this connection")
         }
+        sendLock.lock()
+        defer { sendLock.unlock() }
         var message = message
         message.serial = lock.withLock {
             defer { nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1 }
@@ -131,36 +135,52 @@ public final class DBusConnection: @unchecked Sendable {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<DBusReceivedMessage, any Error>) in
                 do {
-                    // Registered under the lock before the bytes leave, so a fast reply finds it.
-                    try lock.withLock {
-                        if let reason = closeReason { throw reason }
-                        if Task.isCancelled { throw CancellationError() }
-                        var outgoing = message
-                        outgoing.serial = nextSerial
-                        nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1
-                        if !descriptors.isEmpty { outgoing.unixFDCount = UInt32(descriptors.count) }
-                        let bytes = try outgoing.encoded()
-                        pending[outgoing.serial] = PendingCall(continuation: continuation)
-                        serialBox.withLock { $0 = String(outgoing.serial) }
-                        do {
-                            try socket.send(bytes, descriptors: descriptors)
-                        } catch {
-                            pending[outgoing.serial] = nil
-                            throw error
-                        }
-                    }
+                    if Task.isCancelled { throw CancellationError() }
+                    let serial = try begin(message, descriptors: descriptors) { continuation.resume(with: $0) }
+                    serialBox.withLock { $0 = String(serial) }
+                    scheduleTimeout(serial: serial, after: timeout, member: message.member ?? "?")
                 } catch {
                     continuation.resume(throwing: error)
-                    return
                 }
-                let serial = UInt32(serialBox.withLock { $0 }) ?? 0
-                scheduleTimeout(serial: serial, after: timeout, member: message.member ?? "?")
             }
         } onCancel: {
             if let serial = UInt32(serialBox.withLock { $0 }) {
                 fail(serial: serial, with: CancellationError())
             }
         }
+    }
+
+    /// Numbers a call, registers its completion before the bytes leave (so a fast reply finds
+    /// it) and sends it. `sendLock` keeps numbering and sending in one order; `lock` is held only
+    /// briefly, so the reader thread never waits for a send.
+    private func begin(
+        _ message: DBusMessage,
+        descriptors: [Int32],
+        complete: @escaping @Sendable (Result<DBusReceivedMessage, any Error>) -> Void
+    ) throws(DBusError) -> UInt32 {
+        guard descriptors.isEmpty || unixFDsEnabled else {
+            throw DBusError(.unsupported, "the bus does not pass file descriptors on this connection")
+        }
+        sendLock.lock()
+        defer { sendLock.unlock() }
+        var outgoing = message
+        if !descriptors.isEmpty { outgoing.unixFDCount = UInt32(descriptors.count) }
+        lock.lock()
+        if let reason = closeReason {
+            lock.unlock()
+            throw reason
+        }
+        outgoing.serial = nextSerial
+        nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1
+        pending[outgoing.serial] = PendingCall(complete: complete)
+        lock.unlock()
+        do {
+            try socket.send(try outgoing.encoded(), descriptors: descriptors)
+        } catch {
+            _ = lock.withLock { pending.removeValue(forKey: outgoing.serial) }
+            throw error
+        }
+        return outgoing.serial
     }
 
     /// Calls a method by its parts.
@@ -180,6 +200,23 @@ public final class DBusConnection: @unchecked Sendable {
             descriptors: descriptors,
             timeout: timeout
         )
+    }
+
+    /// Sends a method call now and returns at once; the reply is awaited later. Calls started
+    /// one after another leave in that order (a `WriteValue` stream stays in order), and they do
+    /// not count toward ``maximumPendingCalls``: the caller bounds how many it keeps in flight.
+    /// - Parameters:
+    ///   - message: a method call.
+    ///   - timeout: how long the reply may take.
+    /// - Returns: the pending reply.
+    /// - Throws: ``DBusError`` when the connection is closed or the message cannot be encoded.
+    public func startCall(_ message: DBusMessage, timeout: Duration = defaultTimeout) throws(DBusError)
+        -> DBusPendingReply
+    {
+        let reply = DBusPendingReply()
+        let serial = try begin(message, descriptors: []) { reply.fulfil($0) }
+        scheduleTimeout(serial: serial, after: timeout, member: message.member ?? "?")
+        return reply
     }
 
     /// A timer per call, cancelled by the reply, so no sleeping task outlives a fast call.
@@ -203,7 +240,7 @@ public final class DBusConnection: @unchecked Sendable {
     private func fail(serial: UInt32, with error: any Error) {
         let call = lock.withLock { pending.removeValue(forKey: serial) }
         call?.timer?.cancel()
-        call?.continuation.resume(throwing: error)
+        call?.complete(.failure(error))
     }
 
     // MARK: - Signals
@@ -286,7 +323,7 @@ public final class DBusConnection: @unchecked Sendable {
         inbox.finish()
         for call in calls {
             call.timer?.cancel()
-            call.continuation.resume(throwing: reason)
+            call.complete(.failure(reason))
         }
         for stream in streams { stream.finish() }
         for waiter in waiters { waiter.resume(returning: reason) }
@@ -325,9 +362,9 @@ public final class DBusConnection: @unchecked Sendable {
             if message.kind == .error {
                 let name = message.errorName ?? "org.freedesktop.DBus.Error.Failed"
                 let text = message.body.first?.stringValue ?? ""
-                call.continuation.resume(throwing: DBusRemoteError(name: name, message: text))
+                call.complete(.failure(DBusRemoteError(name: name, message: text)))
             } else {
-                call.continuation.resume(returning: received)
+                call.complete(.success(received))
             }
             return
         }
@@ -353,9 +390,43 @@ public final class DBusConnection: @unchecked Sendable {
     }
 }
 
+/// The reply to a call started with ``DBusConnection/startCall(_:timeout:)``.
+public final class DBusPendingReply: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var result: Result<DBusReceivedMessage, any Error>?
+    private var waiters: [CheckedContinuation<DBusReceivedMessage, any Error>] = []
+
+    init() {}
+
+    func fulfil(_ outcome: Result<DBusReceivedMessage, any Error>) {
+        let toResume = lock.withLock { () -> [CheckedContinuation<DBusReceivedMessage, any Error>] in
+            guard result == nil else { return [] }
+            result = outcome
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in toResume { waiter.resume(with: outcome) }
+    }
+
+    /// Waits for the reply.
+    /// - Returns: the reply.
+    /// - Throws: ``DBusRemoteError`` for an error reply, ``DBusError`` on timeout or disconnection.
+    public func value() async throws -> DBusReceivedMessage {
+        try await withCheckedThrowingContinuation { continuation in
+            let done = lock.withLock { () -> Result<DBusReceivedMessage, any Error>? in
+                if let result { return result }
+                waiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(with: done) }
+        }
+    }
+}
+
 /// A call waiting for its reply, and its timer.
 struct PendingCall {
-    var continuation: CheckedContinuation<DBusReceivedMessage, any Error>
+    var complete: @Sendable (Result<DBusReceivedMessage, any Error>) -> Void
     var timer: Task<Void, Never>?
 }
 
