@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
         .library(name: "SMPDBus", targets: ["SMPDBus"]),
+        .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
     ],
     dependencies: [
@@ -97,6 +98,16 @@ let package = Package(
             dependencies: ["SMPLink", "SMPCore", "SMPDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // Connection URLs (`udp://`, `serial://`, `ble://`) and the transports they name, for apps
+        // and fleet inventories without the command line; `sim://` is served where the simulator is.
+        .target(
+            name: "MCUmgrConnect",
+            dependencies: [
+                "SMPLink", "SMPUDPTransport", "SMPSerialTransport", "SMPBLETransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Every simulation: the device, its servers, the simulated BLE link and peripheral. Not the
         // client, the upgrade engine or a transport: a device needs none of them.
         .target(
@@ -111,7 +122,7 @@ let package = Package(
         .target(
             name: "MCUmgrCommands",
             dependencies: [
-                "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "SMPUDPTransport",
+                "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "SMPUDPTransport",
                 "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -157,6 +168,11 @@ let package = Package(
         .testTarget(
             name: "MCUmgrTests",
             dependencies: ["MCUmgr", "MCUmgrDFU", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MCUmgrConnectTests",
+            dependencies: ["MCUmgrConnect", "SMPLink", "SMPUDPTransport", "SMPSerialTransport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX", "SMPTestSupport"], swiftSettings: swiftSettings),
