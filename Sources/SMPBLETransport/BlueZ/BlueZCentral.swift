@@ -72,7 +72,7 @@ public struct BlueZCentral: Sendable {
             }
         } catch {
             bus.close()
-            throw BlueZError.from(error, doing: "connecting to '\(options.target)'")
+            throw BlueZError.from(error, doing: "cannot connect to '\(options.target)'")
         }
     }
 
@@ -85,7 +85,10 @@ public struct BlueZCentral: Sendable {
         device = try await connectDevice(device, bus: bus, observer: observer)
         guard let characteristic = observer.snapshot.smpCharacteristic(of: device.path) else {
             _ = try? await bus.call(
-                destination: BlueZ.service, path: device.path, interface: BlueZ.deviceInterface, member: "Disconnect"
+                destination: BlueZ.service,
+                path: device.path,
+                interface: BlueZ.deviceInterface,
+                member: "Disconnect"
             )
             throw BlueZError(
                 .noSMPService,
@@ -118,7 +121,7 @@ public struct BlueZCentral: Sendable {
         } catch {
             throw BlueZError(
                 .busUnavailable,
-                "cannot reach the system D-Bus (\(error)); is dbus running? (DBUS_SYSTEM_BUS_ADDRESS names another bus)",
+                "cannot reach the system D-Bus; is dbus running? (DBUS_SYSTEM_BUS_ADDRESS names another bus)",
                 cause: error
             )
         }
@@ -202,12 +205,17 @@ public struct BlueZCentral: Sendable {
                     member: "Connect",
                     timeout: options.connectTimeout
                 )
-            } catch let error as DBusRemoteError where error.name == "org.bluez.Error.AlreadyConnected"
+            } catch let error as DBusRemoteError
+                where error.name == "org.bluez.Error.AlreadyConnected"
                 || error.name == "org.bluez.Error.InProgress"
             {
                 // Someone else is connecting or connected it: wait for the result below.
             } catch {
-                throw BlueZError.from(error, doing: "connecting to \(device.address)", address: device.address)
+                throw BlueZError.from(
+                    error,
+                    doing: "BlueZ could not connect \(device.address)",
+                    address: device.address
+                )
             }
         }
         let resolved = await observer.wait(timeout: options.connectTimeout) { tree in
@@ -243,12 +251,19 @@ enum BlueZDiscovery {
         )
         do {
             _ = try await bus.call(
-                destination: BlueZ.service, path: adapter.path, interface: BlueZ.adapterInterface, member: "StartDiscovery"
+                destination: BlueZ.service,
+                path: adapter.path,
+                interface: BlueZ.adapterInterface,
+                member: "StartDiscovery"
             )
         } catch let error as DBusRemoteError where error.name == "org.bluez.Error.InProgress" {
             // Another client is discovering: its results serve us too.
         } catch let error as DBusRemoteError where error.name == "org.bluez.Error.NotReady" {
-            throw BlueZError(.adapterOff, "Bluetooth adapter \(adapter.name) is not ready ('bluetoothctl power on')", cause: error)
+            throw BlueZError(
+                .adapterOff,
+                "Bluetooth adapter \(adapter.name) is not ready ('bluetoothctl power on')",
+                cause: error
+            )
         }
     }
 

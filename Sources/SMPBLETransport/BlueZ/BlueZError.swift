@@ -77,7 +77,8 @@ public struct BlueZError: CodedError {
 
     /// The same failure as a link error: `.unavailable` when Bluetooth itself cannot be used
     /// here (no bus, BlueZ, permission, adapter), `.disconnected` for a lost link, else
-    /// `.connectionFailed`. The message is kept as it is (one line for the user).
+    /// `.connectionFailed`. The message is kept as it is (one line for the user) and the cause is
+    /// the D-Bus error underneath, so the line says each thing once.
     public var transportError: SMPTransportError {
         let linkCode: SMPTransportError.Code =
             switch code {
@@ -85,7 +86,7 @@ public struct BlueZError: CodedError {
             case .disconnected: .disconnected
             default: .connectionFailed
             }
-        return SMPTransportError(linkCode, message, cause: self)
+        return SMPTransportError(linkCode, message, cause: cause)
     }
 
     /// Whether a D-Bus error from BlueZ means the device wants pairing (insufficient
@@ -112,21 +113,20 @@ public struct BlueZError: CodedError {
             case "org.freedesktop.DBus.Error.AccessDenied":
                 return BlueZError(
                     .accessDenied,
-                    "the D-Bus policy does not let this user talk to BlueZ (\(remote.message.isEmpty ? remote.name : remote.message)); "
-                        + "run as root or as a member of the 'bluetooth' group",
+                    "the D-Bus policy does not let this user talk to BlueZ; run as root or as a member of the 'bluetooth' group",
                     cause: remote
                 )
             default:
                 if meansPairing(remote), let address {
                     return pairingError(address: address, cause: remote)
                 }
-                return BlueZError(.connectionFailed, "\(doing): \(remote)", cause: remote)
+                return BlueZError(.connectionFailed, doing, cause: remote)
             }
         }
         if let dbus = error as? DBusError, dbus.code == .disconnected {
             return BlueZError(.disconnected, "\(doing): the system bus connection closed", cause: dbus)
         }
-        return BlueZError(.connectionFailed, "\(doing): \(error)", cause: error)
+        return BlueZError(.connectionFailed, doing, cause: error)
     }
 
     static func notRunningError(_ cause: (any Error & Sendable)? = nil) -> BlueZError {

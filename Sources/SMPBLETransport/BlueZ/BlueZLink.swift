@@ -172,17 +172,23 @@ public final class BlueZLink: GATTLink, @unchecked Sendable {
         let body = message.body
         switch (message.interface, message.member) {
         case (BlueZ.propertiesInterface, "PropertiesChanged"):
-            guard body.count >= 2, let interface = body[0].stringValue, let changed = body[1].stringDictionary else { return }
+            guard body.count >= 2, let interface = body[0].stringValue, let changed = body[1].stringDictionary else {
+                return
+            }
             if message.path == characteristic, interface == BlueZ.characteristicInterface, !notificationsThroughSocket,
                 let value = changed["Value"]?.bytesValue
             {
                 deliver(value)
-            } else if message.path == device, interface == BlueZ.deviceInterface, changed["Connected"]?.boolValue == false {
+            } else if message.path == device, interface == BlueZ.deviceInterface,
+                changed["Connected"]?.boolValue == false
+            {
                 end(SMPTransportError(.disconnected, "\(address) disconnected"))
             }
         case (BlueZ.objectManagerInterface, "InterfacesRemoved"):
             guard case .objectPath(let path)? = body.first, device.isDescendant(of: path),
-                body.count > 1, body[1].stringArray?.contains(where: { $0 == BlueZ.deviceInterface || $0 == BlueZ.adapterInterface }) == true
+                body.count > 1,
+                body[1].stringArray?.contains(where: { $0 == BlueZ.deviceInterface || $0 == BlueZ.adapterInterface })
+                    == true
             else { return }
             end(SMPTransportError(.disconnected, "\(address) was removed"))
         case ("org.freedesktop.DBus", "NameOwnerChanged"):
@@ -265,7 +271,8 @@ public final class BlueZLink: GATTLink, @unchecked Sendable {
                 while true {
                     switch socket.poll(forWriting: true) {
                     case true?: continuation.resume()
-                    case false?: continuation.resume(throwing: SMPTransportError(.disconnected, "the write socket closed"))
+                    case false?:
+                        continuation.resume(throwing: SMPTransportError(.disconnected, "the write socket closed"))
                     case nil: continue
                     }
                     return

@@ -17,7 +17,10 @@ public struct BlueZObjectTree: Sendable {
     /// - Throws: `BlueZError` when the value has another shape.
     public init(managedObjects: DBusValue) throws(BlueZError) {
         guard case .dictionary(.objectPath, _, let entries) = managedObjects else {
-            throw BlueZError(.protocolViolation, "GetManagedObjects answered '\(managedObjects.type)', not a{oa{sa{sv}}}")
+            throw BlueZError(
+                .protocolViolation,
+                "GetManagedObjects answered '\(managedObjects.type)', not a{oa{sa{sv}}}"
+            )
         }
         for entry in entries {
             guard case .objectPath(let path) = entry.key else { continue }

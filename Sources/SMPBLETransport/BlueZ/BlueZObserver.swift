@@ -68,7 +68,8 @@ final class BlueZObserver: @unchecked Sendable {
     }
 
     private func apply(_ message: DBusMessage) {
-        let (handler, toWake) = lock.withLock { () -> ((@Sendable (DBusMessage) -> Void)?, [CheckedContinuation<Void, Never>]) in
+        let (handler, toWake) = lock.withLock {
+            () -> ((@Sendable (DBusMessage) -> Void)?, [CheckedContinuation<Void, Never>]) in
             update(&tree, with: message)
             defer { waiters = [:] }
             return (self.handler, Array(waiters.values))
@@ -90,7 +91,12 @@ final class BlueZObserver: @unchecked Sendable {
             guard body.count >= 2, let path = message.path, let interface = body[0].stringValue,
                 let changed = body[1].stringDictionary
             else { return }
-            tree.update(path, interface: interface, changed: changed, invalidated: body.count > 2 ? body[2].stringArray ?? [] : [])
+            tree.update(
+                path,
+                interface: interface,
+                changed: changed,
+                invalidated: body.count > 2 ? body[2].stringArray ?? [] : []
+            )
         default:
             break
         }

@@ -32,7 +32,11 @@ enum BlueZSubscription {
                     member: "StartNotify"
                 )
             } catch {
-                throw BlueZError.from(error, doing: "subscribing to \(device.address)", address: device.address)
+                throw BlueZError.from(
+                    error,
+                    doing: "cannot subscribe to the SMP notifications of \(device.address)",
+                    address: device.address
+                )
             }
         }
         var write: (BlueZSocket, Int)?
@@ -76,7 +80,10 @@ enum BlueZSubscription {
         guard reply.message.body.count == 2, case .unixFD(let index) = reply.message.body[0],
             let mtu = reply.message.body[1].intValue, let descriptor = reply.descriptors.take(Int(index))
         else {
-            throw BlueZError(.protocolViolation, "\(method) answered '\(reply.message.signature)', not (hq) with a descriptor")
+            throw BlueZError(
+                .protocolViolation,
+                "\(method) answered '\(reply.message.signature)', not (hq) with a descriptor"
+            )
         }
         guard (23...517).contains(mtu) else {
             _ = systemClose(descriptor)
@@ -91,7 +98,9 @@ enum BlueZSubscription {
 enum BlueZPairing {
     static let agentPath: DBusObjectPath = "/org/mcumgr/agent"
 
-    static func pair(_ device: BlueZDevice, bus: DBusConnection, observer: BlueZObserver, timeout: Duration) async throws {
+    static func pair(_ device: BlueZDevice, bus: DBusConnection, observer: BlueZObserver, timeout: Duration)
+        async throws
+    {
         bus.export(agent())
         do {
             _ = try await bus.call(
@@ -117,7 +126,7 @@ enum BlueZPairing {
         } catch {
             throw BlueZError(
                 .pairingRequired,
-                "pairing with \(device.address) failed (\(error)); try 'bluetoothctl pair \(device.address)'",
+                "pairing with \(device.address) failed; try 'bluetoothctl pair \(device.address)'",
                 cause: error
             )
         }
@@ -125,7 +134,10 @@ enum BlueZPairing {
             tree.devices(on: .root).first { $0.path == device.path && $0.paired }
         }
         guard paired != nil else {
-            throw BlueZError(.pairingRequired, "\(device.address) did not report Paired within \(timeout.components.seconds) s")
+            throw BlueZError(
+                .pairingRequired,
+                "\(device.address) did not report Paired within \(timeout.components.seconds) s"
+            )
         }
     }
 
