@@ -150,7 +150,7 @@ let package = Package(
         ),
 
         // Test support shared by the test targets: locating the Python peers, hex helpers.
-        .target(name: "SMPTestSupport", path: "Tests/SMPTestSupport", swiftSettings: swiftSettings),
+        .target(name: "SMPTestSupport", dependencies: ["SMPDBus"], path: "Tests/SMPTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "SMPBytesTests", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         .testTarget(name: "SMPCBORTests", dependencies: ["SMPCBOR", "SMPTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
@@ -201,7 +201,7 @@ let package = Package(
             name: "SMPBLETransportTests",
             dependencies: [
                 "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot",
-                "MCUmgrCommands", "SMPTestSupport",
+                "MCUmgrCommands", "SMPDBus", "SMPTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

@@ -63,7 +63,8 @@ extension SimulatedBlueZPeripheral {
         defer { sendLock.unlock() }
         let (current, bus, socket, notifying) = state.withLock { ($0.link, $0.bus, $0.notifySocket, $0.notifying) }
         guard current == link else { return }
-        let length = currentMTU - SMPGATT.attHeaderSize
+        // An attribute value is at most 512 bytes (Core spec, Vol 3 Part F 3.2.9), even at MTU 517.
+        let length = min(512, currentMTU - SMPGATT.attHeaderSize)
         for fragment in BLEFragmentation.fragments(of: frame, maximumWriteLength: length) {
             let value = Array(fragment)
             if let socket {
