@@ -201,7 +201,7 @@ let package = Package(
             name: "SMPBLETransportTests",
             dependencies: [
                 "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot",
-                "MCUmgrCommands", "SMPDBus", "SMPTestSupport",
+                "MCUmgrCommands", "SMPDBus", "SMPPOSIX", "SMPTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

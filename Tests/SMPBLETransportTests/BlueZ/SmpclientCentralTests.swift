@@ -76,7 +76,9 @@ struct SmpclientCentralTests {
             options: .init(name: "SMPSim", adapter: "hci1", busAddress: try zoo.address)
         )
         let image = try BlueZTesting.image(size: 24 * 1024)
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("smpclient-\(UUID().uuidString).bin")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "smpclient-\(UUID().uuidString).bin"
+        )
         let bytes = try #require(image.package.mcuboot?.data)
         try bytes.write(to: scratch)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -87,7 +89,9 @@ struct SmpclientCentralTests {
             timeout: .seconds(300)
         )
         defer { central.stop() }
-        try await BlueZTesting.eventually("bleak started discovery") { zoo.log.contains("Starting discovery on adapter[0]") }
+        try await BlueZTesting.eventually("bleak started discovery") {
+            zoo.log.contains("Starting discovery on adapter[0]")
+        }
         try await peripheral.start()
         let result = try await central.finished()
         await peripheral.stop()
