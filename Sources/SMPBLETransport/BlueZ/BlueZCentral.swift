@@ -219,9 +219,7 @@ public struct BlueZCentral: Sendable {
             }
         }
         let resolved = await observer.wait(timeout: options.connectTimeout) { tree in
-            tree.devices(on: device.adapter ?? .root).first {
-                $0.path == device.path && $0.connected && $0.servicesResolved
-            } ?? (tree.devices(on: .root).first { $0.path == device.path && $0.connected && $0.servicesResolved })
+            tree.device(at: device.path).flatMap { $0.connected && $0.servicesResolved ? $0 : nil }
         }
         guard let resolved else {
             throw BlueZError(

@@ -80,6 +80,18 @@ public struct BlueZObjectTree: Sendable {
         }.sorted { $0.path < $1.path }
     }
 
+    /// Every device, of every adapter.
+    public var allDevices: [BlueZDevice] {
+        objects.compactMap { path, interfaces in
+            interfaces[BlueZ.deviceInterface].map { BlueZDevice(path: path, properties: $0) }
+        }.sorted { $0.path < $1.path }
+    }
+
+    /// The device at a path, if BlueZ lists it.
+    public func device(at path: DBusObjectPath) -> BlueZDevice? {
+        objects[path]?[BlueZ.deviceInterface].map { BlueZDevice(path: path, properties: $0) }
+    }
+
     /// The devices an adapter knows.
     /// - Parameter adapter: the adapter's path.
     /// - Returns: the devices, ordered by path.

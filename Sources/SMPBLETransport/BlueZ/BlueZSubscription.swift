@@ -131,7 +131,7 @@ enum BlueZPairing {
             )
         }
         let paired = await observer.wait(timeout: timeout) { tree in
-            tree.devices(on: .root).first { $0.path == device.path && $0.paired }
+            tree.device(at: device.path).flatMap { $0.paired ? $0 : nil }
         }
         guard paired != nil else {
             throw BlueZError(
