@@ -99,7 +99,10 @@ struct SimulatorCommandTests {
             (["simulator", "--adapter", "hci1"], "error: --adapter goes with --ble\n"),
             (["simulator", "--ble-acquire"], "error: --ble-acquire goes with --ble\n"),
             (["simulator", "--ble", "--ble-mtu", "600"], "error: --ble-mtu must be 23-517\n"),
-            (["simulator", "--ble", String(repeating: "n", count: 30)], "error: the --ble name must be 1-29 bytes (it is advertised)\n"),
+            (
+                ["simulator", "--ble", String(repeating: "n", count: 30)],
+                "error: the --ble name must be 1-29 bytes (it is advertised)\n"
+            ),
         ]
     )
     func bleOptionsAreChecked(arguments: [String], message: String) async {

@@ -1,7 +1,6 @@
 import SMPCore
-import Testing
-
 import SMPLink
+import Testing
 
 @Suite struct L2CAPStreamTests {
     static let frames: [[UInt8]] = {

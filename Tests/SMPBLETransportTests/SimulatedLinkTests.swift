@@ -1,9 +1,9 @@
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrCommands
 import MCUmgrDFU
 import SMPCore
-import MCUmgrCommands
 import SMPSimulator
 import Testing
 

@@ -25,7 +25,10 @@ struct BlueZCentralErrorTests {
         defer { bus.stop() }
         let error = try #require(await Self.failure(.init(target: "Zephyr", busAddress: try DBusAddress(bus.address))))
         #expect(error.code == .notRunning)
-        #expect(error.message == "BlueZ (org.bluez) is not running on the system bus; start it with 'systemctl start bluetooth'")
+        #expect(
+            error.message
+                == "BlueZ (org.bluez) is not running on the system bus; start it with 'systemctl start bluetooth'"
+        )
         #expect(error.transportError.code == .unavailable)
     }
 
@@ -48,7 +51,9 @@ struct BlueZCentralErrorTests {
     @Test func theAdapterAskedForIsMissing() async throws {
         let zoo = try await Bluezoo.start()
         defer { zoo.stop() }
-        let error = try #require(await Self.failure(.init(target: "Zephyr", adapter: "hci7", busAddress: try zoo.address)))
+        let error = try #require(
+            await Self.failure(.init(target: "Zephyr", adapter: "hci7", busAddress: try zoo.address))
+        )
         #expect(error.code == .noAdapter)
         #expect(error.message == "no Bluetooth adapter hci7; BlueZ has hci0, hci1")
     }
@@ -64,7 +69,12 @@ struct BlueZCentralErrorTests {
     @Test func notFoundWithinTheScanTimeout() async throws {
         let zoo = try await Bluezoo.start()
         defer { zoo.stop() }
-        let options = BlueZCentral.Options(target: "Nobody", adapter: "hci0", scanTimeout: .seconds(2), busAddress: try zoo.address)
+        let options = BlueZCentral.Options(
+            target: "Nobody",
+            adapter: "hci0",
+            scanTimeout: .seconds(2),
+            busAddress: try zoo.address
+        )
         let error = try #require(await Self.failure(options))
         #expect(error.code == .notFound)
         #expect(error.message.hasPrefix("no SMP device 'Nobody' found within 2 s on hci0"))
@@ -102,7 +112,11 @@ struct BlueZCentralErrorTests {
     @Test func theScannerFindsTheSMPDevice() async throws {
         let scene = try await BlueZScene.start(name: "ScanMe")
         do {
-            let found = try await BlueZScanner.scan(adapter: "hci0", timeout: .seconds(2), busAddress: try scene.zoo.address)
+            let found = try await BlueZScanner.scan(
+                adapter: "hci0",
+                timeout: .seconds(2),
+                busAddress: try scene.zoo.address
+            )
             #expect(found.map(\.name) == ["ScanMe"])
             #expect(found.first?.address == Bluezoo.adapterAddresses[1])
             #expect(found.first?.adapter == "hci0")
