@@ -150,7 +150,12 @@ let package = Package(
         ),
 
         // Test support shared by the test targets: locating the Python peers, hex helpers.
-        .target(name: "SMPTestSupport", dependencies: ["SMPDBus"], path: "Tests/SMPTestSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "SMPTestSupport",
+            dependencies: ["SMPDBus"],
+            path: "Tests/SMPTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "SMPBytesTests", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         .testTarget(name: "SMPCBORTests", dependencies: ["SMPCBOR", "SMPTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
