@@ -335,16 +335,20 @@ public final class DBusConnection: @unchecked Sendable {
 
     private func startReading(leftover: [UInt8]) {
         let reader = DBusReader(socket: socket, leftover: leftover)
+        // The blocking read holds no reference to the connection, so one dropped without
+        // `close()` is freed: its deinit shuts the socket down, and the read returns.
         let thread = Thread { [weak self] in
-            while let self {
-                do {
-                    guard let received = try reader.next() else {
-                        self.finish(DBusError(.disconnected, "the bus closed the connection"))
-                        return
-                    }
+            while true {
+                let next = Result { () throws(DBusError) in try reader.next() }
+                guard let self else { return }
+                switch next {
+                case .success(let received?):
                     self.route(received)
-                } catch {
-                    self.finish((error as? DBusError) ?? DBusError(.disconnected, "\(error)"))
+                case .success(nil):
+                    self.finish(DBusError(.disconnected, "the bus closed the connection"))
+                    return
+                case .failure(let error):
+                    self.finish(error)
                     return
                 }
             }
