@@ -13,7 +13,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 swift build -c release --product mcumgr >/dev/null
 mcumgr="$root/.build/release/mcumgr"
-scripts/make-example-image.sh "$work" 1048576 >/dev/null
+Examples/make-example-image.sh --signed "$work" 1048576 >/dev/null
 image="$work/app.signed.bin"
 
 cat > "$work/toolkit.py" <<'PY'

@@ -32,6 +32,65 @@ generate() {
         echo "error: the GenerateManual plugin wrote no $generated" >&2
         exit 1
     }
+    mdoc_blocks "$generated"
+}
+
+# The plugin copies help discussions verbatim, and mdoc reads text in fill mode: a blank line
+# is a warning (and a lost paragraph break), and the indented tables of `mcumgr --help` (global
+# options, exit statuses) would be run together. Blank lines become paragraphs (.Pp), indented
+# runs literal displays (.Bd -literal / .Ed), and text lines start a new line at each new
+# sentence, as mdoc wants (it spaces sentences by line ends).
+mdoc_blocks() {
+    python3 - "$1" <<'PY'
+import re, sys
+path = sys.argv[1]
+lines = open(path, encoding="utf-8").read().split("\n")
+out, literal = [], False
+for line in lines:
+    indented = line.startswith("  ") and not line.startswith(".")
+    if indented and not literal:
+        out.append(".Bd -literal -offset indent")
+        literal = True
+    elif literal and not indented:
+        out.append(".Ed")
+        literal = False
+    if line == "" and not literal:
+        out.append(".Pp")
+    elif literal or line.startswith("."):
+        out.append(line)
+    else:
+        out.extend(re.split(r"(?<=[A-Za-z0-9)][.!?]) +(?=[A-Z])", line))
+# A paragraph break right before a list item or a section is no break: mdoc skips it, warning.
+out = [line for index, line in enumerate(out)
+       if not (line == ".Pp" and index + 1 < len(out) and out[index + 1].split(" ")[0] in (".It", ".El", ".Sh", ".Pp"))]
+if out and out[-1] == ".Pp":
+    out[-1] = ""
+open(path, "w", encoding="utf-8").write("\n".join(out))
+PY
+}
+
+# Renders the page as man(1) does and fails on any warning groff gives.
+render_check() {
+    if ! command -v groff >/dev/null; then
+        echo "error: groff is not installed; it renders the page for the check (apt-get install groff-base)" >&2
+        exit 1
+    fi
+    local warnings
+    warnings=$(groff -mandoc -ww -z "$page" 2>&1)
+    if [[ -n "$warnings" ]]; then
+        echo "error: $page renders with warnings:" >&2
+        echo "$warnings" >&2
+        exit 1
+    fi
+    if command -v mandoc >/dev/null; then
+        warnings=$(mandoc -T lint -W warning "$page" 2>&1 || true)
+        if [[ -n "$warnings" ]]; then
+            echo "error: mandoc finds warnings in $page:" >&2
+            echo "$warnings" >&2
+            exit 1
+        fi
+    fi
+    echo "$page renders without warnings (groff -mandoc -ww$(command -v mandoc >/dev/null && echo ', mandoc -T lint'))"
 }
 
 # The committed page's .Dd date as yyyy-mm-dd, or nothing when there is no page yet.
@@ -51,6 +110,7 @@ if [[ -n "$date" ]]; then
     generate "$date"
     if cmp -s "$generated" "$page"; then
         echo "$page is up to date with the command tree"
+        render_check
         exit 0
     fi
 fi
@@ -65,3 +125,4 @@ generate "$(date +%Y-%m-%d)"
 mkdir -p "$(dirname "$page")"
 cp "$generated" "$page"
 echo "wrote $page"
+render_check

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUboot
 import SMPBytes
+import SMPCore
 import SMPPOSIX
 
 /// Small pieces the group commands share: tables, hex and number arguments, JSON output.
@@ -169,6 +170,18 @@ struct InputFileError: Error, CustomStringConvertible {
     init(_ kind: Kind, _ description: String) {
         self.kind = kind
         self.description = description
+    }
+}
+
+/// The device's refusal, said in what it means for what the user asked (no such statistics
+/// group, the slot another image holds): exit status 1, kind `device_refused`.
+struct DeviceRefusal: Error, CustomStringConvertible {
+    var description: String
+    /// The refusal itself.
+    var cause: SMPDeviceError
+    init(_ description: String, cause: SMPDeviceError) {
+        self.description = description
+        self.cause = cause
     }
 }
 

@@ -96,6 +96,8 @@ struct FailureReport: Sendable, Equatable {
             self.init(status: .badInput, kind: "bad_input", message: "the request cannot be sent: \(error.code)")
         case let error as RequestTooLarge:
             self.init(status: .badInput, kind: "bad_input", message: error.description)
+        case let error as DeviceRefusal:
+            self.init(status: .failed, kind: "device_refused", message: error.description)
         case let error as SMPTransportError:
             self.init(status: .link, kind: "link", message: MCUmgrCommand.describe(error))
         case let error as SMPTransferError:

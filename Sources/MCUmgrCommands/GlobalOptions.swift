@@ -8,21 +8,36 @@ import Foundation
 /// global options typed before the subcommand to the end of the argument list.
 public struct GlobalOptions: ParsableArguments {
     /// The device to talk to.
-    @Option(name: .customLong("conn"), help: "udp://HOST[:PORT], serial:///dev/PATH?baud=N, ble://NAME or sim://")
+    @Option(
+        name: .customLong("conn"),
+        help: ArgumentHelp(
+            "The device: udp://HOST[:PORT], serial:///dev/PATH?baud=N, ble://NAME or sim:// (default: $MCUMGR_CONN).",
+            valueName: "url"
+        )
+    )
     public var connection: String?
 
     /// A saved connection profile (see `mcumgr conn`).
-    @Option(name: .customShort("c"), help: "Use a saved connection profile.")
+    @Option(
+        name: .customShort("c"),
+        help: ArgumentHelp("A saved connection profile (mcumgr conn add NAME URL).", valueName: "profile")
+    )
     public var profile: String?
 
     /// Seconds to wait for each answer.
     // `.unconditional`: `--timeout -1` reaches `validate()` and gets a range error, instead of
     // the parser taking `-1` for an option and saying the value is missing.
-    @Option(parsing: .unconditional, help: "Seconds to wait for each answer.")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Seconds to wait for each answer (up to 3600).", valueName: "s")
+    )
     public var timeout: Double = 3
 
     /// Attempts after a timeout.
-    @Option(parsing: .unconditional, help: "Times a request is sent again after a timeout.")
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Times a request is sent again after a timeout (0 to 100).", valueName: "n")
+    )
     public var retries: Int = 3
 
     /// Print one JSON document (or one JSON object per line for long-running commands).

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrDFU
 import SMPBytes
 import SMPCore
 
@@ -151,6 +152,31 @@ enum ImageCommands {
             if let image, image < 0 || image > 255 { throw ValidationError("--image must be from 0 to 255") }
         }
 
+        /// Checks the image against the slot sizes the device reports (image 6; a device without
+        /// them is not checked): too large is refused with both sizes (status 65), too close to
+        /// the end of the slot for MCUboot's trailer is a warning.
+        func checkFit(_ chosen: FirmwarePackage.Image, image: Int, client: SMPClient) async throws -> String? {
+            let capacity: ImageManagement.SlotInfo.Image?
+            do {
+                capacity = try await client.send(ImageManagement.SlotInfo()).images.first { Int($0.image) == image }
+            } catch is SMPDeviceError {
+                return nil
+            }
+            // The upload goes to the image's second slot where it has one (swap, overwrite).
+            let slot = capacity?.slots.contains { $0.slot == 1 } == true ? 1 : 0
+            do {
+                return try MCUbootPlanner.checkFit(
+                    chosen,
+                    imageIndex: image,
+                    slot: slot,
+                    capacity: capacity,
+                    strategy: .swap
+                )
+            } catch {
+                throw InputFileError(.badData, error.message)
+            }
+        }
+
         /// The image of the package to upload.
         func selectImage(_ package: FirmwarePackage) throws -> FirmwarePackage.Image {
             let candidates = package.images.filter { $0.content == .mcuboot }
@@ -212,7 +238,22 @@ enum ImageCommands {
             var elapsed = Duration.zero
             do {
                 try await CommandContext.withClient(global) { client in
-                    for try await event in client.upload(upload, options: options) { view.update(event) }
+                    // Refused before the first chunk, which erases the slot.
+                    if let warning = try await checkFit(chosen, image: target, client: client) {
+                        Console.err("warning: \(warning)")
+                    }
+                    do {
+                        for try await event in client.upload(upload, options: options) { view.update(event) }
+                    } catch let refusal as SMPDeviceError {
+                        throw await ImageCommands.explain(
+                            refusal,
+                            image: target,
+                            slot: nil,
+                            client: client,
+                            hints: CommandHints(global),
+                            then: "upload again"
+                        )
+                    }
                     // An interrupt ends the event stream quietly: it is no finished upload.
                     try Task.checkCancellation()
                     elapsed = clock.now - began
@@ -241,11 +282,13 @@ enum ImageCommands {
                         "\(TransferProgressView.bytes(chosen.data.count)), resumed at \(TransferProgressView.bytes($0)): "
                             + TransferProgressView.completion(bytes: chosen.data.count - $0, elapsed: elapsed)
                     } ?? TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed)
+                let hints = CommandHints(global)
                 let next =
                     inBootloader
-                    ? "the device is in its bootloader; next: mcumgr os reset (MCUboot boots the image if it accepts it)"
-                    : "next: mcumgr image test \(hash)"
+                    ? "the device is in its bootloader; next: \(hints.command("os reset")) (MCUboot boots the image if it accepts it)"
+                    : "next: \(hints.command("image test \(hash)"))"
                 Console.out("uploaded \(done)\(resent); \(next)")
+                if let note = hints.simulatorNote { Console.out(note) }
             }
         }
     }
@@ -299,13 +342,61 @@ enum ImageCommands {
 
         func run() async throws {
             let request = ImageManagement.Erase(slot: slot)
-            _ = try await CommandContext.withClient(global) { try await $0.send(request) }
+            _ = try await CommandContext.withClient(global) { client in
+                do {
+                    return try await client.send(request)
+                } catch let refusal as SMPDeviceError {
+                    throw await ImageCommands.explain(
+                        refusal,
+                        image: 0,
+                        slot: slot.map(Int.init),
+                        client: client,
+                        hints: CommandHints(global),
+                        then: "erase again"
+                    )
+                }
+            }
             if global.json {
                 try CommandSupport.emit(request: request)
             } else {
                 Console.out(slot.map { "erased slot \($0)" } ?? "erased the inactive slot")
             }
         }
+    }
+
+    /// `NO_FREE_SLOT` said with what holds the slot and the ways out, read from the image list;
+    /// any other refusal as it is.
+    /// - Parameters:
+    ///   - refusal: the device's refusal.
+    ///   - image: the image number the command addressed.
+    ///   - slot: the slot, when the command named one (an erase); else the slot not running.
+    ///   - client: the connection, to read the image list.
+    ///   - hints: how the user reached the device.
+    ///   - then: what to do once the slot is free, e.g. "upload again".
+    /// - Returns: the error to throw.
+    static func explain(
+        _ refusal: SMPDeviceError,
+        image: Int,
+        slot: Int?,
+        client: SMPClient,
+        hints: CommandHints,
+        then: String
+    ) async -> any Error {
+        guard refusal.matches(ImageManagement.ReturnCode.noFreeSlot),
+            let slots = try? await client.send(ImageManagement.StateRead()).images
+        else { return refusal }
+        let entries = slots.filter { Int($0.imageNumber) == image }
+        let prefix = "the device refused: \(refusal): "
+        if let slot, let running = entries.first(where: { $0.isActive && Int($0.slot) == slot }) {
+            return DeviceRefusal(
+                prefix + "slot \(slot) holds the running image (\(running.version)); erase the other slot",
+                cause: refusal
+            )
+        }
+        let held = entries.filter { slot == nil || Int($0.slot) == slot }
+            .compactMap { MCUbootPlanner.pendingChange($0, entries: entries) }
+        guard !held.isEmpty else { return refusal }
+        return DeviceRefusal(prefix + hints.waysOut(held, then: then), cause: refusal)
     }
 
     // MARK: - slots

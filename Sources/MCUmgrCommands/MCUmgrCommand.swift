@@ -55,9 +55,15 @@ public struct MCUmgrCommand: AsyncParsableCommand {
     /// - Returns: the process exit status.
     public static func main(arguments: [String]) async -> Int32 {
         let normalized = normalize(arguments)
+        if let script = CompletionScript.requested(in: arguments) {
+            Console.out(script)
+            return 0
+        }
         do {
             if let mistyped = unknownCommand(in: normalized) { throw mistyped }
-            var command = try parseAsRoot(normalized)
+            // A group named without its verb shows the group's help, whatever global options
+            // come with it (the group itself declares none, so the parser would call them unknown).
+            var command = try parseAsRoot(groupWithoutVerb(normalized) ?? normalized)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -126,6 +132,37 @@ public struct MCUmgrCommand: AsyncParsableCommand {
             )
         }
         return nil
+    }
+
+    /// The command path, when the words name a group (a command with subcommands and no
+    /// default one) followed only by global options: `mcumgr --conn URL image` is `mcumgr image`,
+    /// which shows the group's help.
+    /// - Parameter arguments: the normalized arguments.
+    /// - Returns: the group's path, or `nil` when a verb, an argument or another option follows.
+    static func groupWithoutVerb(_ arguments: [String]) -> [String]? {
+        var command: any ParsableCommand.Type = MCUmgrCommand.self
+        var path: [String] = []
+        var rest = arguments[...]
+        while let word = rest.first,
+            let next = command.configuration.subcommands.first(where: { $0._commandName == word })
+        {
+            command = next
+            path.append(word)
+            rest = rest.dropFirst()
+        }
+        guard !path.isEmpty, !command.configuration.subcommands.isEmpty, command.configuration.defaultSubcommand == nil
+        else { return nil }
+        while let word = rest.first {
+            let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+            if GlobalOptions.flags.contains(word) {
+                rest = rest.dropFirst()
+            } else if GlobalOptions.optionsWithValue.contains(name) {
+                rest = rest.dropFirst(word.contains("=") ? 1 : 2)
+            } else {
+                return nil
+            }
+        }
+        return path
     }
 
     /// Levenshtein distance, for suggesting the nearest command name.

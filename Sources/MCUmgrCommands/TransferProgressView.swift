@@ -190,11 +190,19 @@ struct TransferProgressView {
         .double((seconds(duration) * 1000).rounded() / 1000)
     }
 
-    /// How long a transfer took and how fast it went: `4.6 KiB in 0.3 s (15.2 KiB/s)`.
+    /// How long a transfer took and how fast it went: `4.6 KiB in 0.3 s (15.2 KiB/s)`. Under a
+    /// second the time is in milliseconds, and under a tenth of a second there is no rate: what
+    /// a transfer that short measures is the round trip, not a speed.
     static func completion(bytes count: Int, elapsed: Duration) -> String {
         let secs = seconds(elapsed)
-        let rate = secs > 0 ? " (\(bytes(Int(Double(count) / secs)))/s)" : ""
-        return "\(bytes(count)) in \(String(format: "%.1f", secs)) s" + rate
+        let rate = secs >= 0.1 ? " (\(bytes(Int(Double(count) / secs)))/s)" : ""
+        return "\(bytes(count)) in \(duration(elapsed))" + rate
+    }
+
+    /// A duration for people: `28 ms` under a second, `1.4 s` from there.
+    static func duration(_ elapsed: Duration) -> String {
+        let secs = seconds(elapsed)
+        return secs < 1 ? "\(Int((secs * 1000).rounded())) ms" : String(format: "%.1f s", secs)
     }
 
     private static func writeRawStderr(_ text: String) {

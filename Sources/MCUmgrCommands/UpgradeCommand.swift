@@ -54,7 +54,11 @@ struct UpgradeCommand: AsyncParsableCommand {
     )
     var swapTime: Double = 0
 
-    @Option(parsing: .unconditional, help: "Seconds to keep reconnecting after a reset.")
+    @Option(
+        parsing: .unconditional,
+        help:
+            "Seconds to keep reconnecting after any lost link: the reset the upgrade sends, or a link lost mid-upload."
+    )
     var reconnectTimeout: Double = 60
 
     @Option(

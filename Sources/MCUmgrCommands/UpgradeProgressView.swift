@@ -21,6 +21,8 @@ struct UpgradeProgressView {
     private var state: FirmwareUpgrade.State = .idle
     /// The upload's progress, for saying how far an interrupted upgrade got.
     private var lastUpload: TransferProgress?
+    /// The whole seconds left that the last reconnection attempt showed.
+    private var lastReconnectSeconds: Int?
     private let clock = ContinuousClock()
 
     init(style: TransferProgressView.Style, file: String, mode: FirmwareUpgrade.Mode, hints: CommandHints) {
@@ -34,6 +36,7 @@ struct UpgradeProgressView {
         switch event {
         case .stateChanged(let from, let to):
             state = to
+            if to != .reconnecting { lastReconnectSeconds = nil }
             // Cancelled: the interrupt's own line replaces the bar (see `ending`), so the bar is
             // left open and no state line is drawn under it.
             if to != .cancelled || style == .json { endBar() }
@@ -53,6 +56,8 @@ struct UpgradeProgressView {
             }
         case .uploadProgress(let progress):
             showProgress(progress)
+        case .reconnecting(let attempt):
+            showReconnecting(attempt)
         case .uploadResumed(let image, let offset):
             note("resume", "image \(image): the device continues the upload at \(TransferProgressView.bytes(offset))")
         case .warning(let text):
@@ -94,6 +99,16 @@ struct UpgradeProgressView {
         var error = error
         if let upgrade = error as? FirmwareUpgradeError, !upgrade.pendingBootChanges.isEmpty {
             error = UpgradeReport.slotHeld(upgrade, mode: mode, hints: hints)
+        } else if var upgrade = error as? FirmwareUpgradeError, upgrade.code.category == .link {
+            // As Ctrl-C says: the device keeps what it received, and the same command resumes.
+            // The hint ends the line, after the cause.
+            let percent = lastUpload.map(TransferProgressView.percent).flatMap { $0 < 100 ? $0 : nil }
+            if let cause = upgrade.cause { upgrade.message += " (\(cause))" }
+            upgrade.cause = nil
+            upgrade.message +=
+                percent.map { "; the upload stopped at \($0)%: run the same command again to resume" }
+                ?? "; run the same command again to resume"
+            error = upgrade
         }
         if style == .json, let upgrade = error as? FirmwareUpgradeError {
             // The same vocabulary and words as the error object that follows.
@@ -111,6 +126,36 @@ struct UpgradeProgressView {
             at: (error as? FirmwareUpgradeError)?.state ?? state,
             uploadPercent: lastUpload.map(TransferProgressView.percent)
         )
+    }
+
+    /// A reconnection attempt: on a terminal, the bar's line says it and how much longer it
+    /// tries; as lines, at the first attempt and every 10 s; as JSON, once a second. After the
+    /// upgrade's own reset the first attempt usually succeeds and says nothing.
+    private mutating func showReconnecting(_ attempt: FirmwareUpgrade.Reconnecting) {
+        guard attempt.afterLinkLoss || attempt.attempt > 1 else { return }
+        let seconds = Int(TransferProgressView.seconds(attempt.remaining).rounded(.up))
+        let why =
+            attempt.afterLinkLoss
+            ? "the link was lost" + (lastUpload.map { " at \(TransferProgressView.percent($0))%" } ?? "")
+            : "the device resets"
+        let text = "reconnecting (\(why)): attempt \(attempt.attempt), trying \(seconds) s more"
+        defer { lastReconnectSeconds = seconds }
+        switch style {
+        case .json:
+            guard lastReconnectSeconds == nil || seconds != lastReconnectSeconds else { return }
+            CommandSupport.emit(
+                .object([
+                    ("event", .string("reconnecting")), ("after_link_loss", .bool(attempt.afterLinkLoss)),
+                    ("attempt", .int(Int64(attempt.attempt))), ("remaining", .int(Int64(seconds))),
+                ])
+            )
+        case .lines:
+            guard lastReconnectSeconds.map({ seconds / 10 != $0 / 10 }) ?? true else { return }
+            Console.err("  " + text)
+        case .terminal:
+            drewBar = true
+            Console.error.writePartial?("\r  " + text + "\u{1B}[K")
+        }
     }
 
     private mutating func note(_ kind: String, _ text: String) {

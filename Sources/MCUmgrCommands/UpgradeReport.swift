@@ -44,7 +44,6 @@ enum UpgradeReport {
     /// The summary: one line on what happened, downgrades, the slots before and after, and the
     /// commands that finish the job.
     static func text(_ summary: FirmwareUpgrade.Summary, file: String, hints: CommandHints) -> [String] {
-        let seconds = String(format: "%.1f", TransferProgressView.seconds(summary.duration))
         var lines: [String] = []
         if summary.isUpToDate {
             // Upload-only is content with the image in a slot.
@@ -57,7 +56,7 @@ enum UpgradeReport {
             // Upload-only changes nothing the bootloader acts on: an upload, not an upgrade.
             let done = summary.plan?.resets == false && !summary.reverted ? "uploaded" : "upgraded"
             lines.append(
-                "\(file): \(done) in \(seconds) s (\(TransferProgressView.bytes(summary.uploadedBytes)) uploaded, mode \(summary.plan?.mode.rawValue ?? "?"))"
+                "\(file): \(done) in \(TransferProgressView.duration(summary.duration)) (\(TransferProgressView.bytes(summary.uploadedBytes)) uploaded, mode \(summary.plan?.mode.rawValue ?? "?"))"
             )
         }
         lines += downgrades(summary)
@@ -125,24 +124,8 @@ enum UpgradeReport {
         hints: CommandHints
     ) -> FirmwareUpgradeError {
         let changes = error.pendingBootChanges
-        var ways: [String] = []
-        for change in changes where change.kind == .revert {
-            if let hash = change.runningHash {
-                ways.append(
-                    "keep \(change.runningVersion ?? "the running image") with `\(hints.command("image confirm \(Hex.encode(hash))"))`"
-                )
-            }
-        }
-        if changes.contains(where: { $0.kind == .revert }) {
-            ways.append("let it revert with `\(hints.command("os reset"))`")
-        }
-        if changes.contains(where: { $0.kind != .revert }) {
-            ways.append("boot it yourself with `\(hints.command("os reset"))` if you mean to")
-        }
-        let revertable = changes.allSatisfy { $0.kind == .revert }
-        var text = changes.map(\.description).joined(separator: "; ") + "; nothing was changed: "
-        text += ways.joined(separator: ", or ") + ", then run the upgrade again"
-        if revertable && mode != .uploadOnly {
+        var text = hints.waysOut(changes, then: "run the upgrade again")
+        if changes.allSatisfy({ $0.kind == .revert }) && mode != .uploadOnly {
             text += " (or add --revert-pending to let it revert first)"
         }
         var refused = error

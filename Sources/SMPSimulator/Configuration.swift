@@ -1,5 +1,6 @@
 import Foundation
 import MCUboot
+import SMPLink
 
 /// How MCUboot was built for the simulated device: which upgrade strategy it uses.
 ///
@@ -113,6 +114,10 @@ extension SimulatedDevice {
     /// buffers shared by requests and responses, a 1500-byte UDP receive buffer, 0.8 ms per
     /// request, and a reset that answers, runs on for 250 ms and is back after about a second.
     public struct Configuration: Sendable {
+        /// The clock every delay of the device runs on — processing, flash, reset, boot, link
+        /// latency: real time by default, a test clock that a test advances by hand in tests that
+        /// check the device honours them.
+        public var clock: SMPClock = .continuous
         /// `CONFIG_MCUMGR_TRANSPORT_NETBUF_SIZE`: the largest SMP frame (header included) the device
         /// accepts; larger requests are dropped. Zephyr's default is 384, or 2048 with UDP.
         public var bufferSize: Int

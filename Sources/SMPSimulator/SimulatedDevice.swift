@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MCUboot
 import SMPCore
+import SMPLink
 
 /// A simulated SMP device that behaves like a Zephyr application under MCUboot.
 ///
@@ -72,7 +73,8 @@ public actor SimulatedDevice {
     private var working = false
     /// Counts boots; work and buffers from an earlier boot are void.
     private var boot = 0
-    private var offlineUntil: ContinuousClock.Instant?
+    /// On ``Configuration/clock``: when the device answers again after a reboot.
+    private var offlineUntil: Duration?
     private var pendingReboot: Task<Void, Never>?
     private let logger = Logger(label: "mcumgr.simulator")
 
@@ -202,7 +204,7 @@ public actor SimulatedDevice {
     /// Whether the application's SMP server is up (not rebooting, something bootable ran).
     private var isAnswering: Bool {
         if let offlineUntil {
-            if ContinuousClock.now < offlineUntil { return false }
+            if configuration.clock.elapsed() < offlineUntil { return false }
             self.offlineUntil = nil
         }
         return core.isAnswering
@@ -224,7 +226,7 @@ public actor SimulatedDevice {
             // Requests that arrive meanwhile wait in their buffers: this is when a burst fills
             // the pool.
             let processing = configuration.requestProcessingTime
-            if processing > .zero { try? await Task.sleep(for: processing) }
+            if processing > .zero { try? await configuration.clock.sleep(processing) }
             guard generation == boot else {
                 finish(item, with: [])
                 continue
@@ -238,7 +240,7 @@ public actor SimulatedDevice {
                 finish(item, with: [])
                 continue
             }
-            if outcome.flashTime > .zero { try? await Task.sleep(for: outcome.flashTime) }
+            if outcome.flashTime > .zero { try? await configuration.clock.sleep(outcome.flashTime) }
             guard generation == boot else {
                 finish(item, with: [])
                 continue
@@ -351,9 +353,10 @@ public actor SimulatedDevice {
         guard pendingReboot == nil else { return }
         let generation = boot
         let delay = configuration.resetDelay
+        let clock = configuration.clock
         // Weak: a device dropped meanwhile need not live until its reboot.
         pendingReboot = Task { [weak self] in
-            if delay > .zero { try? await Task.sleep(for: delay) }
+            if delay > .zero { try? await clock.sleep(delay) }
             await self?.reboot(ifStill: generation)
         }
     }
@@ -384,7 +387,7 @@ public actor SimulatedDevice {
         if let rate = configuration.swapBytesPerSecond, rate > 0, moved > 0 {
             offline += .milliseconds(Int64(Double(moved) / rate * 1000))
         }
-        offlineUntil = offline > .zero ? ContinuousClock.now + offline : nil
+        offlineUntil = offline > .zero ? configuration.clock.elapsed() + offline : nil
         if let store {
             store.saveFlash(core.bootloader)
             store.saveSettings(core.settings.saved)
@@ -396,8 +399,9 @@ public actor SimulatedDevice {
     /// command.
     public func waitUntilAnswering() async {
         if let pendingReboot { await pendingReboot.value }
-        if let offlineUntil, ContinuousClock.now < offlineUntil {
-            try? await Task.sleep(until: offlineUntil, clock: .continuous)
+        if let offlineUntil {
+            let left = offlineUntil - configuration.clock.elapsed()
+            if left > .zero { try? await configuration.clock.sleep(left) }
         }
     }
 

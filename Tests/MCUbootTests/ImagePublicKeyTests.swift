@@ -57,7 +57,7 @@ import Testing
     /// Every key type imgtool makes, read from its private key file and from `getpub -e pem`, hashes
     /// to what `imgtool getpubhash` prints.
     @Test(
-        .enabled(if: Peers.available("imgtool")),
+        Peers.needed("imgtool"),
         arguments: ["ecdsa-p256", "ecdsa-p384", "ed25519", "rsa-2048", "rsa-3072"]
     )
     func privateAndPublicKeyFilesMatchImgtool(type: String) async throws {
@@ -79,7 +79,7 @@ import Testing
 
     /// Keys MCUboot cannot use are refused as unsupported, not as garbage; encrypted keys are
     /// refused with a hint (made with the `cryptography` package imgtool depends on).
-    @Test(.enabled(if: Peers.available("cryptography")))
+    @Test(Peers.needed("cryptography"))
     func unsupportedAndEncryptedKeysAreRefused() async throws {
         let script = """
             import sys

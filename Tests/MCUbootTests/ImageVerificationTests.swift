@@ -131,7 +131,7 @@ import Testing
 
     /// Our verdict agrees with `imgtool verify -k` for the right key, another key of the same type,
     /// and one-byte changes in header, payload, protected area and signature.
-    @Test(.enabled(if: Peers.available("imgtool")), arguments: keyTypes)
+    @Test(Peers.needed("imgtool"), arguments: keyTypes)
     func signatureVerificationAgreesWithImgtool(type: String, extra: [String]) async throws {
         let workspace = try ImgtoolWorkspace()
         let key = try await workspace.keygen(type)
@@ -169,7 +169,7 @@ import Testing
 
     /// Encrypted, compressed, RAM-load, ROM-fixed, non-bootable and custom-TLV images are explained,
     /// not rejected.
-    @Test(.enabled(if: Peers.available("imgtool")))
+    @Test(Peers.needed("imgtool"))
     func featuresAreReportedInsteadOfFailing() async throws {
         let workspace = try ImgtoolWorkspace()
         let ed = try await workspace.keygen("ed25519")

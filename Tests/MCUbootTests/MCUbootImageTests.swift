@@ -213,7 +213,7 @@ import Testing
         ("non-bootable", ["--version", "1.0.0", "--non-bootable"], nil),
     ]
 
-    @Test(.enabled(if: Peers.available("imgtool")), arguments: imgtoolCases)
+    @Test(Peers.needed("imgtool"), arguments: imgtoolCases)
     func imagesMadeByImgtoolParseAsItDumpsThem(label: String, arguments: [String], keyType: String?) async throws {
         let workspace = try ImgtoolWorkspace()
         var keyArguments: [String] = []

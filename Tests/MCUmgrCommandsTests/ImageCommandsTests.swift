@@ -62,7 +62,7 @@ import Testing
         #expect(lines[0] == "uploading unsigned.bin: image 0, version 1.2.3, 1576 bytes")
         #expect(lines[1] == "image hash \(Self.unsignedHash)")
         #expect(lines[2].hasPrefix("uploaded 1.5 KiB in "))
-        #expect(lines[2].hasSuffix("; next: mcumgr image test \(Self.unsignedHash)"))
+        #expect(lines[2].hasSuffix("; next: mcumgr --conn '\(device.url)' image test \(Self.unsignedHash)"))
         // Progress went to stderr as plain lines (stderr is not a terminal here).
         #expect(CLI.lines(upload.stderr).last?.hasPrefix("upload  100%  1.5 KiB/1.5 KiB") == true)
 
@@ -78,10 +78,13 @@ import Testing
             CLI.lines(tested.stdout).last == "    0     1  1.2.3    pending bootable           \(Self.unsignedHash)"
         )
 
-        // Erasing a slot marked for the next boot is refused, by name.
+        // Erasing a slot marked for the next boot is refused, by name, with what holds it.
         let refused = await CLI.sim("image", "erase", device: device)
         #expect(refused.status == 1)
-        #expect(refused.stderr == "error: the device refused: image error 9 NO_FREE_SLOT\n")
+        #expect(
+            refused.stderr
+                == "error: the device refused: image error 9 NO_FREE_SLOT: image 0: slot 1 holds 1.2.3 marked for test, which the next reset boots once; nothing was changed: boot it yourself with `mcumgr --conn '\(device.url)' os reset` if you mean to, then erase again\n"
+        )
 
         let confirmed = await CLI.sim("image", "confirm", Self.unsignedHash, "--json", device: device)
         #expect(confirmed.status == 0, "\(confirmed.stderr)")
@@ -277,14 +280,112 @@ import Testing
         #expect(slot.stdout == #"{"slot":1}"# + "\n")
     }
 
+    /// NO_FREE_SLOT names what holds the slot and the ways out: a test image running unconfirmed
+    /// keeps its revert target there; the running slot is never erased.
+    /// On `sim://` without a state folder the next command could not reach the device: the hint
+    /// says how to keep it.
+    @Test func aForgettingSimulatorSaysHowToKeepTheDevice() async throws {
+        let result = await CLI.sim("image", "upload", CLI.fixture("unsigned.bin"))
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = CLI.lines(result.stdout)
+        #expect(lines.last == UpgradeCommandTests.simulatorNote)
+        #expect(
+            lines.dropLast().last?.hasSuffix("; next: mcumgr --conn sim:// image test \(Self.unsignedHash)") == true
+        )
+    }
+
+    @Test func noFreeSlotSaysWhatHoldsTheSlot() async throws {
+        let device = SimDevice()
+        let scratch = Scratch()
+        let v2 = try scratch.file(
+            "v2.bin",
+            Data(FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0)))
+        )
+        let v3 = try scratch.file(
+            "v3.bin",
+            Data(FactoryImage.make(version: ImageVersion(major: 3, minor: 0, revision: 0)))
+        )
+        #expect(await CLI.sim(arguments: ["upgrade", v2, "--mode", "test-only"], device: device).status == 0)
+        let running = try #require(
+            try MCUbootImage(bytes: FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0))).hash
+        )
+        let conn = "mcumgr --conn '\(device.url)'"
+        let held =
+            "image 0: 2.0.0 runs unconfirmed (a test) and slot 1 holds 1.0.0, which the next reset brings back (a revert); nothing was changed: keep 2.0.0 with `\(conn) image confirm \(Hex.encode(running))`, or let it revert with `\(conn) os reset`"
+        let upload = await CLI.sim(arguments: ["image", "upload", v3], device: device)
+        #expect(upload.status == 1)
+        #expect(
+            CLI.lines(upload.stderr).last
+                == "error: the device refused: image error 9 NO_FREE_SLOT: \(held), then upload again"
+        )
+        let erase = await CLI.sim(arguments: ["image", "erase"], device: device)
+        #expect(erase.stderr == "error: the device refused: image error 9 NO_FREE_SLOT: \(held), then erase again\n")
+        let json = await CLI.sim(arguments: ["image", "erase", "--json"], device: device)
+        #expect((try CLI.json(json.stdout)["error"] as? [String: Any])?["kind"] as? String == "device_refused")
+        let active = await CLI.sim(arguments: ["image", "erase", "--slot", "0"], device: device)
+        #expect(
+            active.stderr
+                == "error: the device refused: image error 9 NO_FREE_SLOT: slot 0 holds the running image (2.0.0); erase the other slot\n"
+        )
+    }
+
+    /// The slot sizes the device reports bound an upload before its first chunk, which erases
+    /// the slot: too large is refused with both sizes (65); within MCUboot's trailer of the end is
+    /// a warning (the simulated MCUboot then erases it at boot, as the real one did).
+    @Test func anImageTooLargeForTheSlotIsRefusedBeforeTheFirstChunk() async throws {
+        let scratch = Scratch()
+        let slot = 262_144
+        func image(_ total: Int) throws -> String {
+            let bytes = FactoryImage.make(
+                version: ImageVersion(major: 4, minor: 0, revision: 0),
+                payloadSize: total - 0x200 - 40
+            )
+            #expect(bytes.count == total)
+            return try scratch.file("app-\(total).bin", Data(bytes))
+        }
+        let large = try image(slot + 8)
+        for command in [["image", "upload", large], ["upgrade", large]] {
+            let refused = await CLI.run(command + ["--conn", "sim://?slot_size=\(slot)"])
+            #expect(refused.status == 65, "\(command)")
+            #expect(
+                CLI.lines(refused.stderr).last?.hasSuffix(
+                    "app-\(slot + 8).bin (image 0) is \(slot + 8) bytes and the device takes at most \(slot) there (the size of slot 1); nothing was uploaded"
+                ) == true,
+                "\(refused.stderr)"
+            )
+            #expect(!refused.stderr.contains("uploading"))
+        }
+        // Newer Zephyr with its "too large" checks reports max_image_size, which counts the trailer.
+        let latest = await CLI.run([
+            "image", "upload", try image(slot - 100), "--conn", "sim://?slot_size=\(slot)&zephyr=latest",
+        ])
+        #expect(latest.status == 65)
+        #expect(
+            CLI.lines(latest.stderr).last?.hasSuffix(
+                "the device takes at most \(slot - 432) there (max_image_size); nothing was uploaded"
+            ) == true
+        )
+
+        let edge = try image(slot - 100)
+        let warning =
+            "app-\(slot - 100).bin (image 0) is \(slot - 100) bytes and leaves 100 of the \(slot) in slot 1; MCUboot keeps the end of the slot for its trailer (432 bytes with Zephyr's default settings, more with others): it may erase the image at boot"
+        let uploaded = await CLI.run(["image", "upload", edge, "--conn", "sim://?slot_size=\(slot)"])
+        #expect(uploaded.status == 0, "\(uploaded.stderr)")
+        #expect(CLI.lines(uploaded.stderr).first == "warning: " + warning)
+        let upgraded = await CLI.run(["upgrade", edge, "--conn", "sim://?slot_size=\(slot)&reset_ms=10&boot_ms=100"])
+        #expect(upgraded.stderr.contains("  warning: " + warning))
+        #expect(upgraded.status == 3)
+        #expect(CLI.lines(upgraded.stderr).last?.contains("no room left in the slot for its trailer") == true)
+    }
+
     @Test func slotsShowSizes() async throws {
         let result = await CLI.sim("image", "slots")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
             result.stdout == """
                 image  slot  size                upload_image_id  max_image_size
-                    0     0  262144 (256.0 KiB)                -          262144
-                    0     1  262144 (256.0 KiB)                -          262144
+                    0     0  262144 (256.0 KiB)                -               -
+                    0     1  262144 (256.0 KiB)                -               -
 
                 """
         )
@@ -376,7 +477,7 @@ import Testing
         let last = try #require(CLI.lines(upload.stdout).last)
         #expect(
             last.hasSuffix(
-                "the device is in its bootloader; next: mcumgr os reset (MCUboot boots the image if it accepts it)"
+                "the device is in its bootloader; next: mcumgr --conn '\(device.url)' os reset (MCUboot boots the image if it accepts it)"
             )
         )
 

@@ -156,7 +156,7 @@ import Testing
     }
 
     /// The private key file `imgtool keygen` writes is accepted as --key.
-    @Test(.enabled(if: Peers.available("imgtool")))
+    @Test(Peers.needed("imgtool"))
     func acceptsTheImgtoolPrivateKeyFile() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("info-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -28,6 +28,23 @@ import Testing
         #expect(long == [])
     }
 
+    /// A group named without its verb shows the group's help, whatever global options come
+    /// with it: they belong to the verbs, and used to be called unknown here.
+    @Test(arguments: [
+        (["--conn", "sim://", "image"], ["image"]), (["image", "--json"], ["image"]),
+        (["shell", "--conn", "sim://"], ["shell"]), (["-c", "board", "enum"], ["enum"]),
+        (["--conn", "udp://x", "--timeout", "5", "-v", "image"], ["image"]), (["conn", "--json"], ["conn"]),
+    ])
+    func aGroupWithoutAVerbShowsItsHelp(_ arguments: [String], _ group: [String]) async {
+        let help = await CLI.run(group)
+        #expect(help.status == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: "))
+        let result = await CLI.run(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr == "")
+        #expect(result.stdout == help.stdout)
+    }
+
     @Test func versionIsPrinted() async {
         let result = await CLI.run(["--version"])
         #expect(result.status == 0)

@@ -18,33 +18,27 @@ import Testing
     }
 
     /// A dead device: `os echo` with `--timeout 1 --retries 1` sends its request twice (a small
-    /// request does not read the device's parameters first) and ends with the link status,
-    /// within what the options promise.
-    @Test func aSilentDeviceEndsWithinTheTimeoutTimesTheAttempts() async throws {
+    /// request does not read the device's parameters first) and ends with the link status. Bound
+    /// by what crossed the link, not by the clock: a ladder of probes or more attempts would show
+    /// as more datagrams.
+    @Test func aSilentDeviceEndsAfterTheAttemptsTheOptionsAllow() async throws {
         let silent = try SilentDevice()
-        let began = ContinuousClock.now
         let result = await CLI.run(["--conn", silent.url, "--timeout", "1", "--retries", "1", "os", "echo", "hi"])
-        let elapsed = ContinuousClock.now - began
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("error: no answer to os command 0 after 2 attempts of 1.0 seconds"))
         #expect(CLI.lines(result.stderr).count == 1)
         // Two attempts, no more: what the options promise.
         #expect(try silent.datagrams() == 2)
-        // About 2 s; the slack is for a loaded machine (7 s seen in CI-like runs). A wait beyond
-        // the attempts (a ladder of probes, a sleep before giving up) would take 20 s or more.
-        #expect(elapsed < .seconds(12), "\(elapsed)")
     }
 
-    /// A closed UDP port answers ICMP port unreachable: refused at once, with the link status.
-    /// The timeout is long so that waiting for it, instead of taking the refusal, shows even on a
-    /// loaded machine.
-    @Test func aClosedPortIsRefusedAtOnce() async throws {
+    /// A closed UDP port answers ICMP port unreachable: refused with the link status and the
+    /// refusal's words — a wait for the (hour-long) timeout would end with other words, and
+    /// only after the test's time limit.
+    @Test(.timeLimit(.minutes(5))) func aClosedPortIsRefusedAtOnce() async throws {
         let url = try closedUDPPort()
-        let began = ContinuousClock.now
-        let result = await CLI.run(["--conn", url, "--timeout", "30", "--retries", "0", "os", "echo", "hi"])
+        let result = await CLI.run(["--conn", url, "--timeout", "3600", "--retries", "0", "os", "echo", "hi"])
         #expect(result.status == 2)
         #expect(result.stderr.hasPrefix("error: connection refused: nothing listens at \(url)"))
-        #expect(ContinuousClock.now - began < .seconds(30), "waited for the timeout instead")
     }
 
     @Test func paramsShowsBufferSizeAndCount() async throws {

@@ -19,6 +19,18 @@ import Testing
         )
     }
 
+    /// A transfer's closing figures: milliseconds under a second, and no rate under a tenth of
+    /// a second (a file of a few bytes measures the round trip, not a speed).
+    @Test(arguments: [
+        (6, Duration.milliseconds(17), "6 B in 17 ms"),
+        (4700, .milliseconds(99), "4.6 KiB in 99 ms"),
+        (4700, .milliseconds(300), "4.6 KiB in 300 ms (15.3 KiB/s)"),
+        (200_000, .milliseconds(1400), "195.3 KiB in 1.4 s (139.5 KiB/s)"),
+    ])
+    func completionIsSensibleForSmallTransfers(_ bytes: Int, _ elapsed: Duration, _ expected: String) {
+        #expect(TransferProgressView.completion(bytes: bytes, elapsed: elapsed) == expected)
+    }
+
     @Test func summaryHasPercentBytesRateAndETA() {
         #expect(
             TransferProgressView.summary(Self.progress(4096, of: 10240))

@@ -101,15 +101,19 @@ enum UpgradeHarness {
         )
     }
 
-    /// Runs an upgrade to the end; `onEvent` may act on the device or the run mid-run.
+    /// Runs an upgrade to the end; `started` gets the run before its first event; `onEvent` sees
+    /// each event, behind the engine (events are buffered): to act at an exact moment, a test
+    /// uses a ``HookedTransport``.
     static func run(
         _ upgrade: FirmwareUpgrade,
         images: [FirmwarePackage.Image],
         resources: [String: Data] = [:],
+        started: @Sendable (FirmwareUpgradeRun) -> Void = { _ in },
         onEvent: @Sendable (FirmwareUpgrade.Event, FirmwareUpgradeRun) async -> Void = { _, _ in }
     ) async -> UpgradeRun {
         var result = UpgradeRun()
         let run = upgrade.run(images: images, resources: resources)
+        started(run)
         do {
             for try await event in run {
                 result.events.append(event)
@@ -148,6 +152,15 @@ enum UpgradeHarness {
 }
 
 @Suite struct FirmwareUpgradeIntegrationTests {
+    /// An upgrade over `transport` with the harness's configuration and client.
+    static func upgrade(_ transport: any SMPTransport, _ mode: FirmwareUpgrade.Mode) -> FirmwareUpgrade {
+        FirmwareUpgrade(
+            transport: transport,
+            configuration: UpgradeHarness.configuration(mode),
+            clientConfiguration: UpgradeHarness.client
+        )
+    }
+
     struct Combination: Sendable, CustomTestStringConvertible {
         var mode: FirmwareUpgrade.Mode
         var bootloader: BootloaderMode
@@ -244,11 +257,17 @@ enum UpgradeHarness {
         await device.setFaults(Faults(fault.faults, seed: 7))
         let images = UpgradeHarness.images(count: 1, size: 8192)
         let clear = fault.clearOnReconnect
-        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images) {
-            event,
-            _ in
-            if clear, case .stateChanged(_, .reconnecting) = event { await device.setFaults(.none) }
+        // Cleared as the engine connects again (it waits meanwhile), not when the consumer sees
+        // the event behind it.
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            if clear, case .connect(let index) = moment, index > 0 { await device.setFaults(.none) }
         }
+        let upgrade = FirmwareUpgrade(
+            transport: transport,
+            configuration: UpgradeHarness.configuration(.testAndConfirm),
+            clientConfiguration: UpgradeHarness.client
+        )
+        let run = await UpgradeHarness.run(upgrade, images: images)
         if run.error == nil {
             #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
         } else {
@@ -278,9 +297,16 @@ enum UpgradeHarness {
         let device = UpgradeHarness.device(.init(bufferSize: 512))
         await device.setFaults(Faults([.disconnect(afterRequests: 12)]))
         let images = UpgradeHarness.images(count: 1, size: 16384)
-        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .confirmOnly), images: images) { event, _ in
-            if case .stateChanged(_, .reconnecting) = event { await device.setFaults(.none) }
+        // The disconnect is a moment: gone when the engine connects again.
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            if case .connect(let index) = moment, index > 0 { await device.setFaults(.none) }
         }
+        let upgrade = FirmwareUpgrade(
+            transport: transport,
+            configuration: UpgradeHarness.configuration(.confirmOnly),
+            clientConfiguration: UpgradeHarness.client
+        )
+        let run = await UpgradeHarness.run(upgrade, images: images)
         #expect(run.error == nil, "\(String(describing: run.error))")
         // Every continuation after the disconnect resumed where the device stopped.
         #expect(!run.resumedOffsets.isEmpty)
@@ -320,15 +346,16 @@ enum UpgradeHarness {
     @Test func aDeviceThatDoesNotAnswerBootloaderInfoIsTolerated() async throws {
         let device = UpgradeHarness.device()
         let images = UpgradeHarness.images(count: 1, size: 2048)
-        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images) {
-            event,
-            _ in
-            // Silent while the engine asks for bootloader info.
-            if case .stateChanged(_, .readingBootloaderInfo) = event {
+        // Silent from the engine's first bootloader info request to its image list request.
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            guard case .send(let frame) = moment else { return }
+            if frame.header.group == .os && frame.header.command == 8 {
                 await device.setFaults(Faults([.dropRequests(every: 1)]))
+            } else if frame.header.group == .image && frame.header.command == 0 {
+                await device.setFaults(.none)
             }
-            if case .stateChanged(_, .validating) = event { await device.setFaults(.none) }
         }
+        let run = await UpgradeHarness.run(Self.upgrade(transport, .testAndConfirm), images: images)
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.warnings.contains { $0.contains("bootloader info") })
         #expect(run.warnings.contains { $0.contains("did not report its bootloader mode") })
@@ -423,15 +450,16 @@ enum UpgradeHarness {
     @Test func aLostResetAnswerStillEndsInTheUpgrade() async throws {
         let device = UpgradeHarness.device()
         let images = UpgradeHarness.images(count: 1)
-        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .confirmOnly), images: images) {
-            event,
-            _ in
-            switch event {
-            case .stateChanged(_, .resetting): await device.setFaults(Faults([.dropResponses(every: 1)]))
-            case .stateChanged(_, .reconnecting): await device.setFaults(.none)
+        // Every answer lost from the reset on, until the engine connects again.
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            switch moment {
+            case .send(let frame) where frame.header.group == .os && frame.header.command == 5:
+                await device.setFaults(Faults([.dropResponses(every: 1)]))
+            case .connect(let index) where index > 0: await device.setFaults(.none)
             default: break
             }
         }
+        let run = await UpgradeHarness.run(Self.upgrade(transport, .confirmOnly), images: images)
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.warnings.contains { $0.contains("answer to the reset was lost") })
         #expect(await device.bootCount == 2)
@@ -486,26 +514,38 @@ enum UpgradeHarness {
 
     // MARK: - Control
 
-    /// The engine runs ahead of the consumer (events are buffered), so the upload is made long
-    /// enough (about 130 chunks, 10 ms each way) that a pause asked at 2 kB lands in it even when
-    /// a loaded machine delays the consumer.
+    /// The pause is asked when the engine sends the chunk past 2 kB (the engine waits while the
+    /// transport's hook runs), so it lands in the upload however late the consumer sees events.
     @Test func pauseAndResumeDuringTheUpload() async throws {
-        let device = UpgradeHarness.device(.init(bufferSize: 384, linkLatency: .milliseconds(10)))
-        let upgrade = UpgradeHarness.loopback(device, .confirmOnly)
+        let device = UpgradeHarness.device(.init(bufferSize: 384))
         let images = UpgradeHarness.images(count: 1, size: 40_000)
         let paused = Flag()
-        let run = await UpgradeHarness.run(upgrade, images: images) { event, run in
-            switch event {
-            case .uploadProgress(let progress) where progress.totalBytesConfirmed > 2000 && !paused.value:
-                paused.set()
-                run.pause()
-            case .paused:
-                #expect(run.isPaused)
-                run.resume()
-            default:
-                break
-            }
+        let current = RunBox()
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            guard case .send(let frame) = moment, frame.header.group == .image, frame.header.command == 1,
+                let chunk = try? frame.decodeRequest(as: ImageManagement.Upload.self), chunk.offset > 2000,
+                !paused.value
+            else { return }
+            paused.set()
+            current.run?.pause()
         }
+        let upgrade = FirmwareUpgrade(
+            transport: transport,
+            configuration: UpgradeHarness.configuration(.confirmOnly),
+            clientConfiguration: UpgradeHarness.client
+        )
+        let run = await UpgradeHarness.run(
+            upgrade,
+            images: images,
+            started: { current.run = $0 },
+            onEvent: { event, run in
+                if case .paused = event {
+                    #expect(run.isPaused)
+                    run.resume()
+                }
+            }
+        )
+        #expect(paused.value)
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.events.contains { if case .paused(.uploading) = $0 { true } else { false } })
         #expect(run.events.contains { if case .resumed(.uploading) = $0 { true } else { false } })
@@ -513,17 +553,28 @@ enum UpgradeHarness {
         #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
     }
 
-    /// The engine runs ahead of the consumer, so the error names the state the cancel reached:
-    /// the one it was asked in or a later one.
+    /// Cancelled as the engine acts in the state (it waits meanwhile): the error names that
+    /// state, or a later one the engine entered before it looked at the control.
     @Test(arguments: [FirmwareUpgrade.State.uploading, .testing, .reconnecting])
     func cancelEndsTheUpgradeInItsState(_ state: FirmwareUpgrade.State) async throws {
-        let device = UpgradeHarness.device(.init(bufferSize: 512, linkLatency: .milliseconds(3)))
-        let upgrade = UpgradeHarness.loopback(device, .testAndConfirm)
-        let run = await UpgradeHarness.run(upgrade, images: UpgradeHarness.images(count: 1, size: 8192)) {
-            event,
-            run in
-            if case .stateChanged(_, let to) = event, to == state { run.cancel() }
+        let device = UpgradeHarness.device(.init(bufferSize: 512))
+        let current = RunBox()
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            let now: Bool
+            switch (state, moment) {
+            case (.uploading, .send(let frame)): now = frame.header.group == .image && frame.header.command == 1
+            case (.testing, .send(let frame)):
+                now = frame.header.group == .image && frame.header.command == 0 && frame.header.operation == .write
+            case (.reconnecting, .connect(let index)): now = index > 0
+            default: now = false
+            }
+            if now { current.run?.cancel() }
         }
+        let run = await UpgradeHarness.run(
+            Self.upgrade(transport, .testAndConfirm),
+            images: UpgradeHarness.images(count: 1, size: 8192),
+            started: { current.run = $0 }
+        )
         let error = try #require(run.upgradeError)
         #expect(error.code == .cancelled)
         let reached = try #require(run.states.firstIndex(of: state))
@@ -678,20 +729,21 @@ enum UpgradeHarness {
                 configuration.window = nil
                 configuration.reconnectTimeout = .seconds(2)
             }
+            // A disconnect fault is a moment, not a permanent state of the link: gone when the
+            // engine connects again. (Replacing the faults restarts their counters, so only a set
+            // with a disconnect is replaced.)
+            let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+                guard case .connect(let index) = moment, index > 0 else { return }
+                let all = await device.faults.faults
+                let rest = all.filter { if case .disconnect = $0 { false } else { true } }
+                if rest.count != all.count { await device.setFaults(Faults(rest, seed: UInt64(round))) }
+            }
             let upgrade = FirmwareUpgrade(
-                transport: LoopbackTransport(device: device),
+                transport: transport,
                 configuration: configuration,
                 clientConfiguration: UpgradeHarness.client
             )
-            let run = await UpgradeHarness.run(upgrade, images: images) { event, _ in
-                // A disconnect fault is a moment, not a permanent state of the link. (Replacing the
-                // faults restarts their counters, so only a set with a disconnect is replaced.)
-                let all = await device.faults.faults
-                let rest = all.filter { if case .disconnect = $0 { false } else { true } }
-                if case .stateChanged(_, .reconnecting) = event, rest.count != all.count {
-                    await device.setFaults(Faults(rest, seed: UInt64(round)))
-                }
-            }
+            let run = await UpgradeHarness.run(upgrade, images: images)
             await device.setFaults(.none)
             await device.waitUntilAnswering()
             let outcome: Outcome
@@ -767,6 +819,17 @@ enum UpgradeHarness {
         let halted = results.filter { if case .boots = $0.device { false } else { true } }.map(\.round)
         let unexpected = halted.filter { !$0.bootloader.isSingleSlot }
         #expect(unexpected.isEmpty, "\(unexpected)")
+    }
+}
+
+/// The run a transport hook acts on, set once the run is made.
+final class RunBox: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var value: FirmwareUpgradeRun?
+    var run: FirmwareUpgradeRun? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
     }
 }
 

@@ -108,7 +108,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ]
@@ -158,6 +159,29 @@ import Testing
     /// Bootloader info the device refuses: plan without it (a warning says so). No answer, once
     /// the device answered the parameters, is the link and not the device: reconnect and ask
     /// again (the mode decides the plan); plan without it only when the retries are spent.
+    /// The slot sizes are read once, before the first upload; a device without them goes on.
+    /// A refusal of the upload is said once: it is the error's cause, not also in its message.
+    @Test func slotSizesAreReadBeforeTheFirstUploadAndARefusalIsSaidOnce() {
+        var machine = Self.machine()
+        let notSupported = SMPDeviceError(.management(.notSupported), requestGroup: .image, command: 6)
+        Self.run(
+            &machine,
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.deviceRefused(notSupported), .zero, Self.upload, .uploading),
+            ]
+        )
+        #expect(machine.slotCapacities == [])
+        let tooLarge = SMPDeviceError(.group(.image, 30), requestGroup: .image, command: 1)
+        let error = Self.failure(&machine, .deviceRefused(tooLarge))
+        #expect(error?.code == .deviceRejected)
+        let text = error.map { "\($0)" } ?? ""
+        #expect(
+            text
+                == "upgrade failed while uploading: the device refused upload image 0 (image error 30 INVALID_IMAGE_TOO_LARGE)"
+        )
+    }
+
     @Test func missingBootloaderInfoIsAssumedAndSaid() {
         let notSupported = SMPDeviceError(.management(.notSupported), requestGroup: .os, command: 8)
         var refused = Self.machine()
@@ -167,6 +191,7 @@ import Testing
         )
         #expect(refused.bootloaderMode == nil)
         _ = refused.handle(.imageList([Self.factory]))
+        _ = refused.handle(.slotInfo([]))
         #expect(refused.warnings.contains { $0.contains("assuming") })
 
         var silent = Self.machine(retries: 1)
@@ -180,6 +205,7 @@ import Testing
         )
         #expect(silent.bootloaderMode == nil)
         _ = silent.handle(.imageList([Self.factory]))
+        _ = silent.handle(.slotInfo([]))
         #expect(silent.warnings.contains { $0.contains("did not answer bootloader info") })
     }
 
@@ -188,9 +214,11 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (Self.timeout, .zero, .connect, .reconnecting),
                 (.connected, .zero, .readImageList, .reconnecting),
+                // The slot sizes are read once, before the first upload.
                 (.imageList([Self.factory]), .zero, Self.upload, .uploading),
             ]
         )
@@ -209,7 +237,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .eraseAppSettings, .erasingAppSettings),
                 (
                     .outcomeUnknown(SMPTransportError(.outcomeUnknown)), .zero,
@@ -226,7 +255,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (
                     .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
@@ -245,7 +275,8 @@ import Testing
         let confirmedB = [Slots.entry(nil, 0, Slots.b, "ac"), Slots.entry(nil, 1, Slots.a)]
         var script: [Line] =
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (
                     .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
@@ -267,7 +298,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
                 (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
@@ -288,7 +320,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .zero, .connect, .reconnecting),
                 (.connected, .zero, .readImageList, .reconnecting),
@@ -331,7 +364,8 @@ import Testing
     /// probed, and the image still pending past the reboot timeout: the machine resets again.
     static func lostResetThenDroppedLink(_ dropped: Input) -> [Line] {
         Self.probes + [
-            (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+            (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+            (.slotInfo([]), .zero, Self.upload, .uploading),
             (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
             (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             (.outcomeUnknown(SMPTransportError(.outcomeUnknown)), .seconds(1), .probe, .waitingForReboot),
@@ -350,7 +384,8 @@ import Testing
         var machine = Self.machine(.testOnly)
         let script: [Line] =
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot) + Self.listReadAgain(at: 11)
@@ -373,7 +408,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot)
@@ -389,7 +425,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
                 (.done, .seconds(1), .probe, .waitingForReboot),
@@ -408,7 +445,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ] + Self.reboot(at: 1, list: Self.pendingB, then: .probe, .waitingForReboot).dropLast()
@@ -435,7 +473,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
             ]
         )
@@ -446,7 +485,13 @@ import Testing
 
     @Test func aDeviceRefusalFailsInItsState() {
         var machine = Self.machine()
-        Self.run(&machine, Self.probes + [(.imageList([Self.factory]), .zero, Self.upload, .uploading)])
+        Self.run(
+            &machine,
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
+            ]
+        )
         let refusal = SMPDeviceError(.group(.image, 9), requestGroup: .image, command: 1)
         let error = Self.failure(&machine, .deviceRefused(refusal))
         #expect(error?.code == .deviceRejected)
@@ -461,7 +506,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
             ]
         )
@@ -488,7 +534,8 @@ import Testing
             &machine,
             Array(Self.probes.prefix(3)) + [
                 (.bootloaderName(nil), .zero, .readImageList, .validating),
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.deviceRefused(notSupported), .zero, .readImageList, .validating),
                 (
@@ -506,7 +553,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: true), .confirming),
                 (
                     .stateWritten([Self.factory, Slots.entry(nil, 1, Slots.b, "pP")]), .zero, .reset(force: false),
@@ -551,7 +599,14 @@ import Testing
                     .imageList([Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")]), .zero,
                     .reset(force: false), .resetting,
                 )
-            ] + Self.reboot(at: 1, list: [Self.factory, Slots.entry(nil, 1, Slots.c)], then: Self.upload, .uploading)
+            ]
+                + Self.reboot(
+                    at: 1,
+                    list: [Self.factory, Slots.entry(nil, 1, Slots.c)],
+                    then: .readSlotInfo,
+                    .validating
+                )
+                + [(.slotInfo([]), .seconds(1), Self.upload, .uploading)]
         )
     }
 
@@ -583,7 +638,8 @@ import Testing
             &machine,
             Array(Self.probes.prefix(4)) + [
                 (.bootloaderMode(.directXIP, noDowngrade: true), .zero, .readImageList, .validating),
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .reset(force: false), .resetting),
                 (.done, .seconds(1), .probe, .waitingForReboot),
                 (.probeUnanswered, .seconds(2), .wait(.zero), .waitingForSwap),
@@ -597,7 +653,8 @@ import Testing
         Self.run(
             &machine,
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.pause, .zero, .waitForResume, .uploading),
                 (.done, .zero, .waitForResume, .uploading),
                 (.resume, .zero, Self.upload, .uploading),
@@ -610,7 +667,8 @@ import Testing
     @Test func cancelEndsTheUpgradeInEveryState() {
         let script: [Line] =
             Self.probes + [
-                (.imageList([Self.factory]), .zero, Self.upload, .uploading),
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
                 (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
                 (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
             ]
@@ -680,6 +738,44 @@ import Testing
                 (.suitManifests([Slots.hash(Slots.b)]), .seconds(2), .succeed, .succeeded),
             ]
         )
+    }
+
+    /// A resource chunk refused as out of state (EBADSTATE): the device no longer waits for the
+    /// resource — a retried last chunk whose first answer was lost after it completed it. The
+    /// machine polls; the manifests say whether it installed.
+    @Test func aResourceTheDeviceNoLongerWaitsForIsCheckedByPolling() {
+        var machine = Self.suitMachine()
+        let badState = SMPDeviceError(.management(.badState), requestGroup: .suit, command: 4)
+        Self.run(
+            &machine,
+            Array(Self.probes.prefix(3)) + [
+                (
+                    .bootloaderName("SUIT"), .zero, .uploadSUIT(.envelope(packageIndex: 0, deferInstall: false)),
+                    .uploading
+                ),
+                (.done, .zero, .pollSUIT, .installing),
+                (
+                    .suitRequested(resource: "file://app.bin", session: 5), .zero,
+                    .uploadSUIT(.resource(name: "file://app.bin", session: 5)), .installing
+                ),
+                (.deviceRefused(badState), .zero, .pollSUIT, .installing),
+                (.suitNothingRequested, .zero, .readSUITManifests, .installing),
+                (.suitManifests([Slots.hash(Slots.b)]), .seconds(1), .succeed, .succeeded),
+            ]
+        )
+        #expect(machine.warnings.contains { $0.contains("no longer waited for the resource") })
+        // Anywhere else EBADSTATE is a refusal.
+        var envelope = Self.suitMachine()
+        Self.run(
+            &envelope,
+            Array(Self.probes.prefix(3)) + [
+                (
+                    .bootloaderName("SUIT"), .zero, .uploadSUIT(.envelope(packageIndex: 0, deferInstall: false)),
+                    .uploading
+                )
+            ]
+        )
+        #expect(Self.failure(&envelope, .deviceRefused(badState))?.code == .deviceRejected)
     }
 
     @Test func suitFailsForAnUnknownResourceAndAtTheInstallDeadline() {

@@ -216,12 +216,24 @@ extension SingleSlotUpgradeTests {
             let device = UpgradeHarness.device(.init(bufferSize: 512, bootloaderMode: .singleSlot))
             let images = UpgradeHarness.images(count: 1)
             let struck = Flag()
-            let run = await UpgradeHarness.run(Self.upgrade(device), images: images) { event, _ in
-                guard case .stateChanged(_, let state) = event, state.rawValue == moment.rawValue, !struck.value
-                else { return }
+            let entered = Flag()
+            // Struck as the engine sends the moment's request (it waits meanwhile): recovery's
+            // image list, or the upload's parameters request, after the reset into recovery.
+            let transport = HookedTransport(LoopbackTransport(device: device)) { happening in
+                guard case .send(let frame) = happening, !struck.value else { return }
+                let (group, command) = (frame.header.group, frame.header.command)
+                if group == .os && command == 5 { entered.set() }
+                let request = moment == .reconnecting ? (SMPGroup.image, UInt8(0)) : (SMPGroup.os, UInt8(6))
+                guard entered.value, group == request.0, command == request.1 else { return }
                 struck.set()
                 await device.inject(fault)
             }
+            let upgrade = FirmwareUpgrade(
+                transport: transport,
+                configuration: Self.configuration(.confirmOnly, recovery: false),
+                clientConfiguration: UpgradeHarness.client
+            )
+            let run = await UpgradeHarness.run(upgrade, images: images)
             #expect(struck.value)
             #expect(run.error == nil, "\(moment), \(fault): \(String(describing: run.error))")
             // The device was found back in its application, and entered again.

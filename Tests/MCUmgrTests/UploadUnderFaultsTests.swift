@@ -35,8 +35,9 @@ struct UploadUnderFaultsTests {
     }
 
     /// A client with a short request timeout, so that lost answers cost little, and many retries,
-    /// so that the device may stay silent for the timeout × 21 (1.7 s) before the upload gives up:
-    /// a loaded machine can hold the simulated device's task back for most of a second.
+    /// so that the device may stay silent for the timeout × 101 (8 s) before the upload gives up:
+    /// a loaded machine held the simulated device's task back for 1.7 s (21 timeouts of 0.1 s)
+    /// while other builds ran; nothing here tests giving up.
     static func client(
         _ device: SimulatedDevice,
         counter: DataCounter? = nil,
@@ -47,7 +48,7 @@ struct UploadUnderFaultsTests {
             counter.map { CountingTransport(inner: loopback, counter: $0) } ?? loopback,
             configuration: .init(
                 timeout: timeout,
-                retries: 20,
+                retries: 100,
                 busyBackoff: .milliseconds(2),
                 firstSequence: 0
             )

@@ -17,6 +17,16 @@ enum BLEHarness {
         firstSequence: 0
     )
 
+    /// For tests where an answer is lost or held and must cost a short timeout, but where giving
+    /// up is not what is tested: the device may stay silent for 31 timeouts of 300 ms (9 s). A
+    /// loaded machine held the simulated link back for 2.3 s (5 × 0.3 s) while other builds ran.
+    static let longSilence = SMPClient.Configuration(
+        timeout: .milliseconds(300),
+        retries: 30,
+        busyBackoff: .milliseconds(2),
+        firstSequence: 0
+    )
+
     /// For tests where no answer is ever lost: a timeout that only has to outlast a loaded
     /// machine (300 ms × 5 did not, while fuzzers held both cores), never reached when all is well.
     static let patientClient = SMPClient.Configuration(
@@ -164,7 +174,7 @@ enum BLEHarness {
         await peripheral.inject(.truncateResponse(afterResponses: 1))
         let client = try await SMPClient.connect(
             GATTTransport.simulated(peripheral, reassemblyIdleTimeout: .milliseconds(100)),
-            configuration: BLEHarness.client
+            configuration: BLEHarness.longSilence
         )
         let text = String(repeating: "long enough for several notifications ", count: 3)
         #expect(try await client.send(OSManagement.Echo(text: text)).text == text)
@@ -179,7 +189,10 @@ enum BLEHarness {
     @Test func duplicateAndInterleavedResponses() async throws {
         let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 185, buffer: 1024))
         await peripheral.device.setFaults(Faults([.duplicateResponses(every: 2), .reorderResponses(every: 3)]))
-        let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: BLEHarness.client)
+        let client = try await SMPClient.connect(
+            GATTTransport.simulated(peripheral),
+            configuration: BLEHarness.longSilence
+        )
         let image = try BLEHarness.image(size: 20_000)
         try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 4))
         #expect(await BLEHarness.slotOneHolds(image.hash, on: peripheral.device))

@@ -4,7 +4,7 @@ import SMPTestSupport
 import Testing
 
 /// Round trips of random values against the Python `cbor2` package, in both directions.
-@Suite(.enabled(if: Peers.available("cbor2"), "needs the cbor2 peer: run scripts/setup-peers.sh"))
+@Suite(Peers.needed("cbor2"))
 struct CBORInteropTests {
     /// Random values drawn from what both codecs represent identically: integers over the full
     /// 64-bit ranges, double-width floats (cbor2 writes Python floats as doubles), byte and text

@@ -37,16 +37,15 @@ struct PseudoTerminalTests {
         #expect(try terminal.read(timeout: .milliseconds(20)).isEmpty)
     }
 
-    @Test("reads time out empty and return promptly after close")
+    /// The read blocks for an hour: only the close can end it within the test's time limit.
+    @Test("reads time out empty and return after close", .timeLimit(.minutes(2)))
     func closeUnblocks() async throws {
         let terminal = try PseudoTerminal()
         #expect(try terminal.read(timeout: .milliseconds(10)).isEmpty)
-        let waiter = OnThread { try terminal.read(timeout: .seconds(10)).isEmpty }
+        let waiter = OnThread { try terminal.read(timeout: .seconds(3600)).isEmpty }
         try await Task.sleep(for: .milliseconds(30))
-        let closedAt = ContinuousClock.now
         terminal.close()
         #expect(try await waiter.value)
-        #expect(try #require(waiter.finishedAt) - closedAt < .seconds(2))
         #expect(terminal.isClosed)
     }
 

@@ -34,19 +34,19 @@ struct UDPSocketTests {
         #expect(try await Self.receive(client, timeout: .seconds(30))?.bytes == [4, 5])
     }
 
-    @Test("receive times out with nil, and returns nil promptly after close from another thread")
+    /// The wait blocks on its own thread, not on the (small) cooperative pool, for an hour: only
+    /// the close can end it within the test's time limit — an event, not a measured time.
+    @Test(
+        "receive times out with nil, and returns nil after close from another thread",
+        .timeLimit(.minutes(2))
+    )
     func timeoutAndClose() async throws {
         let socket = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
         #expect(try socket.receive(timeout: .milliseconds(20)) == nil)
-        // The blocking wait runs on its own thread, not on the (small) cooperative pool; the time
-        // from close to its return is measured on threads only, so a busy test run cannot skew it.
-        let waiter = OnThread { try socket.receive(timeout: .seconds(10)) == nil }
+        let waiter = OnThread { try socket.receive(timeout: .seconds(3600)) == nil }
         try await Task.sleep(for: .milliseconds(50))
-        let closedAt = ContinuousClock.now
         socket.close()
         #expect(try await waiter.value == true)
-        let finishedAt = try #require(waiter.finishedAt)
-        #expect(finishedAt - closedAt < .seconds(2))
         #expect(socket.isClosed)
         #expect(throws: SystemCallError.self) { try socket.send([1], to: socket.localAddress) }
         socket.close()

@@ -15,7 +15,7 @@ import Foundation
 /// `.ci/run` and `scripts/setup-peers.sh` install them), then `PATH`.
 ///
 /// A missing peer is never a pass. Tests that need one are declared with
-/// `.enabled(if: Peers.available("cbor2"))`: outside CI that skips them with the reason shown;
+/// `Peers.needed("cbor2")` (a trait): outside CI that skips them with the reason shown;
 /// in CI (`CI=true`) `available` always answers `true`, so the test runs and fails loudly
 /// with the message from ``run(_:_:stdin:)`` instead of being skipped.
 ///

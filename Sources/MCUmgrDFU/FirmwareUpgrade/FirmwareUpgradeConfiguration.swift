@@ -57,7 +57,8 @@ extension FirmwareUpgrade {
         /// Plan an image older than the running one even when the device reports that its
         /// bootloader refuses downgrades (the bootloader will then erase it; a warning says so).
         public var allowDowngrade: Bool
-        /// How long to keep reconnecting after a reset before the upgrade fails.
+        /// How long to keep reconnecting, after a reset or after the link was lost (a dropped
+        /// connection, a device that stopped answering), before the upgrade fails.
         public var reconnectTimeout: Duration
         /// Pause between reconnection attempts.
         public var reconnectInterval: Duration

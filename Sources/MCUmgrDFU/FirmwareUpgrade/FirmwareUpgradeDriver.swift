@@ -91,6 +91,8 @@ struct FirmwareUpgradeDriver {
                 return .bootloaderMode(info.mode, noDowngrade: info.noDowngrade ?? false)
             case .readImageList:
                 return .imageList(try await connected().send(ImageManagement.StateRead()).images)
+            case .readSlotInfo:
+                return .slotInfo(try await connected().send(ImageManagement.SlotInfo()).images)
             case .upload(let image, let index):
                 let chosen = payload.images[index]
                 let sha = Data(ImageHashAlgorithm.sha256.hash(chosen.data))

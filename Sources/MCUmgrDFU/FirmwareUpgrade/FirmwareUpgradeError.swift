@@ -8,6 +8,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             case invalidPackage, deviceRejected, linkFailed, reconnectFailed, imageMissingAfterReset
             case imageNotActive, imageNotConfirmed, imageNotMarked, resetFailed, slotBusy, resourceNotFound
             case suitNotInstalled, cancelled, unsupported, downgradeRefused, notSwapped, bootloaderNotEntered
+            case imageTooLarge
         }
         private let kind: Kind
 
@@ -53,6 +54,9 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         /// came back running its application), or `recovery` was asked for and the application
         /// answers.
         public static let bootloaderNotEntered = Code(kind: .bootloaderNotEntered)
+        /// An image is larger than the slot it goes to (the device's `max_image_size`, or its slot
+        /// size); nothing was uploaded.
+        public static let imageTooLarge = Code(kind: .imageTooLarge)
         /// The caller cancelled the upgrade.
         public static let cancelled = Code(kind: .cancelled)
         /// The device's bootloader or the package needs something this engine does not do.
@@ -77,6 +81,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             case .downgradeRefused: "downgrade refused"
             case .notSwapped: "not swapped"
             case .bootloaderNotEntered: "bootloader not entered"
+            case .imageTooLarge: "image too large"
             }
         }
 
@@ -85,7 +90,7 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
             switch kind {
             case .deviceRejected, .slotBusy, .unsupported, .downgradeRefused, .bootloaderNotEntered: .deviceRefused
             case .linkFailed, .reconnectFailed: .link
-            case .invalidPackage, .resourceNotFound: .input
+            case .invalidPackage, .resourceNotFound, .imageTooLarge: .input
             case .cancelled: .cancelled
             case .imageMissingAfterReset, .imageNotActive, .imageNotConfirmed, .imageNotMarked, .resetFailed,
                 .notSwapped, .suitNotInstalled:

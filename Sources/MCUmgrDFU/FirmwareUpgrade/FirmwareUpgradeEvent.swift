@@ -16,6 +16,9 @@ extension FirmwareUpgrade {
         case uploadResumed(image: Int, offset: Int)
         /// The upload of an image changed how many requests it keeps in flight, and why.
         case windowChanged(image: Int, WindowChange)
+        /// The upgrade is connecting to the device again (once per attempt): after the reset it
+        /// sent, or after the link was lost.
+        case reconnecting(Reconnecting)
         /// Worth telling a person; the upgrade goes on.
         case warning(String)
         /// The caller paused; the upgrade holds in this state.
@@ -24,6 +27,29 @@ extension FirmwareUpgrade {
         case resumed(State)
         /// The device is in the promised state.
         case completed(Summary)
+    }
+
+    /// A reconnection attempt.
+    public struct Reconnecting: Sendable, Hashable {
+        /// The link was lost (a dropped connection, answers that stopped), not dropped by a reset
+        /// the upgrade sent.
+        public var afterLinkLoss: Bool
+        /// The attempt being made, from 1.
+        public var attempt: Int
+        /// How much longer the upgrade keeps trying before it fails
+        /// (``Configuration/reconnectTimeout`` from the first attempt).
+        public var remaining: Duration
+
+        /// Creates a description of an attempt.
+        /// - Parameters:
+        ///   - afterLinkLoss: the link was lost.
+        ///   - attempt: the attempt, from 1.
+        ///   - remaining: how much longer the upgrade keeps trying.
+        public init(afterLinkLoss: Bool, attempt: Int, remaining: Duration) {
+            self.afterLinkLoss = afterLinkLoss
+            self.attempt = attempt
+            self.remaining = remaining
+        }
     }
 
     /// Upload progress, per image and in total.

@@ -259,6 +259,12 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
         }
     }
 
+    /// Whether the plan uploads MCUboot images from the application (not through the bootloader),
+    /// which the slot sizes bound.
+    package var uploadsToApplicationSlots: Bool {
+        !throughBootloader && steps.contains { if case .upload = $0 { true } else { false } }
+    }
+
     /// The images that are acted on (not skipped).
     public var activeImages: [ImagePlan] { images.filter { $0.action != .skip } }
 }

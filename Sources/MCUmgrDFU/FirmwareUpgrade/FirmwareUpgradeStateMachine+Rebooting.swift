@@ -43,14 +43,31 @@ extension FirmwareUpgradeStateMachine {
     struct Reconnection: Sendable {
         var since: Duration
         var then: AfterReconnect
+        /// The link was lost (not a reset the upgrade sent).
+        var afterLinkLoss: Bool
+        /// Connection attempts made so far, the current one included.
+        var attempts = 1
+    }
+
+    /// The reconnection in progress, as callers see it (an event per attempt).
+    package var reconnecting: FirmwareUpgrade.Reconnecting? {
+        guard state == .reconnecting, let reconnection else { return nil }
+        return FirmwareUpgrade.Reconnecting(
+            afterLinkLoss: reconnection.afterLinkLoss,
+            attempt: reconnection.attempts,
+            remaining: max(.zero, configuration.reconnectTimeout - (now - reconnection.since))
+        )
     }
 
     // MARK: - Reconnecting
 
     /// Starts reconnecting: connect, read the image list, then `then`.
-    mutating func reconnect(then: AfterReconnect) -> Action {
+    /// - Parameters:
+    ///   - then: what the reconnection leads to.
+    ///   - afterLinkLoss: the link was lost, rather than dropped by a reset the upgrade sent.
+    mutating func reconnect(then: AfterReconnect, afterLinkLoss: Bool = false) -> Action {
         state = .reconnecting
-        reconnection = Reconnection(since: now, then: then)
+        reconnection = Reconnection(since: now, then: then, afterLinkLoss: afterLinkLoss)
         return .connect
     }
 
@@ -117,6 +134,7 @@ extension FirmwareUpgradeStateMachine {
             }
             return .wait(configuration.reconnectInterval)
         case .waited:
+            self.reconnection?.attempts += 1
             return .connect
         default:
             return nil

@@ -38,6 +38,9 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case readBootloaderInfo(query: String?)
         /// Read the image list (image 0 read); report ``Input/imageList(_:)``.
         case readImageList
+        /// Read the slot sizes (image 6), before the first upload; report ``Input/slotInfo(_:)``,
+        /// or a refusal from a device without the command.
+        case readSlotInfo
         /// Upload an MCUboot image; report ``Input/done``.
         case upload(imageIndex: Int, packageIndex: Int)
         /// Upload part of a SUIT package; report ``Input/done``.
@@ -94,6 +97,8 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case bootloaderMode(OSManagement.MCUbootMode?, noDowngrade: Bool)
         /// The image list.
         case imageList([ImageManagement.SlotState])
+        /// The slot sizes, per image.
+        case slotInfo([ImageManagement.SlotInfo.Image])
         /// The list a state write was answered with.
         case stateWritten([ImageManagement.SlotState])
         /// The action finished.
@@ -156,6 +161,9 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     package internal(set) var lastSlots: [ImageManagement.SlotState] = []
     /// Whether the caller paused.
     package private(set) var isPaused = false
+    /// The slot sizes the device reported (empty when it has no slot information), read once
+    /// before the first upload; `nil` until then.
+    package private(set) var slotCapacities: [ImageManagement.SlotInfo.Image]?
     /// Things worth telling a person, in order; the driver shows each once.
     package internal(set) var warnings: [String] = []
 
@@ -268,7 +276,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             // library once did).
             if retriesLeft > 0, let retry = lastAction {
                 retriesLeft -= 1
-                return reconnect(then: .repeat(retry))
+                return reconnect(then: .repeat(retry), afterLinkLoss: true)
             }
             warnings.append("the device did not answer bootloader info (\(cause)); assuming MCUboot")
             return planOrReadList()
@@ -277,6 +285,14 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             if initialSlots == nil { initialSlots = slots }
             lastSlots = slots
             return makePlan(slots: slots)
+
+        case (.validating, .slotInfo(let images)):
+            slotCapacities = images
+            return makePlan(slots: lastSlots)
+        case (.validating, .deviceRefused) where lastAction == .readSlotInfo:
+            // A device without slot information: the first chunk's answer checks the size.
+            slotCapacities = []
+            return makePlan(slots: lastSlots)
 
         case (.verifying, .imageList(let slots)):
             lastSlots = slots
@@ -354,6 +370,16 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             }
             warnings.append("the device asked for \(resource)")
             return .uploadSUIT(.resource(name: resource, session: session))
+        case (.installing, .deviceRefused(let refusal))
+        where refusal.returnCode == .badState
+            && {
+                if case .uploadSUIT(.resource) = lastAction { true } else { false }
+            }():
+            // A resource chunk refused as out of state: the device no longer waits for it —
+            // typically a retried last chunk whose first answer was lost after it completed the
+            // resource. Whether it installed shows in the polling.
+            warnings.append("the device no longer waited for the resource (\(refusal)); polling it")
+            return .pollSUIT
         case (.installing, .suitNothingRequested):
             return .readSUITManifests
         case (.installing, .suitManifests(let digests)):
@@ -403,7 +429,8 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             return .fail(
                 error(
                     .deviceRejected,
-                    "the device refused \(currentStep?.description ?? "\(state)"): \(refusal)",
+                    // The refusal is the cause, which the error's description shows once.
+                    "the device refused \(currentStep?.description ?? "\(state)")",
                     refusal
                 )
             )
@@ -434,10 +461,18 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             bootloaderMode: bootloaderMode,
             noDowngrade: noDowngrade,
             configuration: configuration,
-            corrupted: corrupted
+            corrupted: corrupted,
+            slotCapacities: slotCapacities
         )
         do {
-            plan = try payload.planner.plan(context)
+            let candidate = try payload.planner.plan(context)
+            // Before the first upload: what the slots hold, so an image too large is refused
+            // before its first chunk erases anything (planned again with the sizes).
+            if slotCapacities == nil, candidate.uploadsToApplicationSlots {
+                state = .validating
+                return .readSlotInfo
+            }
+            plan = candidate
         } catch {
             var failure = FirmwareUpgradeError(error.code, state: state, error.message)
             failure.pendingBootChanges = error.pendingBootChanges
@@ -536,15 +571,15 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             )
         }
         retriesLeft -= 1
-        guard payload.planner.needsImageList else { return reconnect(then: .repeat(retry)) }
-        return reconnect(then: state == .verifying ? .verify : .plan)
+        guard payload.planner.needsImageList else { return reconnect(then: .repeat(retry), afterLinkLoss: true) }
+        return reconnect(then: state == .verifying ? .verify : .plan, afterLinkLoss: true)
     }
 
     /// Whether an action may be performed again after its outcome was lost on the link.
     private static func isRepeatable(_ action: Action) -> Bool {
         switch action {
-        case .connect, .readParameters, .readBootloaderInfo, .readImageList, .upload, .writeImageState, .probe,
-            .pollSUIT, .readSUITManifests:
+        case .connect, .readParameters, .readBootloaderInfo, .readImageList, .readSlotInfo, .upload, .writeImageState,
+            .probe, .pollSUIT, .readSUITManifests:
             true
         case .uploadSUIT(let upload):
             // An envelope upload processes the envelope when its last chunk arrives.

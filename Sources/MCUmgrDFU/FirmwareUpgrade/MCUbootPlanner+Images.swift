@@ -195,7 +195,7 @@ extension MCUbootPlanner {
 
     /// What the next reset does with an image in a slot that is not running, if anything: boots
     /// it once (pending), installs it (permanent), or brings it back (confirmed: the revert target).
-    static func pendingChange(
+    package static func pendingChange(
         _ entry: ImageManagement.SlotState,
         entries: [ImageManagement.SlotState]
     ) -> FirmwareUpgradePlan.PendingBootChange? {

@@ -46,7 +46,7 @@ extension MCUbootPlanner {
                 let running = entries.first { $0.isActive }.map { " (slot \($0.slot) runs \($0.version))" } ?? ""
                 return .failed(
                     .imageMissingAfterReset,
-                    "\(name) is no longer on the device\(running): the bootloader erased it (invalid hash or signature, or a refused downgrade)"
+                    "\(name) is no longer on the device\(running): the bootloader erased it (invalid hash or signature, a refused downgrade, or no room left in the slot for its trailer)"
                 )
             }
             if expectation == .present { continue }

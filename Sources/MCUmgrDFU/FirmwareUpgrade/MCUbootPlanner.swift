@@ -78,7 +78,7 @@ package struct MCUbootPlanner: UpgradePlanner {
                 warnings: warnings
             )
         }
-        return try Self.plan(
+        var plan = try Self.plan(
             images: images,
             slots: context.slots,
             bootloaderMode: context.bootloaderMode,
@@ -89,6 +89,10 @@ package struct MCUbootPlanner: UpgradePlanner {
             corrupted: context.corrupted,
             revertPending: context.configuration.revertPending
         )
+        if let capacities = context.slotCapacities {
+            plan.warnings += try Self.checkCapacity(plan, images: images, capacities: capacities)
+        }
+        return plan
     }
 
     /// Plans an MCUboot upgrade.

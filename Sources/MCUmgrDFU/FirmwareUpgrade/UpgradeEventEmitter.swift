@@ -7,6 +7,7 @@ struct UpgradeEventEmitter {
     private var shownStates = 0
     private var shownWarnings = 0
     private var shownPlan: FirmwareUpgradePlan?
+    private var shownReconnect: FirmwareUpgrade.Reconnecting?
 
     init(continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation, logger: Logger) {
         self.continuation = continuation
@@ -29,6 +30,10 @@ struct UpgradeEventEmitter {
             continuation.yield(.planned(newPlan))
         }
         showStates(machine, upTo: machine.visited.count)
+        if let attempt = machine.reconnecting, attempt.attempt != shownReconnect?.attempt {
+            continuation.yield(.reconnecting(attempt))
+        }
+        shownReconnect = machine.reconnecting
     }
 
     private mutating func showStates(_ machine: FirmwareUpgradeStateMachine, upTo end: Int) {

@@ -50,6 +50,9 @@ package struct PlanningContext: Sendable {
     package var configuration: FirmwareUpgrade.Configuration
     /// Images (by position in the payload) whose upload the device's own hash check rejected.
     package var corrupted: Set<Int>
+    /// The slot sizes the device reported (image 6), empty when it has no slot information,
+    /// `nil` when not read yet.
+    package var slotCapacities: [ImageManagement.SlotInfo.Image]?
 
     /// Creates a context.
     package init(
@@ -57,13 +60,15 @@ package struct PlanningContext: Sendable {
         bootloaderMode: OSManagement.MCUbootMode?,
         noDowngrade: Bool,
         configuration: FirmwareUpgrade.Configuration,
-        corrupted: Set<Int> = []
+        corrupted: Set<Int> = [],
+        slotCapacities: [ImageManagement.SlotInfo.Image]? = nil
     ) {
         self.slots = slots
         self.bootloaderMode = bootloaderMode
         self.noDowngrade = noDowngrade
         self.configuration = configuration
         self.corrupted = corrupted
+        self.slotCapacities = slotCapacities
     }
 }
 

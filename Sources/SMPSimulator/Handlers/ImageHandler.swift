@@ -133,13 +133,16 @@ enum ImageHandler {
         return CBORMap()
     }
 
+    /// Slot sizes; `max_image_size` only from releases with Zephyr's "too large" checks (3.4 had
+    /// none), which count MCUboot's trailer.
     static func slotInfo(_ device: DeviceCore) -> CBORMap {
         let size = UInt64(clamping: device.configuration.slotSize)
+        let largest = UInt64(clamping: device.bootloader.largestBootableImage)
         let images = (0..<device.bootloader.imageCount).map { image in
             ImageManagement.SlotInfo.Image(
                 image: UInt32(image),
                 slots: (0..<device.bootloader.slotsPerImage).map { .init(slot: UInt32($0), size: size) },
-                maxImageSize: size
+                maxImageSize: device.configuration.release == .v3_4 ? nil : largest
             )
         }
         return CBORMap(response: ImageManagement.SlotInfo.Response(images: images))

@@ -1,3 +1,5 @@
+import MCUboot
+
 /// MCUboot's swaps and copies step by step, so that power can be lost between any two flash
 /// operations, as MCUboot's own simulator does.
 ///
@@ -110,13 +112,33 @@ extension MCUbootModel {
 
     static let invalidSecondary = "secondary image invalid, erased"
 
-    /// Erases a secondary image MCUboot will not install — one that fails validation, or an older
-    /// one with downgrade prevention — and says why; `nil` when it may be installed.
+    /// Bytes MCUboot keeps at the end of a slot for its trailer, with Zephyr's defaults: swap
+    /// status for 128 sectors (`CONFIG_BOOT_MAX_IMG_SECTORS`) at write alignment 1, a 16-byte
+    /// magic and four 8-byte fields — 432, as observed; overwrite-only keeps no swap status.
+    var trailerSize: Int {
+        switch mode {
+        case .overwriteOnly: 48
+        case .swapUsingScratch, .swapUsingMove, .swapUsingOffset, .none: 432
+        default: 0
+        }
+    }
+
+    /// The largest image that can boot from a slot: the slot less MCUboot's trailer.
+    public var largestBootableImage: Int { slotSize - trailerSize }
+
+    /// Erases a secondary image MCUboot will not install — one that fails validation, one that
+    /// leaves no room for the trailer, or an older one with downgrade prevention — and says why;
+    /// `nil` when it may be installed.
     private mutating func refuseSecondary(image: Int) -> String? {
-        let reason =
-            !isValid(slots[image][1].data)
-            ? Self.invalidSecondary
-            : refusedDowngrade(image: image).map { "\($0); slot 1 erased due to downgrade prevention" }
+        let reason: String?
+        if !isValid(slots[image][1].data) {
+            reason = Self.invalidSecondary
+        } else if let length = self.image(image, slot: 1)?.tlvArea.upperBound, length > largestBootableImage {
+            reason =
+                "secondary image of \(length) bytes leaves no room for the \(trailerSize)-byte trailer in a \(slotSize)-byte slot, erased"
+        } else {
+            reason = refusedDowngrade(image: image).map { "\($0); slot 1 erased due to downgrade prevention" }
+        }
         if reason != nil { slots[image][1] = .erased }
         return reason
     }

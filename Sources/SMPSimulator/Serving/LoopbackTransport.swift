@@ -49,6 +49,7 @@ public final class LoopbackConnection: SMPConnection, Sendable {
         }
         let continuation = self.continuation
         let state = self.state
+        let clock = device.configuration.clock
         await device.receive(frame) { delivery in
             guard !state.isClosed else { return }
             for scheduled in delivery.responses {
@@ -56,7 +57,7 @@ public final class LoopbackConnection: SMPConnection, Sendable {
                     continuation.yield(scheduled.frame)
                 } else {
                     Task {
-                        try? await Task.sleep(for: scheduled.delay)
+                        try? await clock.sleep(scheduled.delay)
                         continuation.yield(scheduled.frame)
                     }
                 }

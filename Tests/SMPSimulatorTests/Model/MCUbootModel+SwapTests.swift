@@ -56,6 +56,36 @@ struct MCUbootModelSwapTests {
         return model
     }
 
+    /// An image that fits its slot but not with MCUboot's trailer (432 bytes with Zephyr's
+    /// defaults) is taken by the image manager and erased at boot (`zephyr-observed.md`); one
+    /// byte less and it swaps.
+    @Test(arguments: [BootloaderMode.swapUsingScratch, .swapUsingMove, .overwriteOnly])
+    func anImageWithoutRoomForTheTrailerIsErasedAtBoot(_ mode: BootloaderMode) throws {
+        for (extra, swaps) in [(1, false), (0, true)] {
+            var model = MCUbootModelTests.model(mode)
+            let limit = model.largestBootableImage
+            #expect(limit == 0x40000 - (mode == .overwriteOnly ? 48 : 432))
+            let update = FactoryImage.make(
+                version: ImageVersion(major: 2, minor: 0, revision: 0),
+                payloadSize: limit + extra - 0x200 - 40
+            )
+            #expect(update.count == limit + extra)
+            MCUbootModelTests.place(update, in: &model)
+            let hash = try #require(try MCUbootImage(bytes: update).hash)
+            try model.setState(hash: hash, confirm: true, allowConfirmNonActive: true).get()
+            model.boot()
+            #expect(MCUbootModelTests.version(model, slot: 0) == (swaps ? "2.0.0" : "1.0.0"), "\(mode) +\(extra)")
+            if !swaps {
+                #expect(model.slots[0][1] == .erased)
+                #expect(
+                    model.lastBootLog.contains {
+                        $0.contains("leaves no room for the \(model.trailerSize)-byte trailer")
+                    }
+                )
+            }
+        }
+    }
+
     /// Whether two models' flash holds the same bytes and trailers (compared without printing
     /// the slots' megabytes).
     static func sameFlash(_ a: MCUbootModel, _ b: MCUbootModel) -> Bool { a.slots == b.slots }

@@ -310,7 +310,7 @@ struct SerialRecoveryServerTests {
 struct SerialRecoveryPeerTests {
     @Test(
         "mcumgr-client (Rust, via mcumgr-client-wrapper) lists, uploads and resets over the pty; MCUboot then boots the image",
-        .enabled(if: Peers.available("mcumgr_client") && Peers.available("imgtool")),
+        Peers.needed("mcumgr_client", "imgtool"),
         .timeLimit(.minutes(3))
     )
     func mcumgrClient() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import MCUmgr
 import SMPCore
+import SMPLink
 import SMPTestSupport
 import Testing
 
@@ -67,12 +68,19 @@ struct LoopbackTransportTests {
 
     @Test("link latency delays delivery; reorder and duplicate faults reach the client")
     func latencyAndFaults() async throws {
-        let device = SimulatedDevice(configuration: .init(linkLatency: .milliseconds(20)))
-        var client = try await TestClient(device)
-        let clock = ContinuousClock()
-        let start = clock.now
-        _ = try await client.send(OSManagement.Echo(text: "slow"))
-        #expect(clock.now - start >= .milliseconds(20))
+        // On the device's clock (a test clock): the answer is delivered after the link's latency,
+        // not a tick before.
+        let clock = ManualClock()
+        var configuration = SimulatedDevice.Configuration(linkLatency: .milliseconds(20))
+        configuration.requestProcessingTime = .zero
+        configuration.clock = SMPClock(clock)
+        let client = try await TestClient(SimulatedDevice(configuration: configuration))
+        try await client.connection.send(SMPFrame.request(OSManagement.Echo(text: "slow"), sequence: 1).bytes)
+        _ = try await RealIO.poll(timeout: .seconds(60)) { clock.sleeperCount == 1 ? true : nil }
+        clock.advance(by: .milliseconds(19))
+        #expect(await client.collector.next(timeout: .zero) == nil)
+        clock.advance(by: .milliseconds(1))
+        #expect(try await client.nextFrame() != nil)
 
         let fast = SimulatedDevice()
         await fast.setFaults(Faults([.reorderResponses(every: 1), .duplicateResponses(every: 3)]))

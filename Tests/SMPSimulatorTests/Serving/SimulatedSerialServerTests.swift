@@ -110,7 +110,7 @@ struct SimulatedSerialServerTests {
 
     @Test(
         "smpmgr over the pty: echo, state, signed upload, test, reset, confirm, files, statistics",
-        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")),
+        Peers.needed("smpmgr", "imgtool"),
         .timeLimit(.minutes(5))
     )
     func smpmgrFirmwareUpgradeOverSerial() async throws {
@@ -136,7 +136,7 @@ struct SimulatedSerialServerTests {
 
     @Test(
         "mcumgr-toolkit over the pty: echo, parameters and a firmware update with 1024-byte buffers",
-        .enabled(if: Peers.available("mcumgr_toolkit") && Peers.available("imgtool")),
+        Peers.needed("mcumgr_toolkit", "imgtool"),
         .timeLimit(.minutes(5))
     )
     func mcumgrToolkitOverSerial() async throws {

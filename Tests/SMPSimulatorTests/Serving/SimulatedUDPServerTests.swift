@@ -136,7 +136,7 @@ struct SimulatedUDPServerTests {
 
     @Test(
         "smpmgr over UDP: echo, state, signed upload, test, reset, confirm, files, statistics",
-        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")),
+        Peers.needed("smpmgr", "imgtool"),
         .timeLimit(.minutes(5))
     )
     func smpmgrFirmwareUpgradeOverUDP() async throws {
@@ -158,7 +158,7 @@ struct SimulatedUDPServerTests {
 
     @Test(
         "smpclient's typed requests parse every OS answer over UDP on an explicit port",
-        .enabled(if: Peers.available("smpclient"))
+        Peers.needed("smpclient")
     )
     func smpclientOSGroup() async throws {
         let device = SimulatedDevice(configuration: .init(bufferSize: 1234, bufferCount: 3))
@@ -199,7 +199,7 @@ struct SimulatedUDPServerTests {
 
     @Test(
         "mcumgr-toolkit's firmware update runs to completion over UDP",
-        .enabled(if: Peers.available("mcumgr_toolkit") && Peers.available("imgtool")),
+        Peers.needed("mcumgr_toolkit", "imgtool"),
         .timeLimit(.minutes(5))
     )
     func mcumgrToolkitFirmwareUpdate() async throws {
@@ -241,7 +241,7 @@ struct SimulatedUDPServerTests {
 }
 
 extension SimulatedUDPServerTests {
-    @Test("mcumgr-toolkit's typed API reads every group's answers", .enabled(if: Peers.available("mcumgr_toolkit")))
+    @Test("mcumgr-toolkit's typed API reads every group's answers", Peers.needed("mcumgr_toolkit"))
     func mcumgrToolkitGroups() async throws {
         let device = SimulatedDevice(configuration: .init(fileHashSHA256: true))
         let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
@@ -294,7 +294,7 @@ extension SimulatedUDPServerTests {
 
     @Test(
         "smpmgr over UDP: the revert path (test, reset, reset again without confirm → old image back)",
-        .enabled(if: Peers.available("smpmgr") && Peers.available("imgtool")),
+        Peers.needed("smpmgr", "imgtool"),
         .timeLimit(.minutes(5))
     )
     func smpmgrRevertPath() async throws {
@@ -398,7 +398,7 @@ extension SimulatedUDPServerTests {
     /// simulator.
     @Test(
         "smpmgr refuses the rc: 0 Zephyr 3.4 puts in statistics answers",
-        .enabled(if: Peers.available("smpmgr"))
+        Peers.needed("smpmgr")
     )
     func smpmgrRefusesTheReturnCodeZephyr34PutsInStatistics() async throws {
         let device = SimulatedDevice(configuration: .init(release: .v3_4))

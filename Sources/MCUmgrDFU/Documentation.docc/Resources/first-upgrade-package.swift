@@ -5,7 +5,8 @@ let package = Package(
     name: "FirstUpgrade",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: "../swift-mcumgr")
+        // The clone, two folders up: found by path whatever its folder is called.
+        .package(name: "swift-mcumgr", path: "../..")
     ],
     targets: [
         .executableTarget(

@@ -1,2 +1,3 @@
-mkdir -p FirstUpgrade/Sources/FirstUpgrade
-cd FirstUpgrade
+cd swift-mcumgr   # your clone, whatever its folder is called
+mkdir -p Examples/FirstUpgrade/Sources/FirstUpgrade
+cd Examples/FirstUpgrade

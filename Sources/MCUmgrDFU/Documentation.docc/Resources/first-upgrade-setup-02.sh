@@ -1,3 +1,4 @@
-mkdir -p FirstUpgrade/Sources/FirstUpgrade
-cd FirstUpgrade
-cp ../swift-mcumgr/Examples/hello-1.1.0.bin .
+cd swift-mcumgr   # your clone, whatever its folder is called
+mkdir -p Examples/FirstUpgrade/Sources/FirstUpgrade
+cd Examples/FirstUpgrade
+cp ../hello-1.1.0.bin .

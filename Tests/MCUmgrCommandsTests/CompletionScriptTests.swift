@@ -1,0 +1,70 @@
+import Foundation
+import SMPTestSupport
+import Testing
+
+@testable import MCUmgrCommands
+
+/// The completion scripts, driven in real shells: a line typed into an interactive bash or zsh
+/// (in a pseudo-terminal, Tests/Shell/complete-in-shell.py) and TAB pressed, and fish's own
+/// completion engine (`complete -C`) — with the global options before the command, as people type.
+@Suite struct CompletionScriptTests {
+    static let lines: [(line: String, completed: String)] = [
+        ("mcumgr --conn udp://x image li", "mcumgr --conn udp://x image list"),
+        ("mcumgr -c board os ec", "mcumgr -c board os echo"),
+        ("mcumgr --timeout 5 --json image li", "mcumgr --timeout 5 --json image list"),
+        ("mcumgr image li", "mcumgr image list"),
+    ]
+
+    /// The script `mcumgr --generate-completion-script SHELL` prints, in a file.
+    static func script(_ shell: String) async throws -> URL {
+        let result = await CLI.run(["--generate-completion-script", shell])
+        #expect(result.status == 0, "\(result.stderr)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-\(UUID().uuidString).\(shell)")
+        try Data(result.stdout.utf8).write(to: file)
+        return file
+    }
+
+    @Test func theBashScriptCompletesOnWholeWords() async throws {
+        let file = try await Self.script("bash")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.hasSuffix(CompletionScript.bashWrapper + "\n"))
+        #expect(!text.contains("\n" + CompletionScript.bashRegistration))
+    }
+
+    @Test(Peers.needed("bash", "python3")) func bashCompletesAfterGlobalOptions() async throws {
+        try await Self.typeInto("bash")
+    }
+
+    @Test(Peers.needed("zsh", "python3")) func zshCompletesAfterGlobalOptions() async throws {
+        try await Self.typeInto("zsh")
+    }
+
+    /// Types each line into the shell and presses TAB.
+    static func typeInto(_ shell: String) async throws {
+        let file = try await script(shell)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let driver = Peers.packageRoot.appendingPathComponent("Tests/Shell/complete-in-shell.py").path
+        for (line, completed) in lines {
+            let expected = completed.split(separator: " ").suffix(2).joined(separator: " ")
+            let shown = try await Peers.run("python3", [driver, shell, file.path, line, expected])
+            #expect(String(decoding: shown, as: UTF8.self).contains(completed), "\(shell): \(line)")
+        }
+    }
+
+    @Test(Peers.needed("fish"))
+    func fishCompletesAfterGlobalOptions() async throws {
+        let file = try await Self.script("fish")
+        defer { try? FileManager.default.removeItem(at: file) }
+        for (line, completed) in Self.lines {
+            let output = try await Peers.run(
+                "fish",
+                ["--no-config", "-c", "source \(file.path); complete -C '\(line)'"]
+            )
+            let first = String(decoding: output, as: UTF8.self).split(separator: "\n").first ?? ""
+            let word = first.split(separator: "\t").first.map(String.init) ?? ""
+            #expect(completed.hasSuffix(" " + word), "fish: \(line) → \(first)")
+        }
+    }
+
+}
