@@ -64,7 +64,11 @@ public final class Bluezoo: Sendable {
         ]
         if powered { arguments.append("--auto-enable") }
         for address in Self.adapterAddresses.prefix(adapters) { arguments += ["-a", address] }
-        let child = RunningProcess("/usr/bin/env", arguments, timeout: DBusTestBus.lifetime)
+        let child = RunningProcess(
+            "/usr/bin/nice",
+            ["-n", "10", "/usr/bin/env"] + arguments,
+            timeout: DBusTestBus.lifetime
+        )
         process.set(child)
         try await waitForAdapters(adapters)
     }
