@@ -69,6 +69,7 @@ public final class SimulatedBlueZPeripheral: @unchecked Sendable {
     private let inbox: AsyncStream<(bytes: [UInt8], link: Int)>.Continuation
     private let inboxStream: AsyncStream<(bytes: [UInt8], link: Int)>
     let sendLock = NSLock()
+    let notifications = DispatchQueue(label: "mcumgr.simulator.bluez.notify")
 
     /// Creates a peripheral (nothing is registered until ``start()``).
     /// - Parameters:
@@ -298,14 +299,18 @@ public final class SimulatedBlueZPeripheral: @unchecked Sendable {
     private func deliver(_ delivery: LinkDelivery, link: Int) async {
         for scheduled in delivery.responses {
             if scheduled.delay > .zero { try? await Task.sleep(for: scheduled.delay) }
-            notify(scheduled.frame, link: link)
+            // A full notification socket blocks its writer: that happens on the notification
+            // queue's thread, never on Swift's cooperative pool. The queue is serial, so
+            // responses leave in the order the device answered.
+            notifications.async { [self] in notify(scheduled.frame, link: link) }
         }
+        // The drop joins the same queue, so it follows the answers already on their way.
         if delivery.disconnect || (delivery.deviceResets && delivery.responses.isEmpty) {
-            drop(reason: "the link dropped", disconnectCentral: true, link: link)
+            notifications.async { [self] in drop(reason: "the link dropped", disconnectCentral: true, link: link) }
         } else if delivery.deviceResets {
             // The device runs on for its reset delay after answering, then reboots.
             try? await Task.sleep(for: device.configuration.resetDelay)
-            drop(reason: "the device reset", disconnectCentral: true, link: link)
+            notifications.async { [self] in drop(reason: "the device reset", disconnectCentral: true, link: link) }
         }
     }
 }
