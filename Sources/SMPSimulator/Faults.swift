@@ -28,6 +28,10 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
     case loseAnswer(toRequest: Int)
     /// Close the link once, right after answering the n-th request from now.
     case linkLoss(atRequest: Int)
+    /// Hear nothing more after this many requests from now, for good: a device out of range or
+    /// dead, as a connectionless link (UDP) shows it. Its state is kept: clearing the fault is
+    /// the device coming back.
+    case silence(afterRequests: Int)
     /// Lose power at a moment: the request in flight is not answered, RAM state is lost and the
     /// device boots again (an interrupted swap is resumed, as MCUboot does).
     case powerLoss(PowerLossMoment)
@@ -53,6 +57,7 @@ public enum Fault: Sendable, Hashable, CustomStringConvertible {
         case .disconnectOnReset: "disconnect on reset"
         case .loseAnswer(let n): "lose the answer to request \(n)"
         case .linkLoss(let n): "link loss at request \(n)"
+        case .silence(let n): "silent after \(n) requests"
         case .powerLoss(let moment): "power loss \(moment)"
         case .deviceReset(let n): "device reset at request \(n)"
         case .corruptFlash(let offset): "corrupt flash at offset \(offset)"
@@ -180,6 +185,7 @@ struct FaultInjector: Sendable {
         for fault in faults.faults {
             switch fault {
             case .dropRequests(let n) where n > 0 && requestCount % n == 0: return .drop
+            case .silence(let n) where requestCount > n: return .drop
             case .powerLoss(.atRequest(let n)) where requestCount == n: return .powerLoss
             case .deviceReset(let n) where requestCount == n: return .reset
             default: continue

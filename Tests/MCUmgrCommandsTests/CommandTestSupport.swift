@@ -237,20 +237,11 @@ extension CLI {
         return (status, out.text, terminal)
     }
 
-    /// Runs a command line with stderr on a ``Terminal`` and calls `action` once, the first time
-    /// `condition` holds for what the terminal shows (to drop a link mid-upload, say).
+    /// Runs a command line with stderr on a ``Terminal``, as a person at a terminal sees it.
     /// - Returns: the exit status, stdout and the terminal.
-    static func watch(
-        _ arguments: [String],
-        when condition: @escaping @Sendable (String) -> Bool,
-        then action: @escaping @Sendable () async -> Void
-    ) async -> (status: Int32, stdout: String, terminal: Terminal) {
+    static func runOnTerminal(_ arguments: [String]) async -> (status: Int32, stdout: String, terminal: Terminal) {
         let terminal = Terminal()
         let out = Lines()
-        let fired = Once()
-        terminal.watch { text in
-            if condition(text), fired.first() { Task { await action() } }
-        }
         let status = await Console.$error.withValue(terminal.sink) {
             await Console.$output.withValue(Console.Sink(write: out.append)) {
                 await MCUmgrCommand.main(arguments: arguments)
@@ -262,20 +253,6 @@ extension CLI {
     /// The percentages a progress bar or line showed, in order.
     static func percentages(in text: String) -> [Int] {
         text.matches(of: /(\d+)%/).compactMap { Int($0.1) }
-    }
-}
-
-/// True the first time it is asked, false after: an action taken once across tasks.
-final class Once: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var done = false
-
-    func first() -> Bool {
-        lock.withLock {
-            defer { done = true }
-            return !done
-        }
     }
 }
 

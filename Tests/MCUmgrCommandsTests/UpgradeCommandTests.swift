@@ -489,19 +489,19 @@ import Testing
         let scratch = Scratch()
         let image = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0), payloadSize: 96 * 1024)
         let file = try scratch.file("big.bin", Data(image))
-        let device = SimulatedDevice(configuration: .init(linkLatency: .milliseconds(5)))
+        let device = SimulatedDevice(configuration: .init())
+        // Parameters, bootloader info twice, the list, the slot sizes, then 15 chunks: silence.
+        await device.setFaults(Faults([.silence(afterRequests: 20)]))
         let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
         server.start()
         let options = ["--reconnect-timeout", "2", "--timeout", "1", "--retries", "1"]
-        let run = await CLI.watch(
-            ["upgrade", file, "--conn", "udp://127.0.0.1:\(server.localAddress.port)"] + options,
-            when: { CLI.percentages(in: $0).contains { $0 > 0 } },
-            then: { await server.stop() }
+        let run = await CLI.runOnTerminal(
+            ["upgrade", file, "--conn", "udp://127.0.0.1:\(server.localAddress.port)"] + options
         )
         #expect(run.status == 2, "\(run.terminal.written)")
         let screen = run.terminal.screen
         let error = try #require(screen.last)
-        let percent = try #require(CLI.percentages(in: error).first)
+        let percent = try #require(CLI.percentages(in: error).first, "\(screen)")
         #expect((1...99).contains(percent))
         #expect(
             error.hasPrefix(
@@ -518,7 +518,10 @@ import Testing
                 != nil,
             "\(screen)"
         )
+        await server.stop()
 
+        // The device comes back with what it received.
+        await device.setFaults(.none)
         let again = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
         again.start()
         let resumed = await CLI.run(["upgrade", file, "--conn", "udp://127.0.0.1:\(again.localAddress.port)"])

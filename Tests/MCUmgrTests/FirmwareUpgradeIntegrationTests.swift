@@ -78,12 +78,35 @@ enum Promise: Equatable {
 }
 
 enum UpgradeHarness {
+    /// Short timeouts, so that each answer a fault loses costs 150 ms: for tests that inject
+    /// losses. A loaded machine can reach them by accident, which such tests survive (a spurious
+    /// timeout is one more lost answer) but tests of an exact path do not: those use
+    /// ``patientClient``.
     static let client = SMPClient.Configuration(
         timeout: .milliseconds(150),
         retries: 4,
         busyBackoff: .milliseconds(2),
         firstSequence: 0
     )
+
+    /// For tests where no answer is lost: timeouts a loaded machine cannot reach by accident.
+    static let patientClient = SMPClient.Configuration(
+        timeout: .seconds(3),
+        retries: 2,
+        busyBackoff: .milliseconds(2),
+        firstSequence: 0
+    )
+
+    /// The engine's timing for tests where no answer is lost: a probe waits a second (the device
+    /// is gone when one goes unanswered, so each reset costs that second).
+    static func patientConfiguration(_ mode: FirmwareUpgrade.Mode, retries: Int = 6) -> FirmwareUpgrade.Configuration {
+        var configuration = configuration(mode, retries: retries)
+        configuration.firstChunkTimeout = .seconds(10)
+        configuration.probeTimeout = .seconds(1)
+        configuration.rebootTimeout = .seconds(10)
+        configuration.reconnectTimeout = .seconds(60)
+        return configuration
+    }
 
     static func configuration(_ mode: FirmwareUpgrade.Mode, retries: Int = 6) -> FirmwareUpgrade.Configuration {
         FirmwareUpgrade.Configuration(
@@ -134,15 +157,28 @@ enum UpgradeHarness {
         return SimulatedDevice(configuration: fast)
     }
 
+    /// An upgrade of `device` in-process: patient unless `lossy` (for tests whose faults lose
+    /// answers).
     static func loopback(
         _ device: SimulatedDevice,
         _ mode: FirmwareUpgrade.Mode,
-        retries: Int = 6
+        retries: Int = 6,
+        lossy: Bool = false
+    ) -> FirmwareUpgrade {
+        upgrade(LoopbackTransport(device: device), mode, retries: retries, lossy: lossy)
+    }
+
+    /// An upgrade over `transport`: patient unless `lossy`.
+    static func upgrade(
+        _ transport: any SMPTransport,
+        _ mode: FirmwareUpgrade.Mode,
+        retries: Int = 6,
+        lossy: Bool = false
     ) -> FirmwareUpgrade {
         FirmwareUpgrade(
-            transport: LoopbackTransport(device: device),
-            configuration: configuration(mode, retries: retries),
-            clientConfiguration: client
+            transport: transport,
+            configuration: lossy ? configuration(mode, retries: retries) : patientConfiguration(mode, retries: retries),
+            clientConfiguration: lossy ? client : patientClient
         )
     }
 
@@ -152,14 +188,6 @@ enum UpgradeHarness {
 }
 
 @Suite struct FirmwareUpgradeIntegrationTests {
-    /// An upgrade over `transport` with the harness's configuration and client.
-    static func upgrade(_ transport: any SMPTransport, _ mode: FirmwareUpgrade.Mode) -> FirmwareUpgrade {
-        FirmwareUpgrade(
-            transport: transport,
-            configuration: UpgradeHarness.configuration(mode),
-            clientConfiguration: UpgradeHarness.client
-        )
-    }
 
     struct Combination: Sendable, CustomTestStringConvertible {
         var mode: FirmwareUpgrade.Mode
@@ -301,11 +329,7 @@ enum UpgradeHarness {
         let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
             if case .connect(let index) = moment, index > 0 { await device.setFaults(.none) }
         }
-        let upgrade = FirmwareUpgrade(
-            transport: transport,
-            configuration: UpgradeHarness.configuration(.confirmOnly),
-            clientConfiguration: UpgradeHarness.client
-        )
+        let upgrade = UpgradeHarness.upgrade(transport, .confirmOnly)
         let run = await UpgradeHarness.run(upgrade, images: images)
         #expect(run.error == nil, "\(String(describing: run.error))")
         // Every continuation after the disconnect resumed where the device stopped.
@@ -355,7 +379,10 @@ enum UpgradeHarness {
                 await device.setFaults(.none)
             }
         }
-        let run = await UpgradeHarness.run(Self.upgrade(transport, .testAndConfirm), images: images)
+        let run = await UpgradeHarness.run(
+            UpgradeHarness.upgrade(transport, .testAndConfirm, lossy: true),
+            images: images
+        )
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.warnings.contains { $0.contains("bootloader info") })
         #expect(run.warnings.contains { $0.contains("did not report its bootloader mode") })
@@ -369,7 +396,7 @@ enum UpgradeHarness {
         let device = UpgradeHarness.device()
         await device.setFaults(Faults([.dropRequests(every: 1)]))
         let run = await UpgradeHarness.run(
-            UpgradeHarness.loopback(device, .testAndConfirm),
+            UpgradeHarness.loopback(device, .testAndConfirm, lossy: true),
             images: UpgradeHarness.images(count: 1)
         )
         let error = try #require(run.upgradeError)
@@ -408,12 +435,12 @@ enum UpgradeHarness {
         let device = UpgradeHarness.device(
             .init(release: release, bootloaderMode: bootloader, downgradePrevention: true, factoryVersion: "3.0.0")
         )
-        var configuration = UpgradeHarness.configuration(.confirmOnly)
+        var configuration = UpgradeHarness.patientConfiguration(.confirmOnly)
         configuration.allowDowngrade = true
         let upgrade = FirmwareUpgrade(
             transport: LoopbackTransport(device: device),
             configuration: configuration,
-            clientConfiguration: UpgradeHarness.client
+            clientConfiguration: UpgradeHarness.patientClient
         )
         let run = await UpgradeHarness.run(upgrade, images: UpgradeHarness.images(count: 1, version: "2.0.0"))
         let error = try #require(run.upgradeError)
@@ -459,7 +486,7 @@ enum UpgradeHarness {
             default: break
             }
         }
-        let run = await UpgradeHarness.run(Self.upgrade(transport, .confirmOnly), images: images)
+        let run = await UpgradeHarness.run(UpgradeHarness.upgrade(transport, .confirmOnly, lossy: true), images: images)
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.warnings.contains { $0.contains("answer to the reset was lost") })
         #expect(await device.bootCount == 2)
@@ -488,7 +515,7 @@ enum UpgradeHarness {
         #expect(leftover.error == nil)
         let client = SMPClient(
             connection: try await LoopbackTransport(device: device).connect(),
-            configuration: UpgradeHarness.client
+            configuration: UpgradeHarness.patientClient
         )
         await client.start()
         _ = try await client.send(ImageManagement.StateWrite(hash: Data(other[0].hash), confirm: false))
@@ -497,12 +524,12 @@ enum UpgradeHarness {
         let boots = await device.bootCount
 
         let images = UpgradeHarness.images(count: 1, version: "2.0.0")
-        var configuration = UpgradeHarness.configuration(mode)
+        var configuration = UpgradeHarness.patientConfiguration(mode)
         configuration.revertPending = mode != .uploadOnly
         let upgrade = FirmwareUpgrade(
             transport: LoopbackTransport(device: device),
             configuration: configuration,
-            clientConfiguration: UpgradeHarness.client
+            clientConfiguration: UpgradeHarness.patientClient
         )
         let run = await UpgradeHarness.run(upgrade, images: images)
         #expect(run.upgradeError?.code == .slotBusy)
@@ -529,11 +556,7 @@ enum UpgradeHarness {
             paused.set()
             current.run?.pause()
         }
-        let upgrade = FirmwareUpgrade(
-            transport: transport,
-            configuration: UpgradeHarness.configuration(.confirmOnly),
-            clientConfiguration: UpgradeHarness.client
-        )
+        let upgrade = UpgradeHarness.upgrade(transport, .confirmOnly)
         let run = await UpgradeHarness.run(
             upgrade,
             images: images,
@@ -571,7 +594,7 @@ enum UpgradeHarness {
             if now { current.run?.cancel() }
         }
         let run = await UpgradeHarness.run(
-            Self.upgrade(transport, .testAndConfirm),
+            UpgradeHarness.upgrade(transport, .testAndConfirm),
             images: UpgradeHarness.images(count: 1, size: 8192),
             started: { current.run = $0 }
         )

@@ -28,7 +28,7 @@ import Testing
             _ = await UpgradeHarness.run(UpgradeHarness.loopback(device, .uploadOnly), images: other)
             let client = SMPClient(
                 connection: try await LoopbackTransport(device: device).connect(),
-                configuration: UpgradeHarness.client
+                configuration: UpgradeHarness.patientClient
             )
             await client.start()
             let confirm = start == .confirmedPermanent
@@ -66,12 +66,12 @@ import Testing
         let device = try await Self.device(start)
         let before = await device.imageStates
         let resetsBefore = await device.timesHandled(OSManagement.Reset.self)
-        var configuration = UpgradeHarness.configuration(mode)
+        var configuration = UpgradeHarness.patientConfiguration(mode)
         configuration.revertPending = revertPending
         let upgrade = FirmwareUpgrade(
             transport: LoopbackTransport(device: device),
             configuration: configuration,
-            clientConfiguration: UpgradeHarness.client
+            clientConfiguration: UpgradeHarness.patientClient
         )
         let run = await UpgradeHarness.run(upgrade, images: Self.package)
         let expected = Self.expected(start, mode, revertPending: revertPending)

@@ -15,7 +15,7 @@ import Testing
         recovery: Bool = false,
         retries: Int = 4
     ) -> FirmwareUpgrade.Configuration {
-        var configuration = UpgradeHarness.configuration(mode, retries: retries)
+        var configuration = UpgradeHarness.patientConfiguration(mode, retries: retries)
         // The window comes from the device: serial recovery has one buffer.
         configuration.window = nil
         configuration.recovery = recovery
@@ -30,7 +30,7 @@ import Testing
         FirmwareUpgrade(
             transport: LoopbackTransport(device: device),
             configuration: configuration(mode, recovery: recovery),
-            clientConfiguration: UpgradeHarness.client
+            clientConfiguration: UpgradeHarness.patientClient
         )
     }
 
@@ -231,7 +231,7 @@ extension SingleSlotUpgradeTests {
             let upgrade = FirmwareUpgrade(
                 transport: transport,
                 configuration: Self.configuration(.confirmOnly, recovery: false),
-                clientConfiguration: UpgradeHarness.client
+                clientConfiguration: UpgradeHarness.patientClient
             )
             let run = await UpgradeHarness.run(upgrade, images: images)
             #expect(struck.value)
