@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "SMPSerialTransport", targets: ["SMPSerialTransport"]),
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
+        .library(name: "SMPDBus", targets: ["SMPDBus"]),
         .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .library(name: "MCUmgrFleet", targets: ["MCUmgrFleet"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
@@ -91,11 +92,15 @@ let package = Package(
             dependencies: ["SMPLink", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // Bluetooth LE: the GATT transport core over any link and the CoreBluetooth adapters behind
-        // `#if canImport(CoreBluetooth)`. The simulated radio link lives with the simulator.
+        // D-Bus: the wire format (pure, fuzzed), SASL authentication and a small connection over a
+        // Unix socket with descriptor passing. Our own, so no system library or -dev package.
+        .target(name: "SMPDBus", dependencies: ["SMPBytes", "SMPPOSIX"], swiftSettings: swiftSettings),
+        // Bluetooth LE: the GATT transport core over any link, the BlueZ central (D-Bus) and the
+        // CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`. The simulated radio link
+        // lives with the simulator.
         .target(
             name: "SMPBLETransport",
-            dependencies: ["SMPLink", "SMPCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SMPLink", "SMPCore", "SMPDBus", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         // Connection URLs (`udp://`, `serial://`, `ble://`) and the transports they name, for apps
@@ -120,13 +125,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Every simulation: the device, its servers, the simulated BLE link and peripheral, and the
-        // BLE benchmark.
+        // Every simulation: the device, its servers, the simulated BLE link and peripheral. Not the
+        // client, the upgrade engine or a transport: a device needs none of them.
         .target(
             name: "SMPSimulator",
             dependencies: [
-                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "SMPPOSIX",
-                "SMPBLETransport",
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", "SMPDBus",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -164,7 +168,12 @@ let package = Package(
         ),
 
         // Test support shared by the test targets: locating the Python peers, hex helpers.
-        .target(name: "SMPTestSupport", path: "Tests/SMPTestSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "SMPTestSupport",
+            dependencies: ["SMPDBus"],
+            path: "Tests/SMPTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "SMPBytesTests", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         .testTarget(name: "SMPCBORTests", dependencies: ["SMPCBOR", "SMPTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
@@ -214,10 +223,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "SMPDBusTests",
+            dependencies: ["SMPDBus", "SMPBytes", "SMPTestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SMPBLETransportTests",
             dependencies: [
                 "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot",
-                "MCUmgrCommands", "SMPTestSupport",
+                "MCUmgrCommands", "SMPDBus", "SMPPOSIX", "SMPTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

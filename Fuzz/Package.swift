@@ -37,6 +37,7 @@ let package = Package(
         fuzzTarget("FuzzRawDeframer", [product("SMPCore")]),
         fuzzTarget("FuzzBLEReassembly", [product("SMPCore"), product("SMPBLETransport")]),
         fuzzTarget("FuzzMCUbootImage", [product("MCUboot")]),
+        fuzzTarget("FuzzDBusMessage", [product("SMPDBus"), product("SMPBytes")]),
         // Links Tests/MCUbootTests/Support/ZipBuilder.swift to build zips with valid CRCs.
         fuzzTarget("FuzzPackage", [product("MCUboot")]),
         fuzzTarget("FuzzSimulator", [product("SMPSimulator"), product("SMPCore"), product("SMPCBOR"), product("MCUboot")]),

@@ -45,6 +45,7 @@ targets=(
     "package FuzzPackage cbor 16384 1"
     "simulator FuzzSimulator smp 4096 0"
     "url FuzzURL - 1024 1"
+    "dbus-message FuzzDBusMessage dbus 8192 1"
 )
 
 lookup() {

@@ -75,7 +75,8 @@ echo "ok    shim module: $(ls "$shim_dir"/*.swift | sed "s|$root/||" | tr '\n' '
 # 2. The whole SMPBLETransport source set with the shim on the import path, so
 #    `canImport(CoreBluetooth)` is true and the three adapters are compiled with the rest. Emitting
 #    the module also gives step 4 an SMPBLETransport that contains the adapters.
-ble_sources=("$root"/Sources/SMPBLETransport/*.swift "$root"/Sources/SMPBLETransport/CoreBluetooth/*.swift)
+ble_sources=()
+while IFS= read -r file; do ble_sources+=("$file"); done < <(find "$root/Sources/SMPBLETransport" -name '*.swift' | sort)
 # shellcheck disable=SC2046
 "$swiftc" -emit-module -o "$work/modules/SMPBLETransport.swiftmodule" "${common[@]}" \
     -I "$work/shim" -I "$modules" $(xcc_flags SMPBLETransport) -module-name SMPBLETransport \
@@ -133,8 +134,7 @@ fi
 # 4. The same without `@preconcurrency` on the CoreBluetooth import: shows whether any
 #    CoreBluetooth object (modelled non-Sendable) crosses an isolation boundary unchecked.
 mkdir -p "$work/no-preconcurrency"
-cp "$root"/Sources/SMPBLETransport/*.swift "$work/no-preconcurrency/"
-for file in "$root"/Sources/SMPBLETransport/CoreBluetooth/*.swift; do
+for file in "${ble_sources[@]}"; do
     sed 's/@preconcurrency import CoreBluetooth/import CoreBluetooth/' "$file" >"$work/no-preconcurrency/$(basename "$file")"
 done
 # shellcheck disable=SC2046
@@ -151,6 +151,16 @@ if [[ -f "$work/modules/SMPBLETransport.swiftmodule" ]]; then
     "$swiftc" -typecheck "${common[@]}" -I "$work/modules" -I "$work/shim" -I "$modules" $(xcc_flags SMPSimulator) \
         -module-name SMPSimulator "$work"/no-preconcurrency-sim/*.swift >"$log" 2>&1 || true
     report "SMPSimulator again with plain 'import CoreBluetooth' (no @preconcurrency)" "$log"
+fi
+
+# 4b. MCUmgrConnect (ble:// to a transport) with the adapter-bearing SMPBLETransport: its
+#     `#if canImport(CoreBluetooth)` branch.
+if [[ -f "$work/modules/SMPBLETransport.swiftmodule" ]]; then
+    connect_sources=("$root"/Sources/MCUmgrConnect/*.swift)
+    # shellcheck disable=SC2046
+    "$swiftc" -typecheck "${common[@]}" -I "$work/modules" -I "$work/shim" -I "$modules" \
+        $(xcc_flags MCUmgrConnect) -module-name MCUmgrConnect "${connect_sources[@]}" >"$log" 2>&1 || true
+    report "MCUmgrConnect with canImport(CoreBluetooth) true (${#connect_sources[@]} files)" "$log"
 fi
 
 # 5. MCUmgrCommands with the adapter-bearing SMPBLETransport from step 2: the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MCUboot
+import MCUmgrConnect
 import SMPSimulator
 
 #if canImport(CoreBluetooth)
@@ -38,9 +39,28 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Flag(help: "Serve a pseudo-terminal (its path is printed).")
     var pty = false
 
-    /// Advertise the simulated device over Bluetooth LE (macOS, CoreBluetooth).
-    @Flag(help: "Advertise the device over Bluetooth LE as a peripheral named Zephyr (macOS only).")
+    /// Advertise the simulated device over Bluetooth LE: BlueZ on Linux, CoreBluetooth on macOS.
+    @Flag(help: "Advertise the device over Bluetooth LE (BlueZ on Linux, CoreBluetooth on macOS).")
     var ble = false
+
+    @Argument(help: "The name advertised with --ble (default Zephyr).")
+    var bleName: String?
+
+    @Option(help: "The Bluetooth adapter --ble uses on Linux, e.g. hci1 (default: the first).")
+    var adapter: String?
+
+    @Flag(
+        name: .customLong("ble-acquire"),
+        help: "Offer BlueZ the AcquireWrite/AcquireNotify socket path (Linux; answered either way)."
+    )
+    var bleAcquire = false
+
+    @Option(
+        name: .customLong("ble-mtu"),
+        parsing: .unconditional,
+        help: "The largest ATT MTU the Linux peripheral accepts, 23-517; notifications never exceed it."
+    )
+    var bleMTU: Int = 498
 
     @Option(help: "Framing on the pseudo-terminal: console or raw.")
     var framing: String = "console"
@@ -185,9 +205,23 @@ struct SimulatorCommand: AsyncParsableCommand {
             command: "simulator",
             reason: "it is the device; point clients at the endpoint it prints"
         )
-        #if !canImport(CoreBluetooth)
-            if ble { throw ValidationError("--ble needs CoreBluetooth (macOS); serve --udp or --pty here") }
+        #if !canImport(CoreBluetooth) && !os(Linux)
+            if ble {
+                throw ValidationError("--ble needs BlueZ (Linux) or CoreBluetooth (macOS); serve --udp or --pty here")
+            }
         #endif
+        if !ble {
+            if let bleName {
+                throw ValidationError("unexpected argument '\(bleName)': a name is given with --ble NAME")
+            }
+            if adapter != nil { throw ValidationError("--adapter goes with --ble") }
+            if bleAcquire { throw ValidationError("--ble-acquire goes with --ble") }
+        }
+        guard (23...517).contains(bleMTU) else { throw ValidationError("--ble-mtu must be 23-517") }
+        if let bleName, bleName.isEmpty || bleName.utf8.count > 29 {
+            // 31 bytes of advertising data less the name's length and type bytes.
+            throw ValidationError("the --ble name must be 1-29 bytes (it is advertised)")
+        }
         guard ["console", "raw"].contains(framing) else { throw ValidationError("--framing must be console or raw") }
         guard baud == 0 || baud >= 300 else { throw ValidationError("--baud must be 0 or at least 300") }
         for endpoint in udp { _ = try Self.parseEndpoint(endpoint) }
@@ -235,7 +269,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             "boot_ms": String(bootMilliseconds),
         ]
         if unlimitedBuffers { options["buffers"] = "0" }
-        let servesUDP = !udp.isEmpty || !pty
+        let servesUDP = !udp.isEmpty || (!pty && !ble)
         options["buf_size"] = String(bufferSize ?? (servesUDP ? 2048 : 384))
         if let stateDirectory { options["state_dir"] = stateDirectory }
         if noDowngrade { options["no_downgrade"] = "1" }
@@ -296,7 +330,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         let device = SimulatedDevice(configuration: configuration)
         var running = Running(device: device, udpServers: [], serialServers: [])
         do {
-            let endpoints = udp.isEmpty && !pty ? ["127.0.0.1:1337"] : udp
+            let endpoints = udp.isEmpty && !pty && !ble ? ["127.0.0.1:1337"] : udp
             for endpoint in endpoints {
                 let (host, port) = try Self.parseEndpoint(endpoint)
                 let server = try SimulatedUDPServer(device: device, host: host, port: port)
@@ -335,21 +369,40 @@ struct SimulatorCommand: AsyncParsableCommand {
         if count != nil { return try await runFleet() }
         let running = try start()
         announce(running)
+        let name = bleName ?? "Zephyr"
         #if canImport(CoreBluetooth)
             // The peripheral adapter is thin and Apple-only; see docs/BLE.md for what is verified.
             var peripheral: SimulatedPeripheralServer?
             if ble {
-                let server = SimulatedPeripheralServer(device: running.device, name: "Zephyr")
+                let server = SimulatedPeripheralServer(device: running.device, name: name)
                 try await server.start()
                 peripheral = server
-                Console.out(
-                    global.json ? JSONValue.object([("endpoint", .string("ble://Zephyr"))]).rendered() : "ble://Zephyr"
+            }
+        #elseif os(Linux)
+            var peripheral: SimulatedBlueZPeripheral?
+            if ble {
+                let server = SimulatedBlueZPeripheral(
+                    device: running.device,
+                    options: .init(name: name, adapter: adapter, offerAcquire: bleAcquire, maximumMTU: bleMTU)
                 )
+                do {
+                    try await server.start()
+                } catch {
+                    await running.stop()
+                    throw SimulatorError(message: "cannot serve over Bluetooth LE: \(error)")
+                }
+                peripheral = server
             }
         #endif
+        if ble {
+            let endpoint = ConnectionURL.ble(name: name, adapter: adapter).description
+            Console.out(global.json ? JSONValue.object([("endpoint", .string(endpoint))]).rendered() : endpoint)
+        }
         await Self.waitForTerminationSignal()
         #if canImport(CoreBluetooth)
             peripheral?.stop()
+        #elseif os(Linux)
+            await peripheral?.stop()
         #endif
         try await writeStats([running.device], names: running.endpoints)
         await running.stop()

@@ -46,8 +46,8 @@ extension ConnectionURL {
                 maximumFrameSize: mtu,
                 logger: options.makeLogger("mcumgr.transport.serial")
             )
-        case .ble(let name, let psm, _, _):
-            return try Self.bluetoothTransport(name, psm: psm, options: options)
+        case .ble(let name, let psm, let adapter, let pair):
+            return try Self.bluetoothTransport(name, psm: psm, adapter: adapter, pair: pair, options: options)
         case .simulator:
             throw SMPTransportError(
                 .unavailable,
@@ -60,6 +60,8 @@ extension ConnectionURL {
         private static func bluetoothTransport(
             _ name: String,
             psm: UInt16?,
+            adapter: String?,
+            pair: Bool,
             options: TransportOptions
         ) throws -> any SMPTransport {
             if let psm { return L2CAPTransport(name, psm: psm) }
@@ -67,15 +69,38 @@ extension ConnectionURL {
             let idle = min(.seconds(1), options.requestTimeout / 2)
             return GATTTransport.coreBluetooth(name, transport: .init(reassemblyIdleTimeout: idle))
         }
+    #elseif os(Linux)
+        /// BlueZ over the system D-Bus: the same GATT core as CoreBluetooth (see `BlueZCentral`).
+        private static func bluetoothTransport(
+            _ name: String,
+            psm: UInt16?,
+            adapter: String?,
+            pair: Bool,
+            options: TransportOptions
+        ) throws -> any SMPTransport {
+            guard psm == nil else {
+                throw SMPTransportError(
+                    .unavailable,
+                    "ble://…?psm= (an L2CAP channel) needs CoreBluetooth (macOS); on Linux use the GATT link: ble://\(name)"
+                )
+            }
+            let idle = min(.seconds(1), options.requestTimeout / 2)
+            return GATTTransport.bluez(
+                .init(target: name, adapter: adapter, pair: pair),
+                configuration: .init(reassemblyIdleTimeout: idle)
+            )
+        }
     #else
         private static func bluetoothTransport(
             _ name: String,
             psm: UInt16?,
+            adapter: String?,
+            pair: Bool,
             options: TransportOptions
         ) throws -> any SMPTransport {
             throw SMPTransportError(
                 .unavailable,
-                "Bluetooth LE needs CoreBluetooth (macOS); use udp:// or serial:// here"
+                "Bluetooth LE needs CoreBluetooth (Apple platforms) or BlueZ (Linux); use udp:// or serial:// here"
             )
         }
     #endif

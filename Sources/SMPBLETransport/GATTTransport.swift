@@ -3,10 +3,10 @@ import Logging
 import SMPCore
 import SMPLink
 
-/// SMP over Bluetooth LE GATT, over any ``GATTLink``: CoreBluetooth on Apple platforms, the
+/// SMP over Bluetooth LE GATT, over any `GATTLink`: CoreBluetooth on Apple platforms, the
 /// simulated radio (`SimulatedBLEPeripheral` in SMPSimulator) everywhere.
 ///
-/// - Each frame is cut into writes of the link's ``GATTLink/maximumWriteLength``, read after
+/// - Each frame is cut into writes of the link's `GATTLink.maximumWriteLength`, read after
 ///   connecting and again before every frame (never a pre-connection guess).
 /// - Without device-side reassembly a frame must fit in one write, so `SMPConnection.maximumFrameSize`
 ///   is the write length. With it (`MCUMGR_TRANSPORT_BT_REASSEMBLY`, the default) frames follow

@@ -92,12 +92,45 @@ struct SimulatorCommandTests {
         #expect(try LocalFile.read(damaged.appendingPathComponent("flash.json")) == Data("{\"mode\":".utf8))
     }
 
-    #if !canImport(CoreBluetooth)
-        @Test("--ble is refused where CoreBluetooth does not exist, naming what to use instead")
-        func bleNeedsCoreBluetooth() async {
+    @Test(
+        "--ble options are checked before anything starts",
+        arguments: [
+            (["simulator", "Zephyr"], "error: unexpected argument 'Zephyr': a name is given with --ble NAME\n"),
+            (["simulator", "--adapter", "hci1"], "error: --adapter goes with --ble\n"),
+            (["simulator", "--ble-acquire"], "error: --ble-acquire goes with --ble\n"),
+            (["simulator", "--ble", "--ble-mtu", "600"], "error: --ble-mtu must be 23-517\n"),
+            (
+                ["simulator", "--ble", String(repeating: "n", count: 30)],
+                "error: the --ble name must be 1-29 bytes (it is advertised)\n"
+            ),
+        ]
+    )
+    func bleOptionsAreChecked(arguments: [String], message: String) async {
+        let result = await MCUmgrCommand.run(arguments: arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr == message)
+    }
+
+    @Test("--ble alone serves Bluetooth LE only (no default UDP) with a BLE-sized buffer")
+    func bleAloneServesNoUDP() throws {
+        let command = try SimulatorCommand.parse(["--ble", "Sim"])
+        #expect(try command.deviceConfiguration(readingKey: false).bufferSize == 384)
+    }
+
+    #if os(Linux)
+        @Test(
+            "--ble without BlueZ on the bus fails with one line naming what to start",
+            .enabled(if: DBusTestBus.available, "needs dbus-daemon")
+        )
+        func bleWithoutBlueZ() async throws {
+            let bus = try await DBusTestBus.start()
+            defer { bus.stop() }
+            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
+            defer { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
             let result = await MCUmgrCommand.run(arguments: ["simulator", "--ble"])
-            #expect(result.status == 64)
-            #expect(result.stderr == "error: --ble needs CoreBluetooth (macOS); serve --udp or --pty here\n")
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("BlueZ (org.bluez) is not running"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         }
     #endif
 

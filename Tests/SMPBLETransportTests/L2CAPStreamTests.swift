@@ -1,7 +1,6 @@
 import SMPCore
+import SMPLink
 import Testing
-
-@testable import SMPBLETransport
 
 @Suite struct L2CAPStreamTests {
     static let frames: [[UInt8]] = {

@@ -1,6 +1,7 @@
 import Foundation
 import MCUboot
 import MCUmgr
+import MCUmgrCommands
 import MCUmgrDFU
 import SMPCore
 import SMPSimulator

@@ -5,7 +5,7 @@
 
     /// SMP over a Bluetooth LE L2CAP connection-oriented channel: the peripheral is found and
     /// connected as for GATT, then a channel is opened by PSM and frames travel back to back on its
-    /// byte stream, cut by header length (``L2CAPStream``).
+    /// byte stream, cut by header length (`L2CAPStream`).
     ///
     /// Zephyr has no upstream SMP-over-L2CAP server; this is for firmware that serves SMP on a
     /// dynamic PSM. Frames follow the device's `buf_size`.

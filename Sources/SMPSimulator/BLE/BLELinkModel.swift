@@ -1,4 +1,4 @@
-import SMPBLETransport
+import SMPLink
 
 /// The timing of a Bluetooth LE link on a virtual clock (seconds from the first connection):
 /// which connection-event slot each LL packet takes, in each direction, and how full the

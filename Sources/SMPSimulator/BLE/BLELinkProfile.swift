@@ -1,4 +1,4 @@
-import SMPBLETransport
+import SMPLink
 
 /// A Bluetooth LE connection as the simulated link models it: the radio (PHY, data length,
 /// connection interval, packets per connection event), GATT (ATT MTU, controller write buffer)

@@ -1,6 +1,4 @@
 import Foundation
-import MCUmgr
-import SMPBLETransport
 import SMPCore
 import SMPLink
 
@@ -410,27 +408,6 @@ public final class SimulatedBLELink: GATTLink {
     func end(_ error: SMPTransportError?) {
         continuation.yield(.disconnected(error))
         continuation.finish()
-    }
-}
-
-extension GATTTransport {
-    /// A transport to a simulated peripheral; each `GATTTransport.connect()` opens a new link to it.
-    /// - Parameters:
-    ///   - peripheral: the peripheral.
-    ///   - reassemblyIdleTimeout: how long a partial response waits for its next notification.
-    /// - Returns: the transport.
-    public static func simulated(
-        _ peripheral: SimulatedBLEPeripheral,
-        reassemblyIdleTimeout: Duration = .seconds(1)
-    ) -> GATTTransport {
-        GATTTransport(
-            endpointDescription: "ble-sim://\(peripheral.name)",
-            configuration: .init(
-                deviceReassembles: peripheral.profile.deviceReassembly,
-                reassemblyIdleTimeout: reassemblyIdleTimeout
-            ),
-            connect: { await peripheral.connect() }
-        )
     }
 }
 

@@ -1,9 +1,8 @@
 #if canImport(CoreBluetooth)
     @preconcurrency import CoreBluetooth
     import Foundation
-    import MCUmgr
+    import SMPLink
     import SMPCore
-    import SMPBLETransport
 
     /// Serves a ``SimulatedDevice`` as a real Bluetooth LE peripheral through `CBPeripheralManager`
     /// (macOS), so phone apps (nRF Connect Device Manager) and other hosts can update it: the SMP

@@ -1,5 +1,4 @@
 import Foundation
-import MCUmgr
 import SMPLink
 
 /// An in-process transport to a ``SimulatedDevice``: no sockets, no threads of its own.

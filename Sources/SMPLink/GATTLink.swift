@@ -1,5 +1,5 @@
 /// One connected GATT link to a device's SMP characteristic: the few operations SMP over
-/// Bluetooth LE needs, so the transport core (``GATTTransport``) runs over CoreBluetooth, a
+/// Bluetooth LE needs, so the transport core (`GATTTransport` (SMPBLETransport)) runs over CoreBluetooth, a
 /// simulated radio, or anything else that can write without response and receive notifications.
 ///
 /// The shape follows CoreBluetooth: a write is queued only while the controller has room

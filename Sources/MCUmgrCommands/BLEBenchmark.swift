@@ -3,8 +3,9 @@ import MCUboot
 import MCUmgr
 import MCUmgrDFU
 import SMPBLETransport
+import SMPSimulator
 
-/// Modelled DFU throughput over a ``BLELinkProfile``: a real image upload through the real
+/// Modelled DFU throughput over a `BLELinkProfile`: a real image upload through the real
 /// client and transport core, timed on the simulated link's virtual clock.
 public enum BLEBenchmark {
     /// One measurement.

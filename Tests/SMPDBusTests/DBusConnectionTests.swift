@@ -1,0 +1,303 @@
+import Foundation
+import SMPTestSupport
+import Testing
+
+@testable import SMPDBus
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The connection against a real bus (a private dbus-daemon), and against dbus-python (Debian's
+/// python3-dbus, the reference binding over libdbus) as the other side.
+@Suite(.enabled(if: DBusTestBus.available, "needs dbus-daemon (apt-get install dbus-daemon)"))
+struct DBusConnectionTests {
+    static let service = "com.example.McumgrTest"
+    static let path: DBusObjectPath = "/com/example/root/object"
+
+    /// A connection owning `service` and exporting an object with methods, properties, a
+    /// descriptor-returning method and an object manager above it.
+    static func server(on bus: DBusTestBus, counter: LockedCounter) async throws -> DBusConnection {
+        let server = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        let reply = try await server.call(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            member: "RequestName",
+            body: [.string(service), .uint32(4)]
+        )
+        #expect(reply.message.body == [.uint32(1)])
+        server.addObjectManager(at: "/com/example/root")
+        let interface = DBusInterface(
+            name: "com.example.Echo",
+            methods: [
+                "Echo": DBusMethod(input: "s", output: "s") { call in DBusMethodReply([call.arguments[0]]) },
+                "Fail": DBusMethod { _ in throw DBusRemoteError(name: "com.example.Error.Nope", message: "no") },
+                "Pipe": DBusMethod(output: "h") { _ in
+                    var ends: [Int32] = [0, 0]
+                    guard pipe(&ends) == 0 else { throw DBusRemoteError(name: "com.example.Error.Pipe") }
+                    _ = write(ends[1], "hello", 5)
+                    close(ends[1])
+                    return DBusMethodReply([.unixFD(0)], descriptors: [ends[0]])
+                },
+            ],
+            properties: [
+                "Count": DBusProperty(
+                    .uint32,
+                    get: { .uint32(counter.value) },
+                    set: { value in
+                        if case .uint32(let v) = value { counter.value = v }
+                    }
+                ),
+                "Name": .constant(.string("thing")),
+            ]
+        )
+        server.export(DBusExportedObject(path: path, interfaces: [interface]))
+        return server
+    }
+
+    @Test func helloGivesAUniqueNameAndTheBusAnswers() async throws {
+        let bus = try await DBusTestBus.start()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        defer { connection.close() }
+        #expect(connection.uniqueName.hasPrefix(":"))
+        #expect(connection.unixFDsEnabled)
+        let names = try await connection.call(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            member: "ListNames"
+        )
+        #expect(names.message.body.first?.stringArray?.contains(connection.uniqueName) == true)
+        await #expect(throws: DBusRemoteError.self) {
+            _ = try await connection.call(destination: "org.nobody.Here", path: "/", interface: nil, member: "X")
+        }
+    }
+
+    @Test func methodsPropertiesObjectManagerIntrospectionAndDescriptors() async throws {
+        let bus = try await DBusTestBus.start()
+        defer { bus.stop() }
+        let counter = LockedCounter()
+        let server = try await Self.server(on: bus, counter: counter)
+        defer { server.close() }
+        let client = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        defer { client.close() }
+
+        let echo = try await client.call(
+            destination: Self.service,
+            path: Self.path,
+            interface: "com.example.Echo",
+            member: "Echo",
+            body: [.string("ü")]
+        )
+        #expect(echo.message.body == [.string("ü")])
+        do {
+            _ = try await client.call(
+                destination: Self.service,
+                path: Self.path,
+                interface: "com.example.Echo",
+                member: "Fail"
+            )
+            Issue.record("Fail did not fail")
+        } catch let error as DBusRemoteError {
+            #expect(error == DBusRemoteError(name: "com.example.Error.Nope", message: "no"))
+        }
+        await #expect(throws: DBusRemoteError.self) {
+            _ = try await client.call(
+                destination: Self.service,
+                path: Self.path,
+                interface: "com.example.Echo",
+                member: "Echo",
+                body: [.uint32(1)]
+            )
+        }
+
+        let set = DBusMessage.methodCall(
+            destination: Self.service,
+            path: Self.path,
+            interface: "org.freedesktop.DBus.Properties",
+            member: "Set",
+            body: [.string("com.example.Echo"), .string("Count"), .variant(.uint32(7))]
+        )
+        _ = try await client.call(set)
+        #expect(counter.value == 7)
+        let all = try await client.call(
+            destination: Self.service,
+            path: Self.path,
+            interface: "org.freedesktop.DBus.Properties",
+            member: "GetAll",
+            body: [.string("com.example.Echo")]
+        )
+        #expect(all.message.body.first?.stringDictionary?["Count"] == .uint32(7))
+
+        let managed = try await client.call(
+            destination: Self.service,
+            path: "/com/example/root",
+            interface: "org.freedesktop.DBus.ObjectManager",
+            member: "GetManagedObjects"
+        )
+        let objects = try #require(managed.message.body.first?.stringDictionary)
+        #expect(objects.keys.sorted() == [Self.path.rawValue])
+
+        let xml = try await client.call(
+            destination: Self.service,
+            path: "/com/example",
+            interface: "org.freedesktop.DBus.Introspectable",
+            member: "Introspect"
+        )
+        #expect(xml.message.body.first?.stringValue?.contains("<node name=\"root\"/>") == true)
+
+        let piped = try await client.call(
+            destination: Self.service,
+            path: Self.path,
+            interface: "com.example.Echo",
+            member: "Pipe"
+        )
+        #expect(piped.message.body == [.unixFD(0)])
+        let descriptor = try #require(piped.descriptors.take(0))
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let count = read(descriptor, &buffer, 16)
+        #expect(count == 5 && Array(buffer[0..<5]) == Array("hello".utf8))
+    }
+
+    @Test func signalsArriveThroughTheirMatchRule() async throws {
+        let bus = try await DBusTestBus.start()
+        defer { bus.stop() }
+        let server = try await Self.server(on: bus, counter: LockedCounter())
+        defer { server.close() }
+        let client = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        defer { client.close() }
+        let signals = try await client.signals(
+            matching: DBusMatchRule(sender: Self.service, interface: "org.freedesktop.DBus.Properties", path: Self.path)
+        )
+        for value in 1...3 {
+            try server.emitPropertiesChanged(
+                path: Self.path,
+                interface: "com.example.Echo",
+                changed: [("Count", .uint32(UInt32(value)))]
+            )
+        }
+        var seen: [DBusValue] = []
+        for await signal in signals {
+            seen.append(signal.message.body[1].stringDictionary?["Count"] ?? .boolean(false))
+            if seen.count == 3 { break }
+        }
+        #expect(seen == [.uint32(1), .uint32(2), .uint32(3)])
+    }
+
+    @Test func moreCallsThanTheBusAllowsPendingAllSucceed() async throws {
+        let bus = try await DBusTestBus.start()
+        defer { bus.stop() }
+        let server = try await Self.server(on: bus, counter: LockedCounter())
+        defer { server.close() }
+        let client = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        defer { client.close() }
+        // 300 at once: dbus-daemon refuses a connection's 129th pending call, so the connection
+        // must keep the rest waiting.
+        let answers = try await withThrowingTaskGroup(of: DBusValue?.self) { group in
+            for index in 0..<300 {
+                group.addTask {
+                    try await client.call(
+                        destination: Self.service,
+                        path: Self.path,
+                        interface: "com.example.Echo",
+                        member: "Echo",
+                        body: [.string("\(index)")]
+                    ).message.body.first
+                }
+            }
+            var answers: Set<String> = []
+            for try await answer in group { answer?.stringValue.map { _ = answers.insert($0) } }
+            return answers
+        }
+        #expect(answers.count == 300)
+    }
+
+    @Test func theBusGoingAwayClosesTheConnectionAndFailsPendingCalls() async throws {
+        let bus = try await DBusTestBus.start()
+        defer { bus.stop() }
+        let connection = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        defer { connection.close() }
+        bus.stop()
+        let reason = await connection.waitUntilClosed()
+        #expect(reason.code == .disconnected)
+        await #expect(throws: DBusError.self) {
+            _ = try await connection.call(
+                destination: "org.freedesktop.DBus",
+                path: "/",
+                interface: nil,
+                member: "Ping"
+            )
+        }
+    }
+
+    @Test func aPolicyDenialIsAnAccessDeniedError() async throws {
+        let bus = try await DBusTestBus.start(denying: ["org.bluez"])
+        defer { bus.stop() }
+        // Someone owns the name (else the bus answers ServiceUnknown before it checks the policy).
+        let owner = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        defer { owner.close() }
+        _ = try await owner.call(
+            destination: "org.freedesktop.DBus",
+            path: "/org/freedesktop/DBus",
+            interface: "org.freedesktop.DBus",
+            member: "RequestName",
+            body: [.string("org.bluez"), .uint32(4)]
+        )
+        let connection = try await DBusConnection.connect(to: try DBusAddress(bus.address))
+        defer { connection.close() }
+        do {
+            _ = try await connection.call(destination: "org.bluez", path: "/", interface: nil, member: "Ping")
+            Issue.record("the call was not refused")
+        } catch let error as DBusRemoteError {
+            #expect(error.name == "org.freedesktop.DBus.Error.AccessDenied")
+        }
+    }
+
+    @Test(.enabled(if: Peers.isCI || DBusConnectionTests.hasDBusPython, "needs Debian's python3-dbus"))
+    func dbusPythonCallsOurObjectAndGetsADescriptor() async throws {
+        let bus = try await DBusTestBus.start()
+        defer { bus.stop() }
+        let server = try await Self.server(on: bus, counter: LockedCounter())
+        defer { server.close() }
+        let script = """
+            import dbus, os, sys
+            bus = dbus.bus.BusConnection(sys.argv[1])
+            obj = bus.get_object("\(Self.service)", "\(Self.path)")
+            echo = obj.Echo("grüße", dbus_interface="com.example.Echo")
+            fd = obj.Pipe(dbus_interface="com.example.Echo").take()
+            props = obj.GetAll("com.example.Echo", dbus_interface="org.freedesktop.DBus.Properties")
+            print(echo, os.read(fd, 16).decode(), props["Name"], sep="|")
+            """
+        let result = try await Peers.runProcess(
+            "/usr/bin/python3",
+            ["-c", script, bus.address],
+            stdin: nil,
+            timeout: .seconds(120)
+        )
+        #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
+        #expect(String(decoding: result.stdout, as: UTF8.self) == "grüße|hello|thing\n")
+    }
+
+    static let hasDBusPython: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import dbus"]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
+}
+
+/// A counter behind a lock (a property's storage).
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: UInt32 = 0
+    var value: UInt32 {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
