@@ -28,7 +28,11 @@ enum FleetHarness {
 
     /// A package of one synthetic image of about `size` bytes, version 2.0.0.
     static func package(size: Int) throws -> FirmwarePackage {
-        try FirmwarePackage(data: try BLEBenchmark.syntheticImage(size: size), fileName: "app-2.0.0.bin")
+        let image = FactoryImage.make(
+            version: ImageVersion(major: 2, minor: 0, revision: 0),
+            payloadSize: max(64, size - 0x200 - 40)
+        )
+        return try FirmwarePackage(data: Data(image), fileName: "app-2.0.0.bin")
     }
 
     /// Clients that give a silent device up within seconds (a dead device costs each attempt
