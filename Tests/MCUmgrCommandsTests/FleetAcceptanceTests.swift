@@ -99,8 +99,11 @@ import Testing
             }
         }
         try Self.expectWavesHeld(events, devices: devices.map(\.name))
-        let summary = try #require(events.last)
+        // The summary, then — the command failed (status 3) — the error object every failing
+        // command ends with.
+        let summary = try #require(events.dropLast().last)
         #expect(summary["event"] as? String == "summary" && summary["halted"] is NSNull, "\(summary)")
+        #expect((events.last?["error"] as? [String: Any])?["status"] as? Int == 3)
 
         let before = try await Self.snapshot(simulator, stats)
         let second = try await Self.nice(mcumgr, command).finished()

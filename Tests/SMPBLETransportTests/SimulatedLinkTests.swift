@@ -271,10 +271,11 @@ enum BLEHarness {
 
     /// The window follows the device over BLE as over UDP: the default (`buf_count − 1`) sends
     /// nothing twice; a window forced beyond the device's buffers adapts and still completes.
-    /// The device takes 150 ms a chunk (a slow flash write): frames then arrive much faster than
-    /// it handles them, even on a loaded machine, so requests queue in its buffers — at 0.8 ms a
-    /// chunk the link, not the device, would be the bottleneck and no window could run it out of
-    /// buffers. The request timeout (2 s) covers three chunks queued ahead of one.
+    /// The device takes 400 ms a chunk (a slow flash write): frames then arrive much faster than
+    /// it handles them, even on a loaded machine (at 150 ms a chunk a run beside the rest of the
+    /// suite once delivered them slower than that), so requests queue in its buffers — at 0.8 ms
+    /// a chunk the link, not the device, would be the bottleneck and no window could run it out
+    /// of buffers. The request timeout (5 s) covers three chunks queued ahead of one.
     @Test(arguments: [nil, 8] as [Int?])
     func theWindowAdaptsToTheDevicesBuffers(window: Int?) async throws {
         let profile = BLEHarness.profile(mtu: 247, buffer: 1024)
@@ -282,12 +283,12 @@ enum BLEHarness {
             configuration: .init(
                 bufferSize: profile.deviceBufferSize,
                 bufferCount: profile.deviceBufferCount,
-                requestProcessingTime: .milliseconds(150)
+                requestProcessingTime: .milliseconds(400)
             )
         )
         let peripheral = SimulatedBLEPeripheral(profile: profile, device: device, settle: .zero)
         var configuration = BLEHarness.client
-        configuration.timeout = .seconds(2)
+        configuration.timeout = .seconds(5)
         let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: configuration)
         let image = try BLEHarness.image(size: 12_000)
         var changes: [WindowChange] = []

@@ -80,7 +80,10 @@ public enum Peers {
         return cache.withLock { cache in
             if let known = cache[name] { return known }
             let found: Bool
-            if path(of: name) != nil && !["python3", "python"].contains(name) {
+            if ["python3", "python"].contains(name) {
+                // The interpreter itself (the venv's, else the system's), not a module.
+                found = python != nil
+            } else if path(of: name) != nil {
                 found = true
             } else if let python {
                 found = (try? runProcessBlocking(python, ["-c", "import \(name)"]).status) == 0
