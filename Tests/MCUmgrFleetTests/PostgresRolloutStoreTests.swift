@@ -83,8 +83,11 @@ struct PostgresRolloutStoreTests {
     @Test func aDeadWorkersDeviceIsClaimedAgainOnlyAfterItsLeaseAndItsLateEndIsDropped() async throws {
         try await Self.twoHosts(1) { a, b in
             let policy = RolloutPolicy(parallel: 1)
-            #expect(try await Self.claim(a, "a", policy, lease: 2).started.map(\.id) == ["d0"])
+            // A lease long enough that a loaded machine cannot outlast it between two claims…
+            #expect(try await Self.claim(a, "a", policy, lease: 600).started.map(\.id) == ["d0"])
             #expect(try await Self.claim(b, "b", policy).started.isEmpty, "the lease holds")
+            // …then a's last renewal, a short one, and a stops renewing: it died.
+            #expect(try await a.renew(Self.id, worker: "a", devices: ["d0"], lease: .seconds(1)) == ["d0"])
             // Bounded by the event (b gets the device), not by a duration.
             var reclaimed: DeviceRecord?
             for _ in 0..<600 where reclaimed == nil {
