@@ -23,7 +23,11 @@ public struct SMPFrame: Sendable, Hashable {
     /// - Throws: ``SMPError`` `.frameTooLarge` for a payload over 65535 bytes.
     public init(header: SMPHeader, payload: [UInt8]) throws(SMPError) {
         guard payload.count <= SMPFrame.maximumPayloadSize else {
-            throw SMPError(.frameTooLarge, "payload of \(payload.count) bytes exceeds the 16-bit length field")
+            throw SMPError.frameTooLarge(
+                size: payload.count,
+                limit: SMPFrame.maximumPayloadSize,
+                "payload of \(payload.count) bytes exceeds the 16-bit length field"
+            )
         }
         var header = header
         header.length = UInt16(payload.count)

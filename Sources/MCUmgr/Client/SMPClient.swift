@@ -306,8 +306,9 @@ public actor SMPClient {
         }
         let limit = maximumFrameSize
         guard probe.bytes.count <= limit else {
-            throw SMPTransportError(
-                .frameTooLarge,
+            throw SMPTransportError.frameTooLarge(
+                size: probe.bytes.count,
+                limit: limit,
                 "\(R.group) command \(R.command) needs \(probe.bytes.count) bytes; the limit is \(limit)"
             )
         }

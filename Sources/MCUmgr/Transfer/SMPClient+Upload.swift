@@ -172,8 +172,9 @@ extension SMPClient {
                 upload.request(offset: offset, data: $0, isFirst: first)
             }
             guard size > 0 || total == offset else {
-                throw SMPTransportError(
-                    .frameTooLarge,
+                throw SMPTransportError.frameTooLarge(
+                    size: nil,
+                    limit: limit,
                     "an upload chunk with no data already exceeds the \(limit)-byte frame limit"
                 )
             }
