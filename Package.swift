@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "SMPSerialTransport", targets: ["SMPSerialTransport"]),
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
+        .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
     ],
     dependencies: [
@@ -92,6 +93,16 @@ let package = Package(
             dependencies: ["SMPLink", "SMPCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // Connection URLs (`udp://`, `serial://`, `ble://`) and the transports they name, for apps
+        // and fleet inventories without the command line; `sim://` is served where the simulator is.
+        .target(
+            name: "MCUmgrConnect",
+            dependencies: [
+                "SMPLink", "SMPUDPTransport", "SMPSerialTransport", "SMPBLETransport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Every simulation: the device, its servers, the simulated BLE link and peripheral, and the
         // BLE benchmark.
         .target(
@@ -107,7 +118,7 @@ let package = Package(
         .target(
             name: "MCUmgrCommands",
             dependencies: [
-                "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "SMPUDPTransport",
+                "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "SMPUDPTransport",
                 "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -153,6 +164,11 @@ let package = Package(
         .testTarget(
             name: "MCUmgrTests",
             dependencies: ["MCUmgr", "MCUmgrDFU", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MCUmgrConnectTests",
+            dependencies: ["MCUmgrConnect", "SMPLink", "SMPUDPTransport", "SMPSerialTransport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX", "SMPTestSupport"], swiftSettings: swiftSettings),

@@ -40,9 +40,9 @@ let package = Package(
         // Links Tests/MCUbootTests/Support/ZipBuilder.swift to build zips with valid CRCs.
         fuzzTarget("FuzzPackage", [product("MCUboot")]),
         fuzzTarget("FuzzSimulator", [product("SMPSimulator"), product("SMPCore"), product("SMPCBOR"), product("MCUboot")]),
-        // MCUmgrCommands is not a product of the root package: this target compiles the two
-        // Foundation-only files it fuzzes (ConnectionURL.swift, ProfileStore.swift) through
-        // symbolic links to Sources/MCUmgrCommands, so it fuzzes exactly the shipped code.
-        fuzzTarget("FuzzURL", [product("SMPSimulator"), product("MCUboot")]),
+        // MCUmgrCommands is not a product of the root package: this target compiles the
+        // Foundation-only file it fuzzes from it (ProfileStore.swift) through a symbolic link to
+        // Sources/MCUmgrCommands, so it fuzzes exactly the shipped code.
+        fuzzTarget("FuzzURL", [product("MCUmgrConnect"), product("SMPSimulator"), product("MCUboot")]),
     ]
 )

@@ -3,12 +3,10 @@ import Foundation
 import Logging
 import MCUboot
 import MCUmgr
+import MCUmgrConnect
 import MCUmgrDFU
-import SMPBLETransport
 import SMPCore
 import SMPLink
-import SMPSerialTransport
-import SMPUDPTransport
 
 /// Turns the global options into a connected client, and errors into one line for people.
 enum CommandContext {
@@ -34,43 +32,22 @@ enum CommandContext {
         }
     }
 
-    /// A transport for a URL.
+    /// A transport for a URL: `sim://` served in-process, every other scheme by
+    /// `MCUmgrConnect`.
     /// - Parameters:
     ///   - url: the connection.
     ///   - verbosity: `-v` count, for the transport's logger.
     ///   - requestTimeout: the client's request timeout (`--timeout`), in seconds.
     static func transport(for url: ConnectionURL, verbosity: Int, requestTimeout: Double) throws -> any SMPTransport {
-        switch url {
-        case .udp(let host, let port):
-            return UDPTransport(
-                host: host,
-                port: port,
-                logger: StderrLogHandler.logger("mcumgr.transport.udp", verbosity: verbosity)
-            )
-        case .serial(let path, let baud, let raw, let mtu):
-            return SerialTransport(
-                path: path,
-                baudRate: baud,
-                framing: raw ? .raw : .console(),
-                maximumFrameSize: mtu,
-                logger: StderrLogHandler.logger("mcumgr.transport.serial", verbosity: verbosity)
-            )
-        #if canImport(CoreBluetooth)
-            case .ble(let name, let psm):
-                if let psm { return L2CAPTransport(name, psm: psm) }
-                // A truncated response's head must be dropped before a retry's answer arrives.
-                let idle = Duration.milliseconds(Int(min(1, requestTimeout / 2) * 1000))
-                return GATTTransport.coreBluetooth(name, transport: .init(reassemblyIdleTimeout: idle))
-        #else
-            case .ble:
-                throw SMPTransportError(
-                    .unavailable,
-                    "Bluetooth LE needs CoreBluetooth (macOS); use udp:// or serial:// here"
-                )
-        #endif
-        case .simulator(let options):
+        if case .simulator(let options) = url {
             return try InProcessSimulator.transport(options: options, verbosity: verbosity)
         }
+        return try url.makeTransport(
+            .init(
+                requestTimeout: .milliseconds(Int(requestTimeout * 1000)),
+                makeLogger: { StderrLogHandler.logger($0, verbosity: verbosity) }
+            )
+        )
     }
 
     /// The client configuration the global options ask for.

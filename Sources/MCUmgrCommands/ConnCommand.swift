@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MCUmgrConnect
 
 /// `mcumgr conn add|show|remove`: saved connection profiles, used with `-c NAME`.
 struct ConnCommand: ParsableCommand {

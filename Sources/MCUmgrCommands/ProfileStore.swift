@@ -1,4 +1,5 @@
 import Foundation
+import MCUmgrConnect
 import SMPPOSIX
 
 /// Saved connection profiles: a name → connection URL map in the user's config directory

@@ -47,22 +47,115 @@ import Testing
 
     /// Modes that stop short of a confirmed image say what the device is left with and the
     /// command that finishes the job; the modes that confirm say nothing more.
+    /// The commands carry the user's own `--conn`; a `sim://` without a state folder, which the
+    /// next command could not reach, gets a note saying how to keep the device instead.
     @Test(
         arguments: [
-            ("upload-only", "image 0: 1.1.0 uploaded to slot 1, not marked; run `mcumgr image test \(exampleHash)`"),
-            ("test-only", "image 0: running 1.1.0 in test mode: confirm it (`mcumgr image confirm \(exampleHash)`)"),
+            (
+                "upload-only",
+                "image 0: 1.1.0 uploaded to slot 1, not marked; run `mcumgr --conn sim:// image test \(exampleHash)` (one boot, reverts unless confirmed) or `mcumgr --conn sim:// image confirm \(exampleHash)` (permanent), then `mcumgr --conn sim:// os reset`"
+            ),
+            (
+                "test-only",
+                "image 0: running 1.1.0 in test mode: confirm it (`mcumgr --conn sim:// image confirm \(exampleHash)`) or it reverts at the next reset"
+            ),
             ("confirm-only", nil), ("test-and-confirm", nil),
         ] as [(String, String?)]
     )
     func theResultSaysWhatIsLeftToDo(_ mode: String, _ next: String?) async throws {
         let result = await CLI.sim("upgrade", Self.example, "--mode", mode)
         #expect(result.status == 0, "\(result.stderr)")
-        let last = CLI.lines(result.stdout).last ?? ""
+        let lines = CLI.lines(result.stdout)
         if let next {
-            #expect(last.hasPrefix(next), "\(result.stdout)")
+            #expect(lines.suffix(2) == [next, Self.simulatorNote], "\(result.stdout)")
         } else {
-            #expect(!result.stdout.contains("mcumgr image"), "\(result.stdout)")
+            #expect(!result.stdout.contains("mcumgr "), "\(result.stdout)")
         }
+    }
+
+    static let simulatorNote =
+        "sim:// forgets the device when the command ends; to keep it for the next command, use --conn 'sim://?state_dir=DIR'"
+
+    /// With a state folder the hint is a command that works: it names the same device.
+    @Test func theNextCommandNamesTheSameDevice() async throws {
+        let device = SimDevice()
+        let result = await CLI.sim(arguments: ["upgrade", Self.example, "--mode", "test-only"], device: device)
+        #expect(result.status == 0, "\(result.stderr)")
+        let last = CLI.lines(result.stdout).last ?? ""
+        #expect(last.contains("`mcumgr --conn '\(device.url)' image confirm \(Self.exampleHash)`"), "\(last)")
+        let confirm = await CLI.run(["--conn", device.url, "image", "confirm", Self.exampleHash])
+        #expect(confirm.status == 0, "\(confirm.stderr)")
+    }
+
+    /// The scenario of the report: 2.0.0 running unconfirmed after test-only, 1.0.0 its revert
+    /// target. Upload-only of 3.0.0 resets nothing and refuses with status 1, naming the state and
+    /// the two ways out; another mode does the same and offers --revert-pending, which reverts
+    /// (a step of the plan) and then upgrades.
+    @Test func aRunningTestImageIsNeverRevertedUnasked() async throws {
+        let device = SimDevice()
+        let folder = device.folder
+        let v2 = folder.appendingPathComponent("app-2.0.0.bin").path
+        let v3 = folder.appendingPathComponent("app-3.0.0.bin").path
+        try Data(FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0))).write(
+            to: URL(fileURLWithPath: v2)
+        )
+        try Data(FactoryImage.make(version: ImageVersion(major: 3, minor: 0, revision: 0))).write(
+            to: URL(fileURLWithPath: v3)
+        )
+        let tested = await CLI.sim(arguments: ["upgrade", v2, "--mode", "test-only"], device: device)
+        #expect(tested.status == 0, "\(tested.stderr)")
+        let running = try #require(try MCUbootImage(bytes: Array(Data(contentsOf: URL(fileURLWithPath: v2)))).hash)
+        let list = await CLI.run(["--conn", device.url, "image", "list"])
+        let conn = "mcumgr --conn '\(device.url)'"
+        let state =
+            "image 0: 2.0.0 runs unconfirmed (a test) and slot 1 holds 1.0.0, which the next reset brings back (a revert); nothing was changed: keep 2.0.0 with `\(conn) image confirm \(Hex.encode(running))`, or let it revert with `\(conn) os reset`, then run the upgrade again"
+
+        let uploadOnly = await CLI.sim(arguments: ["upgrade", v3, "--mode", "upload-only"], device: device)
+        #expect(uploadOnly.status == 1)
+        #expect(CLI.lines(uploadOnly.stderr).last == "error: upgrade failed while validating: " + state)
+        #expect(!uploadOnly.stderr.contains("» resetting"))
+        #expect(await CLI.run(["--conn", device.url, "image", "list"]).stdout == list.stdout)
+
+        let refused = await CLI.sim(arguments: ["upgrade", v3, "--mode", "test-and-confirm"], device: device)
+        #expect(refused.status == 1)
+        #expect(
+            CLI.lines(refused.stderr).last
+                == "error: upgrade failed while validating: " + state
+                + " (or add --revert-pending to let it revert first)"
+        )
+        #expect(await CLI.run(["--conn", device.url, "image", "list"]).stdout == list.stdout)
+
+        let both = await CLI.sim(
+            arguments: ["upgrade", v3, "--mode", "upload-only", "--revert-pending"],
+            device: device
+        )
+        #expect(both.status == 64)
+        #expect(both.stderr.contains("--revert-pending resets the device, and --mode upload-only never does"))
+
+        let reverted = await CLI.sim(
+            arguments: ["upgrade", v3, "--mode", "test-and-confirm", "--revert-pending"],
+            device: device
+        )
+        #expect(reverted.status == 0, "\(reverted.stderr)")
+        #expect(
+            reverted.stdout.contains(
+                "  steps: reset to revert (MCUboot reverts image 0 from 2.0.0 to 1.0.0), then plan again"
+            ),
+            "\(reverted.stdout)"
+        )
+        #expect(CLI.lines(reverted.stdout).contains { $0.hasPrefix("app-3.0.0.bin: upgraded in") })
+    }
+
+    /// Upload-only says what it did: an upload.
+    @Test func uploadOnlySaysUploaded() async throws {
+        let result = await CLI.sim("upgrade", Self.example, "--mode", "upload-only")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            CLI.lines(result.stdout).first { $0.hasPrefix("hello-1.1.0.bin: ") }?.hasPrefix(
+                "hello-1.1.0.bin: uploaded in"
+            ) == true
+        )
+        #expect(!result.stderr.contains("» resetting"))
     }
 
     @Test(arguments: ["test-and-confirm", "confirm-only", "test-only", "upload-only"])
@@ -186,7 +279,10 @@ import Testing
         #expect(failed["event"] as? String == "failed")
         #expect((lines.last?["error"] as? [String: Any])?["status"] as? Int == 3)
         #expect(failed["state"] as? String == "verifying")
-        #expect(failed["code"] as? String == "image missing after reset")
+        // The error object's vocabulary, and its words.
+        #expect(failed["code"] as? String == "image_missing_after_reset")
+        #expect(failed["kind"] as? String == "upgrade_outcome")
+        #expect(failed["message"] as? String == (lines.last?["error"] as? [String: Any])?["message"] as? String)
     }
 
     /// The same device on newer Zephyr reports no-downgrade: refused before the first chunk
@@ -243,8 +339,9 @@ import Testing
         hashes.allSatisfy { hash in
             guard let entry = states.first(where: { $0.hash.map(Array.init) == hash }) else { return false }
             switch (combination.bootloader, combination.mode) {
-            case (.directXIP, _): return entry.isActive && entry.isConfirmed
+            // Upload-only never resets, whatever the bootloader.
             case (_, .uploadOnly): return !entry.isActive
+            case (.directXIP, _): return entry.isActive && entry.isConfirmed
             case (.overwriteOnly, _): return entry.isActive && entry.isConfirmed
             case (_, .testOnly): return entry.isActive && !entry.isConfirmed
             default: return entry.isActive && entry.isConfirmed

@@ -43,8 +43,10 @@ import Testing
         /// The fault left the device halted (nothing valid to boot): the recovery button brought
         /// serial recovery back for the re-run.
         var neededTheButton = false
-        /// The re-run with `--recovery` found the application running and said to run without it;
-        /// that run completed the upgrade.
+        /// The re-run was refused with advice that the operator then followed: with `--recovery`
+        /// it found the application running and said to run without it, or it found one of the
+        /// package's images running as a test that its reset would revert and offered
+        /// `--revert-pending`; that run completed the upgrade.
         var followedTheAdvice = false
         /// Reported success although the promised state does not hold.
         var untruthful = false
@@ -54,10 +56,11 @@ import Testing
     }
 
     /// One cell per bootloader family, including the two that found engine defects (two images
-    /// with a test mode; upload-only on DirectXIP without revert), and the single-slot path.
+    /// with a test mode; DirectXIP without revert, installed by the reset — upload-only there
+    /// until upload-only stopped resetting), and the single-slot path.
     static let slice: [Cell] = [
         Cell(mode: .testAndConfirm, bootloader: .swapUsingMove, images: 2),
-        Cell(mode: .uploadOnly, bootloader: .directXIP, images: 1),
+        Cell(mode: .confirmOnly, bootloader: .directXIP, images: 1),
         Cell(mode: .testOnly, bootloader: .directXIPWithRevert, images: 2),
         Cell(mode: .confirmOnly, bootloader: .overwriteOnly, images: 1),
         Cell(mode: .confirmOnly, bootloader: .singleSlot, images: 1),
@@ -99,8 +102,14 @@ import Testing
     }
 
     /// Runs the upgrade on `device` (faults already set); returns the run.
-    static func upgrade(_ cell: Cell, on device: SimulatedDevice, recovery: Bool = false) async -> UpgradeRun {
+    static func upgrade(
+        _ cell: Cell,
+        on device: SimulatedDevice,
+        recovery: Bool = false,
+        revertPending: Bool = false
+    ) async -> UpgradeRun {
         var configuration = UpgradeHarness.configuration(cell.mode)
+        configuration.revertPending = revertPending
         // A device in its bootloader has one buffer: the window comes from the device there. A
         // power loss mid-upload halts it, which the upgrade learns only as the reconnection
         // times out: keep that short.
@@ -145,7 +154,15 @@ import Testing
             recovery = true
         }
         var again = await upgrade(cell, on: device, recovery: recovery)
-        if cell.inRecovery, again.upgradeError?.code == .bootloaderNotEntered {
+        if let refused = again.upgradeError, refused.code == .slotBusy, !refused.pendingBootChanges.isEmpty,
+            refused.pendingBootChanges.allSatisfy({ $0.kind == .revert })
+        {
+            // The fault left one of the package's images running as a test that the reset the
+            // others need would revert; the re-run refused and said so, and offered the flag,
+            // which the operator then gives.
+            verdict.followedTheAdvice = true
+            again = await upgrade(cell, on: device, recovery: recovery, revertPending: true)
+        } else if cell.inRecovery, again.upgradeError?.code == .bootloaderNotEntered {
             // The fault let the device boot its application; the re-run said so and to drop
             // --recovery, which the operator then does.
             verdict.followedTheAdvice = true
@@ -208,7 +225,7 @@ import Testing
         print(
             "fault matrix: \(cell.testDescription): \(requests) requests, \(swapSteps) swap steps, "
                 + "\(verdicts.count) runs — succeeded \(succeeded), failed \(verdicts.count - succeeded), "
-                + "recovered by the button \(button), re-run without --recovery as advised \(advised), "
+                + "recovered by the button \(button), re-run as advised (without --recovery, or with --revert-pending) \(advised), "
                 + "bricked \(bricked.count), untruthful \(untruthful.count), re-run failed \(rerunFailed.count)"
         )
         if !cell.isSingleSlot {

@@ -43,14 +43,20 @@ struct UpgradeRun: Sendable {
 enum Promise: Equatable {
     case runningConfirmed
     case runningUnconfirmed
+    /// In a slot and not running.
     case uploaded
+    /// In a slot: a bootloader that boots the highest version runs it after any reset (a fault's
+    /// included), so upload-only promises only that it is there.
+    case present
 
     init(mode: FirmwareUpgrade.Mode, bootloader: BootloaderMode) {
         switch (bootloader, mode) {
-        // No test or upload-only there: the image is installed and runs (RAM load as DirectXIP;
-        // one slot through the bootloader).
-        case (.directXIP, _), (.ramLoad, _), (.singleSlot, _), (.firmwareLoader, _): self = .runningConfirmed
+        // Upload-only never resets, whatever the bootloader.
+        case (.directXIP, .uploadOnly), (.ramLoad, .uploadOnly): self = .present
         case (_, .uploadOnly): self = .uploaded
+        // No test there: the image is installed and runs (RAM load as DirectXIP; one slot
+        // through the bootloader).
+        case (.directXIP, _), (.ramLoad, _), (.singleSlot, _), (.firmwareLoader, _): self = .runningConfirmed
         case (.overwriteOnly, _): self = .runningConfirmed
         case (_, .testOnly): self = .runningUnconfirmed
         default: self = .runningConfirmed
@@ -65,6 +71,7 @@ enum Promise: Equatable {
             case .runningConfirmed: return entry.isActive && entry.isConfirmed
             case .runningUnconfirmed: return entry.isActive && !entry.isConfirmed
             case .uploaded: return !entry.isActive
+            case .present: return true
             }
         }
     }
@@ -442,7 +449,10 @@ enum UpgradeHarness {
         #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
     }
 
-    @Test func aPendingImageInTheWayIsClearedByResetting() async throws {
+    /// Another image marked for test in slot 1: a reset would boot it, so the upgrade stops before
+    /// changing anything, with what holds the slot — in every mode, `revertPending` or not.
+    @Test(arguments: FirmwareUpgrade.Mode.allCases)
+    func aPendingImageInTheWayIsRefusedWithoutAReset(_ mode: FirmwareUpgrade.Mode) async throws {
         let device = UpgradeHarness.device()
         let other = UpgradeHarness.images(count: 1, version: "1.5.0")
         // Leave another image pending in slot 1.
@@ -455,13 +465,23 @@ enum UpgradeHarness {
         await client.start()
         _ = try await client.send(ImageManagement.StateWrite(hash: Data(other[0].hash), confirm: false))
         await client.close()
+        let before = await device.imageStates
+        let boots = await device.bootCount
 
         let images = UpgradeHarness.images(count: 1, version: "2.0.0")
-        let run = await UpgradeHarness.run(UpgradeHarness.loopback(device, .testAndConfirm), images: images)
-        #expect(run.error == nil, "\(String(describing: run.error))")
-        let plans = run.events.compactMap { if case .planned(let plan) = $0 { plan } else { nil } }
-        #expect(plans.first?.steps == [.resetBeforeUpload])
-        #expect(Promise.runningConfirmed.isKept(by: await device.imageStates, images: images))
+        var configuration = UpgradeHarness.configuration(mode)
+        configuration.revertPending = mode != .uploadOnly
+        let upgrade = FirmwareUpgrade(
+            transport: LoopbackTransport(device: device),
+            configuration: configuration,
+            clientConfiguration: UpgradeHarness.client
+        )
+        let run = await UpgradeHarness.run(upgrade, images: images)
+        #expect(run.upgradeError?.code == .slotBusy)
+        #expect(run.upgradeError?.pendingBootChanges.map(\.kind) == [.test])
+        #expect(await device.bootCount == boots)
+        #expect(await device.imageStates == before)
+        #expect(await device.timesHandled(OSManagement.Reset.self) == 0)
     }
 
     // MARK: - Control

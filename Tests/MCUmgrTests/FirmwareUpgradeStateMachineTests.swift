@@ -21,10 +21,16 @@ import Testing
     static func machine(
         _ mode: FirmwareUpgrade.Mode = .testAndConfirm,
         retries: Int = 2,
-        images: [FirmwarePackage.Image] = [Slots.image(Slots.b)]
+        images: [FirmwarePackage.Image] = [Slots.image(Slots.b)],
+        revertPending: Bool = false
     ) -> Machine {
         Machine(
-            configuration: .init(mode: mode, estimatedSwapTime: .seconds(3), retries: retries),
+            configuration: .init(
+                mode: mode,
+                estimatedSwapTime: .seconds(3),
+                retries: retries,
+                revertPending: revertPending
+            ),
             payload: .mcuboot(images)
         )
     }
@@ -518,9 +524,12 @@ import Testing
         #expect(error?.state == .reconnecting)
     }
 
-    @Test func aBusySlotIsFreedByResettingThenPlannedAgainAtMostThreeTimes() {
-        var machine = Self.machine()
-        let busy = [Self.factory, Slots.entry(nil, 1, Slots.c, "p")]
+    /// A test image running unconfirmed holds the slot with its revert target; asked to
+    /// (`revertPending`), the machine resets so that MCUboot reverts it, then plans again — at
+    /// most three times, for a device that never reverts.
+    @Test func aRevertIsAskedForThenPlannedAgainAtMostThreeTimes() {
+        var machine = Self.machine(revertPending: true)
+        let busy = [Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")]
         Self.run(&machine, Self.probes)
         for round in 0..<3 {
             Self.run(
@@ -533,17 +542,39 @@ import Testing
         #expect(error?.code == .slotBusy)
     }
 
-    @Test func aFreedSlotContinuesWithTheUpload() {
-        var machine = Self.machine()
+    @Test func aRevertedSlotContinuesWithTheUpload() {
+        var machine = Self.machine(revertPending: true)
         Self.run(
             &machine,
             Self.probes + [
                 (
-                    .imageList([Self.factory, Slots.entry(nil, 1, Slots.c, "p")]), .zero, .reset(force: false),
-                    .resetting
+                    .imageList([Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")]), .zero,
+                    .reset(force: false), .resetting,
                 )
             ] + Self.reboot(at: 1, list: [Self.factory, Slots.entry(nil, 1, Slots.c)], then: Self.upload, .uploading)
         )
+    }
+
+    /// Without `revertPending` the same device is refused before anything is sent, with what
+    /// holds the slot; an image marked for the next boot is refused even with it.
+    @Test(
+        arguments: [
+            ([Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")], false, .revert),
+            ([Self.factory, Slots.entry(nil, 1, Slots.c, "p")], true, .test),
+            ([Self.factory, Slots.entry(nil, 1, Slots.c, "pP")], true, .permanent),
+        ] as [([ImageManagement.SlotState], Bool, FirmwareUpgradePlan.PendingBootChange.Kind)]
+    )
+    func aHeldSlotIsRefusedWithoutAReset(
+        _ slots: [ImageManagement.SlotState],
+        revertPending: Bool,
+        kind: FirmwareUpgradePlan.PendingBootChange.Kind
+    ) {
+        var machine = Self.machine(revertPending: revertPending)
+        Self.run(&machine, Self.probes)
+        let error = Self.failure(&machine, .imageList(slots))
+        #expect(error?.code == .slotBusy)
+        #expect(error?.pendingBootChanges.map(\.kind) == [kind])
+        #expect(machine.resetsBeforeUpload == 0)
     }
 
     @Test func directXIPDoesNotWaitForASwap() {

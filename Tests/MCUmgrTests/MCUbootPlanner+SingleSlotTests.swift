@@ -117,12 +117,30 @@ import Testing
         #expect(plan.images.allSatisfy { $0.slot == 0 })
     }
 
-    @Test("every mode installs for good; all but confirm-only say so", arguments: FirmwareUpgrade.Mode.allCases)
+    @Test(
+        "every mode but upload-only installs for good; all but confirm-only say so",
+        arguments: [FirmwareUpgrade.Mode.testAndConfirm, .confirmOnly, .testOnly]
+    )
     func modes(mode: FirmwareUpgrade.Mode) throws {
         let plan = try Self.plan(Self.rows[0], mode: mode)
         #expect(plan.steps == Self.rows[0].steps)
         #expect(plan.mode == .confirmOnly)
         #expect(plan.warnings.isEmpty == (mode == .confirmOnly))
+    }
+
+    /// Upload-only never resets: refused while the application runs (the bootloader is entered
+    /// by a reset); in the bootloader already, it uploads and leaves the device there.
+    @Test func uploadOnlyNeverResets() throws {
+        #expect {
+            _ = try Self.plan(Self.rows[0], mode: .uploadOnly)
+        } throws: { error in
+            (error as? PlanningFailure)?.code == .unsupported
+        }
+        let inRecovery = try Self.plan(Self.rows[3], mode: .uploadOnly)
+        #expect(inRecovery.steps == [Self.upload0, .verify(.listed)])
+        #expect(inRecovery.mode == .uploadOnly)
+        #expect(!inRecovery.resets)
+        #expect(inRecovery.warnings.contains { $0.contains("stays in its bootloader") })
     }
 
     @Test("two images: one reset into the bootloader and one reset out, each image to its primary slot")

@@ -177,28 +177,6 @@ enum Slots {
             action: .skip,
             steps: []
         ),
-        // Slot 1 held by another image marked for boot: reset first, whatever the mode.
-        Row(
-            name: "other pending",
-            slots: [factory, Slots.entry(nil, 1, Slots.c, "p")],
-            mode: .testAndConfirm,
-            action: .upload,
-            steps: [.resetBeforeUpload]
-        ),
-        Row(
-            name: "other permanent",
-            slots: [factory, Slots.entry(nil, 1, Slots.c, "pP")],
-            mode: .uploadOnly,
-            action: .upload,
-            steps: [.resetBeforeUpload]
-        ),
-        Row(
-            name: "other running in test",
-            slots: [Slots.entry(nil, 0, Slots.c, "a"), Slots.entry(nil, 1, Slots.a, "c")],
-            mode: .confirmOnly,
-            action: .upload,
-            steps: [.resetBeforeUpload]
-        ),
     ]
 
     @Test(arguments: rows)
@@ -217,8 +195,8 @@ enum Slots {
 
     /// Two images, found by the fault matrix: image 1 runs unconfirmed from an earlier test (a
     /// power loss between the two test writes), image 0 waits in slot 1. The reset image 0 needs
-    /// would revert image 1: test-only reverts it first and tests both again under one reset;
-    /// test-and-confirm confirms it before that reset.
+    /// would revert image 1: test-only refuses unless asked to revert it (then it reverts it first
+    /// and tests both again under one reset); test-and-confirm confirms it before that reset.
     static let halfTested = [
         Slots.entry(0, 0, Slots.a, "ac"), Slots.entry(0, 1, Slots.b),
         Slots.entry(1, 0, Slots.b, "a"), Slots.entry(1, 1, Slots.a, "c"),
@@ -226,14 +204,32 @@ enum Slots {
     static let twoImages = [Slots.image(Slots.b, index: 0), Slots.image(Slots.b, index: 1)]
 
     @Test func aResetNeverRevertsAnImageThePlanLeavesAlone() throws {
-        let testOnly = try MCUbootPlanner.plan(
+        #expect {
+            _ = try MCUbootPlanner.plan(
+                images: Self.twoImages,
+                slots: Self.halfTested,
+                bootloaderMode: .swapUsingMove,
+                mode: .testOnly
+            )
+        } throws: { error in
+            let failure = error as? PlanningFailure
+            return failure?.code == .slotBusy && failure?.pendingBootChanges.map(\.imageIndex) == [1]
+        }
+        let revert = try MCUbootPlanner.plan(
             images: Self.twoImages,
             slots: Self.halfTested,
             bootloaderMode: .swapUsingMove,
-            mode: .testOnly
+            mode: .testOnly,
+            revertPending: true
         )
-        #expect(testOnly.steps == [.resetBeforeUpload])
-        #expect(testOnly.warnings.contains { $0.contains("image 1: runs unconfirmed from an earlier test") })
+        guard case .revert(let changes) = revert.steps.first else {
+            Issue.record("no revert: \(revert.steps)")
+            return
+        }
+        #expect(revert.steps.count == 1)
+        #expect(changes.map(\.imageIndex) == [1])
+        #expect(changes.first?.runningHash == Self.b)
+        #expect(changes.first?.hash == Slots.hash(Slots.a))
 
         let testAndConfirm = try MCUbootPlanner.plan(
             images: Self.twoImages,
@@ -307,8 +303,10 @@ enum Slots {
         }
     }
 
+    /// No test or confirm there: every mode installs by a reset, but upload-only, which never
+    /// resets (DirectXIP boots the highest version at whatever reset comes next).
     @Test(arguments: Mode.allCases)
-    func directXIPWithoutRevertForcesUploadOnlyWithAReset(_ mode: Mode) throws {
+    func directXIPWithoutRevertInstallsByAResetUnlessUploadOnly(_ mode: Mode) throws {
         let plan = try MCUbootPlanner.plan(
             images: [Slots.image(Slots.b)],
             slots: [Self.factory],
@@ -316,7 +314,12 @@ enum Slots {
             mode: mode
         )
         #expect(plan.mode == .uploadOnly)
-        #expect(plan.steps == [.upload(imageIndex: 0, packageIndex: 0), .reset, .verify(.active)])
+        #expect(
+            plan.steps
+                == (mode == .uploadOnly
+                    ? [.upload(imageIndex: 0, packageIndex: 0), .verify(.present)]
+                    : [.upload(imageIndex: 0, packageIndex: 0), .reset, .verify(.active)])
+        )
         #expect(plan.warnings.contains { $0.contains("upload-only") } == (mode != .uploadOnly))
     }
 

@@ -45,7 +45,7 @@ import Testing
 
     typealias Combination = FirmwareUpgradeIntegrationTests.Combination
 
-    static let combinations: [Combination] = FirmwareUpgrade.Mode.allCases.flatMap { mode in
+    static let combinations: [Combination] = [.testAndConfirm, .confirmOnly, .testOnly].flatMap { mode in
         [
             Combination(mode: mode, bootloader: .singleSlot, images: 1),
             Combination(mode: mode, bootloader: .singleSlot, images: 2),
@@ -71,6 +71,20 @@ import Testing
         if combination.mode != .confirmOnly { #expect(!run.warnings.isEmpty) }
         let again = await UpgradeHarness.run(Self.upgrade(device, combination.mode), images: images)
         #expect(again.summary?.isUpToDate == true, "\(String(describing: again.error))")
+    }
+
+    /// Upload-only never resets, and a single-slot device is written from its bootloader, which
+    /// takes a reset: refused before anything is sent that changes the device.
+    @Test(arguments: [BootloaderMode.singleSlot, .firmwareLoader])
+    func uploadOnlyIsRefusedWhileTheApplicationRuns(bootloader: BootloaderMode) async throws {
+        let device = UpgradeHarness.device(.init(bufferSize: 512, bootloaderMode: bootloader))
+        let before = await device.imageStates
+        let run = await UpgradeHarness.run(Self.upgrade(device, .uploadOnly), images: UpgradeHarness.images(count: 1))
+        #expect(run.upgradeError?.code == .unsupported)
+        #expect(run.upgradeError?.message.contains("without resetting it") == true)
+        #expect(await device.timesHandled(OSManagement.Reset.self) == 0)
+        #expect(await device.timesHandled(ImageManagement.Upload.self) == 0)
+        #expect(await device.imageStates == before)
     }
 
     @Test(
@@ -169,7 +183,13 @@ import Testing
         let run = await UpgradeHarness.run(Self.upgrade(device, mode), images: images)
         #expect(run.error == nil, "\(String(describing: run.error))")
         let states = await device.imageStates
-        #expect(states.contains { $0.hash.map(Array.init) == images[0].hash && $0.isActive && $0.slot == 1 })
+        // Upload-only never resets: the image waits in slot 1 for whoever resets the device.
+        let installed = mode != .uploadOnly
+        #expect(
+            states.contains { $0.hash.map(Array.init) == images[0].hash && $0.isActive == installed && $0.slot == 1 }
+        )
+        #expect(await device.timesHandled(OSManagement.Reset.self) == (installed ? 1 : 0))
+        guard installed else { return }
         let older = UpgradeHarness.images(count: 1, version: "1.5.0")
         let uploads = await device.timesHandled(ImageManagement.Upload.self)
         let downgrade = await UpgradeHarness.run(Self.upgrade(device, mode), images: older)

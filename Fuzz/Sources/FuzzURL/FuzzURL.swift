@@ -1,17 +1,16 @@
-// Fuzz target `url`: what `--conn`, MCUMGR_CONN and profiles feed the CLI — ConnectionURL parsing
-// (Sources/MCUmgrCommands/ConnectionURL.swift, compiled here through a link), the profile file
+// Fuzz target `url`: what `--conn`, MCUMGR_CONN, profiles and fleet inventories feed the tool —
+// ConnectionURL parsing (MCUmgrConnect), the profile file
 // (ProfileStore.swift, likewise), the simulator's `sim://?…` options
 // (SimulatedDevice.Configuration(options:)) and image version strings (ImageVersion).
 //
 // Input: byte 0 selects: 0 a connection string; 1 the bytes of profiles.json, whose URLs are then
 // parsed; 2 simulator options `k=v&k=v`; 3 an image version string.
-// Properties: a parsed udp:// (host without brackets) or serial:// URL prints (description) to a string that parses
-// back to the same value; a parsed version prints to a string that parses back to it.
-// (ble:// names and sim:// values are percent-decoded and printed raw, so their description is
-// for display only and is not required to re-parse.)
+// Properties: every parsed URL prints (description) to a string that parses back to the same
+// value; a parsed version prints to a string that parses back to it.
 import FuzzSupport
 import Foundation
 import MCUboot
+import MCUmgrConnect
 import SMPSimulator
 
 /// Builds the globals before the first input, so their allocations are not counted as a run's.
@@ -40,21 +39,11 @@ func parse(_ text: String) {
         return
     }
     let printed = url.description
-    switch url {
-    case .udp(let host, _) where host.contains("[") || host.contains("]"):
-        // Accepted by the parser (a "bare IPv6 address" is anything with two colons) but printed
-        // in brackets that then do not parse: reported in docs/RELIABILITY.md, not asserted.
-        break
-    case .udp, .serial:
-        guard let again = try? ConnectionURL(parsing: printed) else {
-            fatalError("'\(printed)' (from '\(text)') does not parse")
-        }
-        check(again == url, "'\(text)' → \(url) → '\(printed)' → \(again)")
-    case .ble:
-        break
-    case .simulator(let options):
-        simulatorOptions(options)
+    guard let again = try? ConnectionURL(parsing: printed) else {
+        fatalError("'\(printed)' (from '\(text)') does not parse")
     }
+    check(again == url, "'\(text)' → \(url) → '\(printed)' → \(again)")
+    if case .simulator(let options) = url { simulatorOptions(options) }
 }
 
 func simulatorOptions(_ options: [String: String]) {

@@ -16,9 +16,11 @@ extension FirmwareUpgrade {
         /// Upload, mark for test, reset, reconnect, check that the new images run (unconfirmed):
         /// the application confirms itself, or MCUboot reverts at the next reset.
         case testOnly = "test-only"
-        /// Upload only and check that the images are on the device; no state change and no reset.
-        /// On a DirectXIP bootloader without revert (which has no test or confirm) the upload is the
-        /// installation: the device is reset and the new images must run.
+        /// Upload only and check that the images are on the device: no state change, no reset, on
+        /// every bootloader. A slot held by an image the bootloader acts on at the next reset (the
+        /// revert target of a running test image, an image marked for the next boot) is refused
+        /// with ``FirmwareUpgradeError/Code/slotBusy``, never freed by a reset. (On DirectXIP the
+        /// next reset boots the highest version: the upload is installed by whoever resets.)
         case uploadOnly = "upload-only"
 
         public var description: String { rawValue }
@@ -72,6 +74,13 @@ extension FirmwareUpgrade {
         /// device that answers like serial recovery (no bootloader info, nothing running) is
         /// recognised and updated the same way, with a warning.
         public var recovery: Bool
+        /// Let the upgrade reset the device first when a test image runs unconfirmed and the
+        /// upgrade needs its revert target's slot (or a reset it needs would revert it): MCUboot
+        /// then reverts it, and the plan shows the revert as a step. Without it such an upgrade is
+        /// refused before anything changes (``FirmwareUpgradeError/Code/slotBusy``). Upload-only
+        /// never resets, and an image marked for the next boot is never booted on the upgrade's
+        /// initiative, with or without it.
+        public var revertPending: Bool
 
         /// Creates a configuration.
         /// - Parameters:
@@ -92,6 +101,7 @@ extension FirmwareUpgrade {
         ///   - suitInstallTimeout: SUIT installation deadline.
         ///   - suitPollInterval: SUIT polling period.
         ///   - recovery: the device is in serial recovery already.
+        ///   - revertPending: let the upgrade revert a running test image that is in the way.
         public init(
             mode: Mode = .confirmOnly,
             window: Int? = nil,
@@ -109,7 +119,8 @@ extension FirmwareUpgrade {
             retries: Int = 3,
             suitInstallTimeout: Duration = .seconds(30),
             suitPollInterval: Duration = .milliseconds(150),
-            recovery: Bool = false
+            recovery: Bool = false,
+            revertPending: Bool = false
         ) {
             self.mode = mode
             self.window = window
@@ -128,6 +139,7 @@ extension FirmwareUpgrade {
             self.suitInstallTimeout = suitInstallTimeout
             self.suitPollInterval = suitPollInterval
             self.recovery = recovery
+            self.revertPending = revertPending
         }
     }
 

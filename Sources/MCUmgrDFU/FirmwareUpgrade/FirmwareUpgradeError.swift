@@ -40,7 +40,10 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         /// An image is older than the running one and the device reported that its bootloader
         /// refuses downgrades; nothing was uploaded.
         public static let downgradeRefused = Code(kind: .downgradeRefused)
-        /// The slot to upload into stays occupied by an image marked for boot after resetting.
+        /// The slot to upload into is held by an image the bootloader acts on at the next reset
+        /// (the revert target of a running test image, an image marked for the next boot), and the
+        /// upgrade may not reset the device to free it; or it stays held after resetting.
+        /// ``FirmwareUpgradeError/pendingBootChanges`` says what holds it.
         public static let slotBusy = Code(kind: .slotBusy)
         /// SUIT: the device asked for a resource the package does not hold.
         public static let resourceNotFound = Code(kind: .resourceNotFound)
@@ -113,6 +116,9 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
     public var message: String
     /// The underlying error (`SMPDeviceError`, `SMPTransportError`…), if any.
     public var cause: (any Error & Sendable)?
+    /// For ``Code/slotBusy``: what the reset the upgrade would need does that nobody asked for
+    /// (a revert, an image marked for the next boot), so a caller can name the ways out.
+    public var pendingBootChanges: [FirmwareUpgradePlan.PendingBootChange] = []
 
     /// Creates an error.
     /// - Parameters:

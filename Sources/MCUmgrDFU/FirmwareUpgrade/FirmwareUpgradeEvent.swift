@@ -84,5 +84,8 @@ extension FirmwareUpgrade {
         public var duration: Duration
         /// The device already ran the package: nothing was done.
         public var isUpToDate: Bool
+        /// The upgrade reset the device first so that MCUboot reverted a running test image
+        /// (``Configuration/revertPending``).
+        public var reverted: Bool
     }
 }

@@ -74,11 +74,96 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
         public var description: String { rawValue }
     }
 
+    /// Something the bootloader does at the next reset that nobody asked the upgrade for, in the
+    /// way of the upload: the image MCUboot reverts to, or an image marked for the next boot, in
+    /// the slot the upgrade needs (or a reset the upgrade needs would revert a running test image).
+    ///
+    /// An upgrade never resets a device into one of these silently: upload-only refuses, the other
+    /// modes refuse unless ``FirmwareUpgrade/Configuration/revertPending`` lets them revert a test
+    /// image (a ``Step/revert(_:)`` in the plan), and an image marked for the next boot is never
+    /// booted on the upgrade's initiative. ``FirmwareUpgradeError/pendingBootChanges`` carries them.
+    public struct PendingBootChange: Sendable, Hashable, CustomStringConvertible {
+        /// What the next reset would do.
+        public enum Kind: String, Sendable, Hashable, CustomStringConvertible {
+            /// The running image is an unconfirmed test: the reset brings back the image in
+            /// ``PendingBootChange/slot`` (the revert target).
+            case revert
+            /// The slot holds an image marked for test: the reset boots it once.
+            case test
+            /// The slot holds an image confirmed for the next boot: the reset installs it for good.
+            case permanent
+
+            public var description: String { rawValue }
+        }
+
+        /// What the next reset would do.
+        public var kind: Kind
+        /// The image number.
+        public var imageIndex: Int
+        /// The slot holding the image the reset would boot.
+        public var slot: Int
+        /// That image's version, as the device lists it.
+        public var version: String
+        /// That image's hash, if the device lists one.
+        public var hash: [UInt8]?
+        /// The version running now (for ``Kind/revert``: the unconfirmed test image).
+        public var runningVersion: String?
+        /// The hash of the image running now, if the device lists one.
+        public var runningHash: [UInt8]?
+
+        /// Creates a description of a pending boot change.
+        /// - Parameters:
+        ///   - kind: what the next reset would do.
+        ///   - imageIndex: the image number.
+        ///   - slot: the slot of the image the reset would boot.
+        ///   - version: that image's version.
+        ///   - hash: that image's hash.
+        ///   - runningVersion: the version running now.
+        ///   - runningHash: the hash of the image running now.
+        public init(
+            kind: Kind,
+            imageIndex: Int,
+            slot: Int,
+            version: String,
+            hash: [UInt8]?,
+            runningVersion: String?,
+            runningHash: [UInt8]?
+        ) {
+            self.kind = kind
+            self.imageIndex = imageIndex
+            self.slot = slot
+            self.version = version
+            self.hash = hash
+            self.runningVersion = runningVersion
+            self.runningHash = runningHash
+        }
+
+        public var description: String {
+            switch kind {
+            case .revert:
+                "image \(imageIndex): \(runningVersion ?? "the running image") runs unconfirmed (a test) and slot \(slot) holds \(version), which the next reset brings back (a revert)"
+            case .test:
+                "image \(imageIndex): slot \(slot) holds \(version) marked for test, which the next reset boots once"
+            case .permanent:
+                "image \(imageIndex): slot \(slot) holds \(version) confirmed for the next boot, which the next reset installs for good"
+            }
+        }
+
+        /// What the reset does, as a plan step says it.
+        var effect: String {
+            switch kind {
+            case .revert: "MCUboot reverts image \(imageIndex) from \(runningVersion ?? "the test image") to \(version)"
+            case .test: "MCUboot boots \(version) once (image \(imageIndex))"
+            case .permanent: "MCUboot installs \(version) for good (image \(imageIndex))"
+            }
+        }
+    }
+
     /// One command (or group of commands) of the sequence.
     public enum Step: Sendable, Hashable, CustomStringConvertible {
-        /// Reset to free a slot held by another image marked for boot, then read the list and
-        /// plan again.
-        case resetBeforeUpload
+        /// Reset so that MCUboot reverts running test images (only with
+        /// ``FirmwareUpgrade/Configuration/revertPending``), then read the list and plan again.
+        case revert([PendingBootChange])
         /// Reset with `boot_mode` 1 into the bootloader (serial recovery, or the firmware loader)
         /// and check that the application no longer runs: how a single-slot device is updated.
         case enterBootloader
@@ -108,7 +193,8 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
 
         public var description: String {
             switch self {
-            case .resetBeforeUpload: "reset (free the slot)"
+            case .revert(let changes):
+                "reset to revert (\(changes.map(\.effect).joined(separator: "; "))), then plan again"
             case .enterBootloader: "reset into the bootloader"
             case .upload(let image, _): "upload image \(image)"
             case .eraseAppSettings: "erase app settings"
@@ -162,6 +248,16 @@ public struct FirmwareUpgradePlan: Sendable, Hashable {
 
     /// Nothing to do: the device already runs the package as the mode promises.
     public var isUpToDate: Bool { steps.isEmpty }
+
+    /// Whether the plan resets the device (to install, to enter its bootloader or to revert).
+    public var resets: Bool {
+        steps.contains { step in
+            switch step {
+            case .reset, .revert, .enterBootloader: true
+            default: false
+            }
+        }
+    }
 
     /// The images that are acted on (not skipped).
     public var activeImages: [ImagePlan] { images.filter { $0.action != .skip } }

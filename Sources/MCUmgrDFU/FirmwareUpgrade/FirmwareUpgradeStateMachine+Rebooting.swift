@@ -166,7 +166,7 @@ extension FirmwareUpgradeStateMachine {
         case .waited:
             guard state == .waitingForSwap else { return .probe }
             switch currentStep {
-            case .resetBeforeUpload?: return reconnect(then: .plan)
+            case .revert?: return reconnect(then: .plan)
             case .verify?: return reconnect(then: .verify)
             case .enterBootloader?: return reconnect(then: .enteredBootloader)
             default: return reconnect(then: .afterReset)
@@ -255,7 +255,7 @@ extension FirmwareUpgradeStateMachine {
         )
         guard let plan,
             let resetIndex = plan.steps[...stepIndex].lastIndex(where: {
-                $0 == .reset || $0 == .resetBeforeUpload || $0 == .enterBootloader
+                if case .revert = $0 { true } else { $0 == .reset || $0 == .enterBootloader }
             })
         else { return unexpected(.imageList(lastSlots)) }
         stepIndex = resetIndex

@@ -163,7 +163,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     private var lastAction: Action?
     private var stateBeforePause: FirmwareUpgrade.State = .idle
     private var retriesLeft: Int
-    private var resetsBeforeUpload = 0
+    package private(set) var resetsBeforeUpload = 0
     /// The reboot in progress, from the reset until the device answers again.
     var reboot: Reboot?
     /// The reconnection in progress.
@@ -439,10 +439,12 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         do {
             plan = try payload.planner.plan(context)
         } catch {
-            return .fail(FirmwareUpgradeError(error.code, state: state, error.message))
+            var failure = FirmwareUpgradeError(error.code, state: state, error.message)
+            failure.pendingBootChanges = error.pendingBootChanges
+            return .fail(failure)
         }
         if let plan { warnings += plan.warnings.filter { !warnings.contains($0) } }
-        if plan?.steps == [.resetBeforeUpload] {
+        if case .revert? = plan?.steps.first {
             resetsBeforeUpload += 1
             if resetsBeforeUpload > 3 {
                 let why = plan?.warnings.last ?? "the target slot stays in use"
@@ -484,7 +486,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         case .confirm(let hash):
             state = .confirming
             return .writeImageState(hash: hash, confirm: true)
-        case .reset, .resetBeforeUpload:
+        case .reset, .revert:
             state = .resetting
             return .reset(force: false)
         case .enterBootloader:

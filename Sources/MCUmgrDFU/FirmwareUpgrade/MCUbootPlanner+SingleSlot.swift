@@ -29,9 +29,10 @@ extension MCUbootPlanner {
     /// Plans a single-slot upgrade: enter the bootloader (unless it already runs), upload each
     /// image to its primary slot, check that the bootloader lists it, reset, verify it runs.
     ///
-    /// There is no test and no revert with one slot: every mode installs for good (a warning says
-    /// so), and upload-only still resets, since the device would otherwise stay in its
-    /// bootloader with no application.
+    /// There is no test and no revert with one slot: every mode but upload-only installs for good
+    /// (a warning says so). Upload-only never resets: it is refused while the application runs
+    /// (the bootloader is entered by a reset), and on a device already in its bootloader it
+    /// uploads and leaves the device there.
     /// - Parameters:
     ///   - images: the package's images (one per image number; a build for slot 0 is preferred).
     ///   - slots: the image list of the application, serial recovery or the firmware loader.
@@ -41,8 +42,9 @@ extension MCUbootPlanner {
     ///   - requireBootloader: the caller says the device is in serial recovery.
     ///   - warnings: warnings already due.
     /// - Returns: the plan.
-    /// - Throws: ``PlanningFailure`` for an empty package, an image without a hash, or an
-    ///   application running when serial recovery was expected.
+    /// - Throws: ``PlanningFailure`` for an empty package, an image without a hash, an
+    ///   application running when serial recovery was expected, or upload-only while the
+    ///   application runs.
     static func planSingleSlot(
         images: [FirmwarePackage.Image],
         slots: [ImageManagement.SlotState],
@@ -74,9 +76,7 @@ extension MCUbootPlanner {
         case .testOnly, .testAndConfirm:
             warnings.append("a single-slot bootloader has no test or revert: \(requested) installs the image for good")
         case .uploadOnly:
-            warnings.append(
-                "with one slot the upload replaces the application: upload-only resets so that it runs (the device would stay in its bootloader)"
-            )
+            if !running { warnings.append("upload-only: the device stays in its bootloader until it is reset") }
         case .confirmOnly:
             break
         }
@@ -112,16 +112,23 @@ extension MCUbootPlanner {
             )
         }
         var steps: [FirmwareUpgradePlan.Step] = []
+        if requested == .uploadOnly && running && plans.contains(where: { $0.action != .skip }) {
+            throw PlanningFailure(
+                code: .unsupported,
+                message:
+                    "upload-only cannot update a single-slot device without resetting it: its only slot is written from the bootloader, which a reset enters and another leaves; nothing was changed (use mode confirm-only: with one slot every mode installs for good)"
+            )
+        }
         if plans.contains(where: { $0.action != .skip }) {
             if running { steps.append(.enterBootloader) }
             let uploads = plans.filter { $0.action == .upload }
             steps += uploads.map { .upload(imageIndex: $0.imageIndex, packageIndex: $0.packageIndex) }
             steps.append(.verify(.listed))
             if eraseAppSettings && !uploads.isEmpty { steps.append(.eraseAppSettings) }
-            steps += [.reset, .verify(.active)]
+            if requested != .uploadOnly { steps += [.reset, .verify(.active)] }
         }
         return FirmwareUpgradePlan(
-            mode: .confirmOnly,
+            mode: requested == .uploadOnly ? .uploadOnly : .confirmOnly,
             bootloaderMode: bootloaderMode,
             images: plans,
             steps: steps,

@@ -15,20 +15,32 @@ struct UpgradeEventEmitter {
 
     /// Emits what changed since the last call: states, a new plan, new warnings.
     /// - Parameter machine: the machine after its latest input.
+    ///
+    /// A new plan comes before the state its first step enters (planning and entering that state
+    /// are one transition), so that a reader sees the plan, then `uploading`.
     mutating func report(_ machine: FirmwareUpgradeStateMachine) {
-        for (index, state) in machine.visited.enumerated().dropFirst(shownStates) {
+        let newPlan = machine.plan.flatMap { $0 == shownPlan ? nil : $0 }
+        let held = newPlan != nil && machine.visited.count > shownStates ? 1 : 0
+        showStates(machine, upTo: machine.visited.count - held)
+        for warning in machine.warnings.dropFirst(shownWarnings) { continuation.yield(.warning(warning)) }
+        shownWarnings = machine.warnings.count
+        if let newPlan {
+            shownPlan = newPlan
+            continuation.yield(.planned(newPlan))
+        }
+        showStates(machine, upTo: machine.visited.count)
+    }
+
+    private mutating func showStates(_ machine: FirmwareUpgradeStateMachine, upTo end: Int) {
+        guard end > shownStates else { return }
+        for index in shownStates..<end {
+            let state = machine.visited[index]
             let from = index == 0 ? FirmwareUpgrade.State.idle : machine.visited[index - 1]
             continuation.yield(.stateChanged(from: from, to: state))
             // Trace, not debug: `-v` already shows each state once, as the progress view draws it.
             logger.trace("upgrade state", metadata: ["from": "\(from)", "to": "\(state)"])
         }
-        shownStates = machine.visited.count
-        for warning in machine.warnings.dropFirst(shownWarnings) { continuation.yield(.warning(warning)) }
-        shownWarnings = machine.warnings.count
-        if let plan = machine.plan, plan != shownPlan {
-            shownPlan = plan
-            continuation.yield(.planned(plan))
-        }
+        shownStates = end
     }
 
     /// The summary of a finished upgrade.
@@ -47,7 +59,8 @@ struct UpgradeEventEmitter {
             bootloaderMode: machine.bootloaderMode,
             uploadedBytes: uploadedBytes,
             duration: duration,
-            isUpToDate: machine.plan?.isUpToDate ?? false
+            isUpToDate: (machine.plan?.isUpToDate ?? false) && machine.resetsBeforeUpload == 0,
+            reverted: machine.resetsBeforeUpload > 0
         )
     }
 }

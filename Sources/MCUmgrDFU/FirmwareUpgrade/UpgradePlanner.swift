@@ -73,6 +73,8 @@ package struct PlanningFailure: Error, Sendable, Hashable {
     package var code: FirmwareUpgradeError.Code
     /// What and why.
     package var message: String
+    /// For a busy slot: what the reset the upgrade would need does.
+    package var pendingBootChanges: [FirmwareUpgradePlan.PendingBootChange] = []
 }
 
 /// Turns a payload and what the device reported into a ``FirmwareUpgradePlan``; one per kind of

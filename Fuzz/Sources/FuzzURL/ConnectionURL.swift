@@ -1,1 +1,0 @@
-../../../Sources/MCUmgrCommands/ConnectionURL.swift
