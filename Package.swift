@@ -50,7 +50,6 @@ let package = Package(
             dependencies: [
                 "SMPBytes",
                 "SMPCBOR",
-                "SMPPOSIX",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
@@ -69,11 +68,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The firmware-upgrade engine: the client plus MCUboot images and packages.
+        // The firmware-upgrade engine: the client plus MCUboot images and packages; it reads a
+        // package's file (SMPPOSIX's whole-file reads), as MCUboot only parses bytes.
         .target(
             name: "MCUmgrDFU",
             dependencies: [
-                "SMPCore", "SMPLink", "MCUmgr", "MCUboot",
+                "SMPCore", "SMPLink", "MCUmgr", "MCUboot", "SMPPOSIX",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -1,5 +1,4 @@
 import Foundation
-import SMPPOSIX
 import ZIPFoundation
 
 /// A firmware package as users receive it: a bare MCUboot image (`.bin`), a zip with
@@ -10,8 +9,11 @@ import ZIPFoundation
 /// file name. Every image comes out with what an upgrade needs: image number, target slot,
 /// bytes to upload and the hash the device will report.
 ///
+/// The package parses bytes and reads no file: `MCUmgrDFU` adds `init(contentsOf:)`, which reads
+/// one (regular files and pipes alike) and parses it.
+///
 /// ```swift
-/// let package = try FirmwarePackage(contentsOf: url)
+/// let package = try FirmwarePackage(data: bytes, fileName: "dfu_application.zip")
 /// for image in package.images {
 ///     print(image.imageIndex, image.slot, Hex.encode(image.hash), image.data.count)
 /// }
@@ -164,19 +166,6 @@ public struct FirmwarePackage: Sendable {
         let bare = name.hasPrefix("file://") ? String(name.dropFirst(7)) : name
         return resources.first { $0.name.lowercased() == bare.lowercased() }
             ?? resources.first { ($0.name as NSString).lastPathComponent.lowercased() == bare.lowercased() }
-    }
-
-    /// Reads a package from a file.
-    /// - Parameter url: the file.
-    /// - Throws: ``MCUbootError`` (``MCUbootError/Code/readFailed`` if the file cannot be read).
-    public init(contentsOf url: URL) throws(MCUbootError) {
-        let data: Data
-        do {
-            data = try LocalFile.read(url, mapped: true)
-        } catch {
-            throw MCUbootError(.readFailed, "cannot read \(url.path): \(FileErrorReason.describe(error))", cause: error)
-        }
-        try self.init(data: data, fileName: url.lastPathComponent)
     }
 
     /// Parses a package from its bytes.

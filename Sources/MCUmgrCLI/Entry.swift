@@ -2,15 +2,35 @@ import Foundation
 import MCUmgrCommands
 
 /// The `mcumgr` executable: everything lives in MCUmgrCommands so tests can run it in-process.
+///
+/// The main thread waits on a semaphore while the command runs on the global executor, rather
+/// than parking in `dispatch_main` (what an `async` main does on Linux): nothing here needs the
+/// main queue, and Valgrind 3.19 dies on `dispatch_main`'s exit of the main thread, which would
+/// keep the tool out of reach of callgrind's instruction counts (docs/BENCHMARKS.md).
 @main
 enum Entry {
-    static func main() async {
-        let command = Task { await MCUmgrCommand.main(arguments: Array(CommandLine.arguments.dropFirst())) }
+    static func main() {
+        let status = ExitStatusBox()
+        let finished = DispatchSemaphore(value: 0)
+        let command = Task.detached {
+            status.set(await MCUmgrCommand.main(arguments: Array(CommandLine.arguments.dropFirst())))
+            finished.signal()
+            return status.value
+        }
         let interrupt = Interrupt(command)
-        let status = await command.value
+        finished.wait()
         interrupt.cancel()
-        exit(status)
+        exit(status.value)
     }
+}
+
+/// The command's exit status, handed from the command's task to the waiting main thread.
+final class ExitStatusBox: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var status: Int32 = 1
+    func set(_ value: Int32) { lock.withLock { status = value } }
+    var value: Int32 { lock.withLock { status } }
 }
 
 /// Ctrl-C: the first cancels the command, which ends the way a cancelled transfer or upgrade

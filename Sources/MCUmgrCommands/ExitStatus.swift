@@ -86,10 +86,10 @@ struct FailureReport: Sendable, Equatable {
         case let error as SMPTransportError where error.code == .frameTooLarge:
             // Said before anything was sent: the request, made of what the user typed, does not
             // fit the device. Not a link failure; retrying cannot help, sending less can.
-            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error.message).description)
+            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error).description)
         case let error as SMPError where error.code == .frameTooLarge:
             // Raised while encoding our own request (a payload over the 16-bit length).
-            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error.message).description)
+            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error).description)
         case let error as SMPError where error.code == .encodingFailed:
             // Our own request, made of what the user gave, that CBOR cannot carry. The library's
             // message names the request type, so only the code is shown.
@@ -196,25 +196,22 @@ struct RequestTooLarge: Error, CustomStringConvertible {
         self.what = what
     }
 
-    /// Reads the numbers out of the client's message ("… needs N bytes; the limit is M"), whose
-    /// wording names internal request types and so is not shown as it is.
-    init(_ message: String, what: String? = nil) {
-        func number(after marker: String, before suffix: String = "") -> Int? {
-            guard let range = message.range(of: marker) else { return nil }
-            let rest = message[range.upperBound...]
-            let digits = rest.prefix { $0.isNumber }
-            guard rest.dropFirst(digits.count).hasPrefix(suffix) else { return nil }
-            return Int(digits)
-        }
-        // The transports say "N bytes exceed the M-byte … limit" or "N-byte frame exceeds …".
-        let leading = Int(message.prefix { $0.isNumber })
-        self.init(
-            size: number(after: "needs ", before: " bytes") ?? number(after: "payload of ", before: " bytes")
-                ?? leading,
-            limit: number(after: "the limit is ") ?? number(after: "exceeds the ", before: "-byte")
-                ?? number(after: "exceed the ", before: "-byte") ?? number(after: "device's ", before: "-byte"),
-            what: what
-        )
+    /// The sizes a link or the client reported as fields (their messages name internal request
+    /// types and so are not shown as they are).
+    /// - Parameters:
+    ///   - error: a `.frameTooLarge` link error.
+    ///   - what: what the user gave that made it too large.
+    init(_ error: SMPTransportError, what: String? = nil) {
+        self.init(size: error.frameSize, limit: error.frameLimit, what: what)
+    }
+
+    /// The size of a request too large to encode (a payload over the 16-bit length field). Its
+    /// limit is the format's, not the device's, so it is not said as the device's.
+    /// - Parameters:
+    ///   - error: a `.frameTooLarge` encoding error.
+    ///   - what: what the user gave that made it too large.
+    init(_ error: SMPError, what: String? = nil) {
+        self.init(size: error.frameSize, limit: nil, what: what)
     }
 
     var description: String {

@@ -57,11 +57,9 @@ struct ImageInfoCommand: AsyncParsableCommand {
         }
         let rejected = zip(package.images, reports).filter { $0.1?.verdict.isRejected == true }
         let badEnvelopes = package.images.filter { $0.suit?.isDigestValid == false }
-        if let (image, report) = rejected.first, let report {
+        if let (image, report) = rejected.first, case .rejected(let reason)? = report?.verdict {
             throw Rejected(
-                description: "\(image.fileName) (image \(image.imageIndex)) would be rejected by MCUboot: "
-                    + (report.verdict.description.hasPrefix("rejected: ")
-                        ? String(report.verdict.description.dropFirst(10)) : report.verdict.description)
+                description: "\(image.fileName) (image \(image.imageIndex)) would be rejected by MCUboot: \(reason)"
             )
         }
         if let envelope = badEnvelopes.first {

@@ -40,9 +40,9 @@ struct ShellCommand: AsyncParsableCommand {
                     try await $0.send(ShellManagement.Execute(arguments: words))
                 }
             } catch let error as SMPTransportError where error.code == .frameTooLarge {
-                throw RequestTooLarge(error.message, what: "the shell command")
+                throw RequestTooLarge(error, what: "the shell command")
             } catch let error as SMPError where error.code == .frameTooLarge {
-                throw RequestTooLarge(error.message, what: "the shell command")
+                throw RequestTooLarge(error, what: "the shell command")
             }
             if global.json {
                 try CommandSupport.emit(response: response)

@@ -167,8 +167,9 @@ public final class GATTConnection: SMPConnection, Sendable {
         guard !closed.value else { throw SMPTransportError(.disconnected, "the connection is closed") }
         let limit = configuration.deviceReassembles ? SMPHeader.size + SMPFrame.maximumPayloadSize : maximumFrameSize
         guard frame.count <= limit else {
-            throw SMPTransportError(
-                .frameTooLarge,
+            throw SMPTransportError.frameTooLarge(
+                size: frame.count,
+                limit: limit,
                 "\(frame.count)-byte frame exceeds the \(limit)-byte write and the device does not reassemble"
             )
         }

@@ -8,6 +8,10 @@ import Foundation
 /// reader sees: the width of a float (half, single or double) and the order of map entries.
 /// So `decode → encode` is byte-exact for anything written with definite lengths and
 /// shortest-form integers (deterministic encoding, RFC 8949 §4.2.1 minus key sorting).
+///
+/// Equality is the data model's (RFC 8949 §2): text strings are equal when their UTF-8 bytes
+/// are, with no Unicode normalisation, so map keys that differ only in normalisation are two
+/// keys, not a duplicate.
 public enum CBOR: Sendable, Hashable {
     /// Major type 0: an unsigned integer 0...2⁶⁴−1.
     case unsignedInt(UInt64)
@@ -34,6 +38,65 @@ public enum CBOR: Sendable, Hashable {
     case simple(UInt8)
     /// Major type 7, a half, single or double precision float; the width is kept.
     case float(CBORFloat)
+}
+
+extension CBOR {
+    // Swift's `String` equality is Unicode canonical equivalence ("é" precomposed equals "e" and a
+    // combining accent); CBOR's is by bytes. Every other case compares as synthesised equality would.
+    public static func == (lhs: CBOR, rhs: CBOR) -> Bool {
+        switch (lhs, rhs) {
+        case (.unsignedInt(let a), .unsignedInt(let b)), (.negativeInt(let a), .negativeInt(let b)): a == b
+        case (.byteString(let a), .byteString(let b)): a == b
+        case (.textString(let a), .textString(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.array(let a), .array(let b)): a == b
+        case (.map(let a), .map(let b)): a == b
+        case (.tagged(let tagA, let a), .tagged(let tagB, let b)): tagA == tagB && a == b
+        case (.boolean(let a), .boolean(let b)): a == b
+        case (.null, .null), (.undefined, .undefined): true
+        case (.simple(let a), .simple(let b)): a == b
+        case (.float(let a), .float(let b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(majorKind)
+        switch self {
+        case .unsignedInt(let value), .negativeInt(let value): hasher.combine(value)
+        case .byteString(let value): hasher.combine(value)
+        case .textString(let value):
+            // By bytes, as equality is: `String`'s own hash follows canonical equivalence.
+            hasher.combine(value.utf8.count)
+            for byte in value.utf8 { hasher.combine(byte) }
+        case .array(let value): hasher.combine(value)
+        case .map(let value): hasher.combine(value)
+        case .tagged(let tag, let value):
+            hasher.combine(tag)
+            hasher.combine(value)
+        case .boolean(let value): hasher.combine(value)
+        case .null, .undefined: break
+        case .simple(let value): hasher.combine(value)
+        case .float(let value): hasher.combine(value)
+        }
+    }
+
+    /// Which case this is, for hashing.
+    private var majorKind: UInt8 {
+        switch self {
+        case .unsignedInt: 0
+        case .negativeInt: 1
+        case .byteString: 2
+        case .textString: 3
+        case .array: 4
+        case .map: 5
+        case .tagged: 6
+        case .boolean: 7
+        case .null: 8
+        case .undefined: 9
+        case .simple: 10
+        case .float: 11
+        }
+    }
 }
 
 /// A floating-point CBOR value together with the width it is (or will be) encoded in.

@@ -55,6 +55,17 @@ public struct CBORWriter: Sendable {
         self.options = options
     }
 
+    /// Creates a writer whose output continues after what `prefix` holds, e.g. a frame header
+    /// written before the payload it describes, so the payload is encoded in place rather than
+    /// copied behind the header afterwards.
+    /// - Parameters:
+    ///   - options: how values are written.
+    ///   - prefix: the bytes the output starts with.
+    public init(options: Options = Options(), continuing prefix: ByteWriter) {
+        writer = prefix
+        self.options = options
+    }
+
     /// The bytes written so far.
     public var bytes: [UInt8] { writer.bytes }
 

@@ -68,6 +68,12 @@ public struct SMPError: CodedError {
     public var code: Code
     /// A specific explanation for people (what was expected, what arrived).
     public var message: String
+    /// For ``Code/frameTooLarge``: the size in bytes of what did not fit, when known. A field,
+    /// so that callers (the CLI's "too large for the device") never read numbers out of
+    /// ``message``.
+    public var frameSize: Int?
+    /// For ``Code/frameTooLarge``: the largest the format can carry (the 16-bit length field), when known.
+    public var frameLimit: Int?
     /// The underlying error, e.g. a `CBORError` with its byte offset or a `DecodingError`.
     public var cause: (any Error & Sendable)?
 
@@ -80,6 +86,19 @@ public struct SMPError: CodedError {
         self.code = code
         self.message = message
         self.cause = cause
+    }
+
+    /// A ``Code/frameTooLarge`` error with its sizes as fields.
+    /// - Parameters:
+    ///   - size: the size in bytes of what did not fit, if known.
+    ///   - limit: the most that fits, if known.
+    ///   - message: a specific explanation.
+    /// - Returns: the error.
+    public static func frameTooLarge(size: Int?, limit: Int?, _ message: String) -> SMPError {
+        var error = SMPError(.frameTooLarge, message)
+        error.frameSize = size
+        error.frameLimit = limit
+        return error
     }
 
     public var description: String { codedDescription(prefix: "SMP: ") }

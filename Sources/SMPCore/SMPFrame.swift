@@ -23,7 +23,11 @@ public struct SMPFrame: Sendable, Hashable {
     /// - Throws: ``SMPError`` `.frameTooLarge` for a payload over 65535 bytes.
     public init(header: SMPHeader, payload: [UInt8]) throws(SMPError) {
         guard payload.count <= SMPFrame.maximumPayloadSize else {
-            throw SMPError(.frameTooLarge, "payload of \(payload.count) bytes exceeds the 16-bit length field")
+            throw SMPError.frameTooLarge(
+                size: payload.count,
+                limit: SMPFrame.maximumPayloadSize,
+                "payload of \(payload.count) bytes exceeds the 16-bit length field"
+            )
         }
         var header = header
         header.length = UInt16(payload.count)
@@ -92,12 +96,43 @@ public struct SMPFrame: Sendable, Hashable {
             command: R.command
         )
         do {
-            return try SMPFrame(header: header, payload: request.encodePayload(options: options))
+            return try SMPFrame(header: header, assembled: request.encodeFrame(header: header, options: options))
         } catch let error as SMPError {
             throw error
         } catch {
             throw SMPError(.encodingFailed, "\(R.group) command \(R.command)", cause: error)
         }
+    }
+
+    /// A frame from bytes that hold `header` then the payload, with the length set in place (no
+    /// copy of the payload).
+    private init(header: SMPHeader, assembled bytes: consuming [UInt8]) throws(SMPError) {
+        let count = bytes.count - SMPHeader.size
+        guard count <= SMPFrame.maximumPayloadSize else {
+            throw SMPError.frameTooLarge(
+                size: count,
+                limit: SMPFrame.maximumPayloadSize,
+                "payload of \(count) bytes exceeds the 16-bit length field"
+            )
+        }
+        var header = header
+        header.length = UInt16(count)
+        bytes[2] = UInt8(truncatingIfNeeded: count >> 8)
+        bytes[3] = UInt8(truncatingIfNeeded: count)
+        self.header = header
+        self.bytes = bytes
+    }
+
+    /// Rewrites the version and sequence number of a frame's bytes in place, for another attempt
+    /// of the same request: the payload is not encoded or copied again.
+    /// - Parameters:
+    ///   - bytes: a frame's bytes (at least the header).
+    ///   - version: the protocol version.
+    ///   - sequence: the sequence number.
+    package static func restamp(_ bytes: inout [UInt8], version: SMPVersion, sequence: UInt8) {
+        guard bytes.count >= SMPHeader.size else { return }
+        bytes[0] = bytes[0] & 0b1110_0111 | version.rawValue << 3
+        bytes[6] = sequence
     }
 
     /// Encodes a successful response to a request frame (used by the simulated device).
@@ -165,6 +200,8 @@ public struct SMPFrame: Sendable, Hashable {
                     + "got \(header.group) command \(header.command) \(header.operation)"
             )
         }
+        var reader = CBORReader(bytes, startingAt: SMPHeader.size)
+        if let quick = R.decodeResponseQuickly(&reader), reader.isAtEnd { return quick }
         let value = try payloadValue()
         try SMPResponseStatus.check(value, group: header.group, command: header.command)
         do {

@@ -1,3 +1,4 @@
+import SMPBytes
 import SMPCBOR
 
 /// An SMP request bound at compile time to its group, command, operation and response type.
@@ -42,6 +43,22 @@ public protocol SMPRequest: Codable, Sendable {
     /// - Parameter options: CBOR options.
     func encodePayload(options: CBORWriter.Options) throws -> [UInt8]
 
+    /// The whole frame in one buffer: `header`'s 8 bytes, then the payload. The header's length
+    /// is whatever `header` says; ``SMPFrame/request(_:sequence:version:options:)`` sets it.
+    /// Provided: the payload encoded behind the header; for `CBORDirectEncodable` types, encoded
+    /// in place (the hot path: an upload chunk's data is copied once, into the frame).
+    /// - Parameters:
+    ///   - header: the header to start with.
+    ///   - options: CBOR options.
+    func encodeFrame(header: SMPHeader, options: CBORWriter.Options) throws -> [UInt8]
+
+    /// Decodes a success answer straight from the payload's bytes when it has a shape the request
+    /// knows, with no error envelope (the hot path of transfers: an upload chunk's `{off: N}`);
+    /// `nil` leaves the answer to the general path (the tree, the error envelope, Codable), which
+    /// also reports anything malformed. Provided: `nil`.
+    /// - Parameter reader: positioned at the payload.
+    static func decodeResponseQuickly(_ reader: inout CBORReader) -> Response?
+
     /// Decodes a request payload (one CBOR item). Provided: Codable, or the direct reader for
     /// `CBORDirectDecodable` types.
     /// - Parameter reader: positioned at the payload.
@@ -55,6 +72,16 @@ extension SMPRequest {
         try CBOREncoder(options: options).encodeToBytes(self)
     }
 
+    public static func decodeResponseQuickly(_ reader: inout CBORReader) -> Response? { nil }
+
+    public func encodeFrame(header: SMPHeader, options: CBORWriter.Options) throws -> [UInt8] {
+        let payload = try encodePayload(options: options)
+        var writer = ByteWriter(capacity: SMPHeader.size + payload.count)
+        header.write(into: &writer)
+        writer.writeBytes(payload)
+        return writer.bytes
+    }
+
     public static func decodePayload(_ reader: inout CBORReader) throws -> Self {
         try CBORDecoder().decode(Self.self, from: reader.readValue())
     }
@@ -65,6 +92,21 @@ extension SMPRequest where Self: CBORDirectEncodable {
         // Sorted keys need the tree; insertion order streams straight into the writer.
         guard options.mapKeyOrder == .insertion else { return try CBOREncoder(options: options).encodeToBytes(self) }
         var writer = CBORWriter(options: options, capacity: encodedSizeHint)
+        encodeCBOR(into: &writer)
+        return writer.bytes
+    }
+
+    public func encodeFrame(header: SMPHeader, options: CBORWriter.Options) throws -> [UInt8] {
+        guard options.mapKeyOrder == .insertion else {
+            let payload = try encodePayload(options: options)
+            var writer = ByteWriter(capacity: SMPHeader.size + payload.count)
+            header.write(into: &writer)
+            writer.writeBytes(payload)
+            return writer.bytes
+        }
+        var prefix = ByteWriter(capacity: SMPHeader.size + encodedSizeHint)
+        header.write(into: &prefix)
+        var writer = CBORWriter(options: options, continuing: prefix)
         encodeCBOR(into: &writer)
         return writer.bytes
     }

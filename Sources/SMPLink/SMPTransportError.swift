@@ -52,6 +52,12 @@ public struct SMPTransportError: CodedError {
     public var code: Code
     /// Specific explanation: which endpoint, which limit, what to try.
     public var message: String
+    /// For ``Code/frameTooLarge``: the size in bytes of what did not fit, when known. A field,
+    /// so that callers (the CLI's "too large for the device") never read numbers out of
+    /// ``message``.
+    public var frameSize: Int?
+    /// For ``Code/frameTooLarge``: the largest frame the link or the device takes, when known.
+    public var frameLimit: Int?
     /// The underlying error, e.g. an `errno` description.
     public var cause: (any Error & Sendable)?
 
@@ -64,6 +70,19 @@ public struct SMPTransportError: CodedError {
         self.code = code
         self.message = message
         self.cause = cause
+    }
+
+    /// A ``Code/frameTooLarge`` error with its sizes as fields.
+    /// - Parameters:
+    ///   - size: the size in bytes of what did not fit, if known.
+    ///   - limit: the most that fits, if known.
+    ///   - message: a specific explanation.
+    /// - Returns: the error.
+    public static func frameTooLarge(size: Int?, limit: Int?, _ message: String) -> SMPTransportError {
+        var error = SMPTransportError(.frameTooLarge, message)
+        error.frameSize = size
+        error.frameLimit = limit
+        return error
     }
 
     public var description: String { codedDescription() }

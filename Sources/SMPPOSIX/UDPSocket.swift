@@ -219,11 +219,11 @@ public final class UDPSocket: Sendable {
     /// - Parameter bytes: the datagram.
     /// - Throws: ``SystemCallError`` (`EBADF` after close, `EMSGSIZE` if too large, `ECONNREFUSED`…).
     public func send(_ bytes: [UInt8]) throws(SystemCallError) {
-        let subject = remoteAddress?.description ?? localAddress.description
         let result: Int? = descriptor.withDescriptor { fd in
             bytes.withUnsafeBytes { systemSend(fd, $0.baseAddress, $0.count) }
         }
-        try check(result, "send", subject)
+        // The address is formatted only for an error: every datagram of an upload goes through here.
+        try check(result, "send", remoteAddress?.description ?? localAddress.description)
     }
 
     /// Sends one datagram to an address (a bound socket answering a client).
@@ -240,9 +240,13 @@ public final class UDPSocket: Sendable {
         try check(result, "sendto", address.description)
     }
 
-    private func check(_ result: Int?, _ operation: String, _ subject: String) throws(SystemCallError) {
-        guard let result else { throw SystemCallError(operation, subject, code: EBADF, reason: "socket closed") }
-        if result < 0 { throw SystemCallError.errno(operation, subject) }
+    private func check(
+        _ result: Int?,
+        _ operation: String,
+        _ subject: @autoclosure () -> String
+    ) throws(SystemCallError) {
+        guard let result else { throw SystemCallError(operation, subject(), code: EBADF, reason: "socket closed") }
+        if result < 0 { throw SystemCallError.errno(operation, subject()) }
     }
 
     /// Waits for one datagram.
@@ -261,19 +265,22 @@ public final class UDPSocket: Sendable {
             let remaining = deadline.map { ContinuousClock.now.duration(to: $0) }
             if let remaining, remaining <= .zero { return nil }
             guard descriptor.waitReadable(timeout: remaining) else { return nil }
-            var buffer = [UInt8](repeating: 0, count: max(1, maximumLength))
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let result: Int? = descriptor.withDescriptor { fd in
-                buffer.withUnsafeMutableBytes { raw in
+            var received: Int?
+            // Not zero-filled: recvfrom writes what it returns, and only that is kept (zeroing
+            // 64 KiB for every datagram was a quarter of an upload's instructions).
+            let buffer = [UInt8](unsafeUninitializedCapacity: max(1, maximumLength)) { raw, initialized in
+                received = descriptor.withDescriptor { fd in
                     withUnsafeMutablePointer(to: &storage) { pointer in
                         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                             recvfrom(fd, raw.baseAddress, raw.count, 0, $0, &length)
                         }
                     }
                 }
+                initialized = max(0, received ?? 0)
             }
-            guard let count = result else { return nil }
+            guard let count = received else { return nil }
             if count < 0 {
                 let code = currentErrno()
                 if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { continue }

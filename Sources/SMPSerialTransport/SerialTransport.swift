@@ -161,8 +161,9 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
 
     func send(_ frame: [UInt8]) async throws {
         guard frame.count <= maximumFrameSize || frameSizeFollowsDevice else {
-            throw SMPTransportError(
-                .frameTooLarge,
+            throw SMPTransportError.frameTooLarge(
+                size: frame.count,
+                limit: maximumFrameSize,
                 "\(frame.count) bytes exceed the \(maximumFrameSize)-byte serial limit"
             )
         }

@@ -108,8 +108,9 @@ final class UDPConnection: SMPConnection {
 
     func send(_ frame: [UInt8]) async throws {
         guard frame.count <= maximumFrameSize else {
-            throw SMPTransportError(
-                .frameTooLarge,
+            throw SMPTransportError.frameTooLarge(
+                size: frame.count,
+                limit: maximumFrameSize,
                 "\(frame.count) bytes exceed the \(maximumFrameSize)-byte datagram limit"
             )
         }

@@ -2,7 +2,9 @@ import Foundation
 import MCUmgr
 import MCUmgrDFU
 import SMPCore
+import SMPSimulator
 import SMPTestSupport
+import SMPUDPTransport
 import Testing
 
 @testable import MCUmgrCommands
@@ -198,10 +200,12 @@ import Testing
     }
 
     /// Errors that no command line above reaches in a test: cancellation, a request over the
-    /// 16-bit length, a library message on several lines.
+    /// 16-bit length (made by the frame encoder itself), a library message on several lines.
     @Test func errorsWithoutACommandLine() {
         #expect(FailureReport(CancellationError()).status == .interrupted)
-        let encoding = FailureReport(SMPError(.frameTooLarge, "payload of 70000 bytes exceeds the 16-bit length field"))
+        let encoding = FailureReport(
+            Self.thrown { _ = try SMPFrame(header: Self.header, payload: [UInt8](repeating: 0, count: 70000)) }
+        )
         #expect(encoding.status == .badInput)
         #expect(
             encoding.message
@@ -212,22 +216,67 @@ import Testing
         #expect(lines.status == .failed)
     }
 
-    /// The client's message names the command ("shell command 0 needs 3018 bytes"); what reaches
-    /// people is the sizes and what to do.
-    @Test(
-        arguments: [
-            ("shell command 0 needs 3018 bytes; the limit is 2048", 3018, 2048),
-            ("an upload chunk with no data already exceeds the 128-byte frame limit", nil, 128),
-            ("payload of 70000 bytes exceeds the 16-bit length field", 70000, nil),
-            ("3000 bytes exceed the 1472-byte datagram limit", 3000, 1472),
-            ("3000-byte frame exceeds the simulated device's 2048-byte buffer", 3000, 2048),
-            ("something else", nil, nil),
-        ] as [(String, Int?, Int?)]
-    )
-    func requestTooLargeReadsTheSizes(_ message: String, _ size: Int?, _ limit: Int?) {
-        let error = RequestTooLarge(message)
-        #expect(error.size == size)
-        #expect(error.limit == limit)
-        #expect(CLI.internalNames(in: error.description) == [])
+    /// A header for frames built only to fail.
+    static let header = SMPHeader(operation: .write, length: 0, group: .os, sequence: 0, command: 0)
+
+    /// The error a call throws (a test of errors made by the code that makes them).
+    static func thrown(_ body: () throws -> Void) -> any Error {
+        do {
+            try body()
+        } catch {
+            return error
+        }
+        return CommandFailure("nothing was thrown")
+    }
+
+    /// The error an async call throws.
+    static func thrownAsync(_ body: () async throws -> Void) async -> any Error {
+        do {
+            try await body()
+        } catch {
+            return error
+        }
+        return CommandFailure("nothing was thrown")
+    }
+
+    /// A request too large for the link or the device: the sizes come from the fields of the
+    /// error that each layer throws — never read back out of its message, which names internal
+    /// request types ("shell command 0 needs 3018 bytes") — and what reaches people is the sizes
+    /// and what to do.
+    @Test func requestTooLargeTakesTheSizesFromTheErrorsFields() async throws {
+        let device = SimulatedDevice(configuration: .init(bufferSize: 2048))
+        let oversize = [UInt8](repeating: 0x0a, count: 3000)
+        let loopback = try await LoopbackTransport(device: device).connect()
+        let udp = try await UDPTransport(host: "127.0.0.1", port: 9).connect()
+        let client = try await SMPClient.connect(LoopbackTransport(device: device))
+        let echo = OSManagement.Echo(text: String(repeating: "x", count: 3000))
+        let echoSize = try SMPFrame.request(echo, sequence: 0).bytes.count
+        let cases: [(any Error, size: Int?, limit: Int?)] = [
+            (await Self.thrownAsync { try await loopback.send(oversize) }, 3000, 2048),
+            (await Self.thrownAsync { try await udp.send(oversize) }, 3000, 1472),
+            (await Self.thrownAsync { _ = try await client.send(echo) }, echoSize, 2048),
+            (Self.thrown { _ = try SerialFraming.encode([UInt8](repeating: 0, count: 70000)) }, 70000, nil),
+            (
+                Self.thrown { _ = try SMPFrame(header: Self.header, payload: [UInt8](repeating: 0, count: 70000)) },
+                70000, nil
+            ),
+        ]
+        for (error, size, limit) in cases {
+            let tooLarge: RequestTooLarge
+            switch error {
+            case let error as SMPTransportError: tooLarge = RequestTooLarge(error)
+            case let error as SMPError: tooLarge = RequestTooLarge(error)
+            default:
+                Issue.record("not a frame-too-large error: \(error)")
+                continue
+            }
+            #expect(tooLarge.size == size, "\(error)")
+            #expect(tooLarge.limit == limit, "\(error)")
+            #expect(CLI.internalNames(in: tooLarge.description) == [])
+            #expect(FailureReport(error).message == tooLarge.description)
+        }
+        await client.close()
+        await loopback.close()
+        await udp.close()
     }
 }

@@ -95,6 +95,51 @@ struct CBORReaderTests {
         #expect(throws: CBORError.self) { try CBORReader.decode(writer.bytes) }
     }
 
+    /// RFC 8949 compares text keys by their bytes, without Unicode normalisation: "é" precomposed
+    /// (`c3 a9`) and "e" + combining acute (`65 cc 81`) are two keys, not a duplicate, and each
+    /// finds only its own value — in small maps and past the 16 entries where the reader keeps a
+    /// set. Swift's `String` equality would call them equal.
+    @Test(arguments: [0, 20])
+    func keysDifferingOnlyInNormalisationAreDistinct(padding: Int) throws {
+        let precomposed = "\u{e9}"
+        let decomposed = "e\u{301}"
+        #expect(precomposed == decomposed, "Swift's String equality is canonical equivalence")
+        var writer = CBORWriter()
+        writer.writeHead(major: 5, argument: UInt64(padding + 2))
+        for index in 0..<padding {
+            writer.write(CBOR(index))
+            writer.write(.null)
+        }
+        writer.write(.textString(precomposed))
+        writer.write(1)
+        writer.write(.textString(decomposed))
+        writer.write(2)
+        #expect(Array(writer.bytes.suffix(9)) == [0x62, 0xc3, 0xa9, 0x01, 0x63, 0x65, 0xcc, 0x81, 0x02])
+        let map = try #require(try CBORReader.decode(writer.bytes).mapValue)
+        #expect(map.count == padding + 2)
+        #expect(map[precomposed] == 1)
+        #expect(map[decomposed] == 2)
+        #expect(CBOR.textString(precomposed) != CBOR.textString(decomposed))
+        #expect(Set([CBOR.textString(precomposed), .textString(decomposed)]).count == 2)
+        // The same bytes twice are still a duplicate.
+        #expect(throws: CBORError(.duplicateMapKey, at: 5)) {
+            try CBORReader.decode(TestBytes.hex("a2 62c3a9 01 62c3a9 02"))
+        }
+    }
+
+    /// Codable lookups match keys by bytes too: a decomposed key does not answer for a field
+    /// named with the precomposed spelling.
+    @Test func codableKeysAreMatchedByBytes() throws {
+        struct Accented: Decodable, Equatable {
+            var value: Int?
+            enum CodingKeys: String, CodingKey { case value = "\u{e9}" }
+        }
+        let decomposed = try CBORDecoder().decode(Accented.self, from: TestBytes.hex("a1 63 65cc81 05"))
+        #expect(decomposed == Accented(value: nil))
+        let precomposed = try CBORDecoder().decode(Accented.self, from: TestBytes.hex("a1 62 c3a9 05"))
+        #expect(precomposed == Accented(value: 5))
+    }
+
     @Test func zephyrIndefiniteErrorMapDecodes() throws {
         // An observed Zephyr reply: `bf 62 72 63 08 ff` = {"rc": 8} as an indefinite map.
         #expect(try CBORReader.decode(TestBytes.hex("bf62726308ff")) == ["rc": 8])

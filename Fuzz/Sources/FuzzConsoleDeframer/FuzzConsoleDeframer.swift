@@ -40,8 +40,8 @@ public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             check(frame.count + 4 <= maximumPacketSize, "message of \(frame.count) bytes over the packet limit")
             frames.append(frame)
         case .console(let line):
-            // A run with no newline is flushed once it is one byte longer than the limit.
-            check(line.count <= maximumLineLength + 1, "console line of \(line.count) bytes over the limit")
+            // A run with no newline is flushed when it reaches the limit (newline included).
+            check(line.count <= maximumLineLength, "console line of \(line.count) bytes over the limit")
         case .discarded(let error):
             _ = error.description
         }

@@ -85,7 +85,7 @@ public actor SMPClient {
         public var bufferCount: Int
     }
 
-    private typealias Expectation = PendingRequests<ResponsePromise>.Expectation
+    typealias Expectation = PendingRequests<ResponseWaiter>.Expectation
 
     /// The connection this client talks over.
     public nonisolated let connection: any SMPConnection
@@ -95,8 +95,10 @@ public actor SMPClient {
     /// The transfer engine's logger (`mcumgr.transfer`).
     let transferLogger: Logger
     private var groupLoggers: [SMPGroup: Logger] = [:]
-    private var pending: PendingRequests<ResponsePromise>
-    private var drivers: [Int: Task<Void, Never>] = [:]
+    var pending: PendingRequests<ResponseWaiter>
+    /// Every request waiting for an answer: its frame and attempts, and when its current attempt
+    /// times out.
+    var timeouts: [Int: RequestTimeout] = [:]
     private var readerTask: Task<Void, Never>?
     private var closedError: (any Error)?
 
@@ -126,9 +128,11 @@ public actor SMPClient {
     deinit {
         // A client dropped without `close()` leaves no task behind: its reader (which holds the
         // client weakly) would otherwise wait on the connection's frames for ever, holding the
-        // stream and the connection. Request drivers and the parameters read hold the client, so
-        // none is running by the time it is freed.
+        // stream and the connection; watchdogs (which hold it weakly too) would sleep out their
+        // timeouts. The parameters read holds the client, so it is not running by the time the
+        // client is freed.
         readerTask?.cancel()
+        for entry in timeouts.values { entry.watchdog?.cancel() }
     }
 
     /// Connects through a transport and starts the client. Nothing is sent yet.
@@ -273,7 +277,8 @@ public actor SMPClient {
         // A request that must not happen twice is sent once, whatever the caller asks.
         let retries = request.isIdempotent ? max(0, retries ?? configuration.retries) : 0
         let sentVersion = version
-        let (id, promise) = try await start(request, timeout: timeout, retries: retries)
+        let promise = ResponsePromise()
+        let id = try await start(request, timeout: timeout, retries: retries, waiter: .promise(promise))
         return SMPPendingResponse(
             client: self,
             id: id,
@@ -286,10 +291,14 @@ public actor SMPClient {
         )
     }
 
-    /// Registers a request, sends its first attempt, and leaves the retries to a driver task.
-    private func start<R: SMPRequest>(_ request: R, timeout: Duration, retries: Int) async throws -> (
-        Int, ResponsePromise
-    ) {
+    /// Registers a request and sends its first attempt; its watchdog sends the others.
+    /// - Returns: the request's identifier.
+    func start<R: SMPRequest>(
+        _ request: R,
+        timeout: Duration,
+        retries: Int,
+        waiter: ResponseWaiter
+    ) async throws -> Int {
         if let closedError { throw closedError }
         guard let responseOperation = R.operation.response else {
             throw SMPError(
@@ -298,115 +307,87 @@ public actor SMPClient {
             )
         }
         let expectation = Expectation(group: R.group, command: R.command, operation: responseOperation)
-        // Encode once to fail early (and size-check) before anything is registered.
-        let probe = try SMPFrame.request(request, sequence: 0, version: version)
-        if probe.bytes.count > Self.sizeFittingEveryDevice && deviceParameters == nil {
+        // Encoded once, before anything is registered (to fail early and to size-check); every
+        // attempt only rewrites the header's version and sequence number.
+        let frame = try SMPFrame.request(request, sequence: 0, version: version).bytes
+        if frame.count > Self.sizeFittingEveryDevice && deviceParameters == nil {
             // A large request needs the device's buffer size; a failure shows on the request.
             _ = try? await loadParameters()
         }
         let limit = maximumFrameSize
-        guard probe.bytes.count <= limit else {
-            throw SMPTransportError(
-                .frameTooLarge,
-                "\(R.group) command \(R.command) needs \(probe.bytes.count) bytes; the limit is \(limit)"
+        guard frame.count <= limit else {
+            throw SMPTransportError.frameTooLarge(
+                size: frame.count,
+                limit: limit,
+                "\(R.group) command \(R.command) needs \(frame.count) bytes; the limit is \(limit)"
             )
         }
-        let promise = ResponsePromise()
-        let id = pending.add(promise)
-        // Each attempt's timeout starts when its send returns: a link that holds a write back
-        // (a full BLE controller buffer) slows a request, it does not fail it.
-        guard await sendAttempt(id, number: 0, probe: probe, expectation: expectation) else { return (id, promise) }
-        if pending.contains(id) {
-            let idempotent = request.isIdempotent
-            drivers[id] = Task {
-                await self.drive(
-                    id,
-                    probe: probe,
-                    expectation: expectation,
-                    timeout: timeout,
-                    retries: retries,
-                    idempotent: idempotent
-                )
-            }
-        }
-        return (id, promise)
+        let id = pending.add(waiter)
+        timeouts[id] = RequestTimeout(
+            // Moved, not copied: the first attempt then rewrites its header in place.
+            frame: consume frame,
+            expectation: expectation,
+            timeout: timeout,
+            retries: retries,
+            idempotent: request.isIdempotent
+        )
+        await sendAttempt(id)
+        return id
     }
 
-    /// Sends one attempt; `false` when the request is already over (answered or failed).
+    /// Sends the request's next attempt; `false` when the request is already over (answered or
+    /// failed). Its timeout starts when the send returns: a link that holds a write back (a full
+    /// BLE controller buffer) slows a request, it does not fail it.
     @discardableResult
-    private func sendAttempt(_ id: Int, number: Int, probe: SMPFrame, expectation: Expectation) async -> Bool {
-        guard pending.contains(id) else { return false }
-        guard let sequence = pending.attempt(id, expecting: expectation) else {
+    func sendAttempt(_ id: Int) async -> Bool {
+        guard pending.contains(id), var entry = timeouts[id] else { return false }
+        guard let sequence = pending.attempt(id, expecting: entry.expectation) else {
             fail(id, SMPTransportError(.sendFailed, "all 256 sequence numbers are in flight"))
             return false
         }
-        var header = probe.header
-        header.sequence = sequence
-        header.version = version
-        let bytes: [UInt8]
-        do {
-            bytes = try SMPFrame(header: header, payload: probe.payload).bytes
-        } catch {
-            fail(id, error)
-            return false
-        }
-        if number > 0 {
+        // Taken out of the table while it is sent, so the header is rewritten in place.
+        var bytes = entry.frame
+        entry.frame = []
+        timeouts[id] = entry
+        SMPFrame.restamp(&bytes, version: version, sequence: sequence)
+        if entry.attempt > 0 {
             logger.debug(
                 "no answer; sending again",
                 metadata: [
-                    "attempt": "\(number + 1)", "sequence": "\(sequence)", "group": "\(header.group)",
-                    "command": "\(header.command)",
+                    "attempt": "\(entry.attempt + 1)", "sequence": "\(sequence)", "group": "\(entry.expectation.group)",
+                    "command": "\(entry.expectation.command)",
                 ]
             )
         }
-        groupLogger(header.group).trace("send", metadata: ["frame": "\(describe(bytes))"])
+        groupLogger(entry.expectation.group).trace("send", metadata: ["frame": "\(describe(bytes))"])
         do {
             try await connection.send(bytes)
         } catch {
             fail(id, error)
             return false
         }
+        guard timeouts[id] != nil else { return true }  // answered while it was sent
+        let deadline = configuration.clock.elapsed() + entry.timeout
+        timeouts[id]?.frame = bytes
+        timeouts[id]?.deadline = deadline
+        watch(id, deadline: deadline)
         return true
-    }
-
-    /// Waits out each attempt's timeout and sends the next attempt, until an answer or the last.
-    private func drive(
-        _ id: Int,
-        probe: SMPFrame,
-        expectation: Expectation,
-        timeout: Duration,
-        retries: Int,
-        idempotent: Bool
-    ) async {
-        for attempt in 1...(retries + 1) {
-            do {
-                try await configuration.clock.sleep(timeout)
-            } catch {
-                return  // the request finished or was cancelled
-            }
-            guard pending.contains(id) else { return }
-            if attempt > retries { break }
-            guard await sendAttempt(id, number: attempt, probe: probe, expectation: expectation) else { return }
-        }
-        let what = "\(expectation.group) command \(expectation.command)"
-        guard idempotent else {
-            fail(
-                id,
-                SMPTransportError(
-                    .outcomeUnknown,
-                    "no answer to \(what) within \(timeout): it may or may not have been carried out, and it is not sent twice"
-                )
-            )
-            return
-        }
-        fail(id, SMPTransportError(.timeout, "no answer to \(what) after \(retries + 1) attempts of \(timeout)"))
     }
 
     /// Ends a request with an error (timeout, send failure, cancellation).
     func fail(_ id: Int?, _ error: any Error) {
         guard let id else { return }
-        drivers.removeValue(forKey: id)?.cancel()
+        unwatch(id)
         pending.remove(id)?.resolve(.failure(error))
+    }
+
+    /// Forgets a request without a word to whoever waits for it: its answer, if one still comes,
+    /// is dropped, and it is not sent again (a transfer abandoning a chunk it will send again, or
+    /// no longer needs).
+    /// - Parameter id: the request.
+    func withdraw(_ id: Int) {
+        unwatch(id)
+        pending.remove(id)
     }
 
     /// The logger of one group (`mcumgr.group.image`, …), made on first use.
@@ -449,7 +430,7 @@ public actor SMPClient {
         groupLogger(frame.header.group).trace("receive", metadata: ["frame": "\(describe(bytes))"])
         switch pending.match(frame.header) {
         case .answered(let id, let waiter):
-            drivers.removeValue(forKey: id)?.cancel()
+            unwatch(id)
             if frame.header.version == .v1 && version != .v1 {
                 logger.info("device answers in SMP v1; using v1 from now on")
                 version = .v1
@@ -470,12 +451,12 @@ public actor SMPClient {
 
     private func connectionEnded(_ error: any Error) {
         if closedError == nil { closedError = error }
-        for (_, task) in drivers { task.cancel() }
-        drivers.removeAll()
+        for entry in timeouts.values { entry.watchdog?.cancel() }
+        timeouts.removeAll()
         for waiter in pending.removeAll() { waiter.resolve(.failure(error)) }
     }
 
-    private func describe(_ bytes: [UInt8]) -> String {
+    func describe(_ bytes: [UInt8]) -> String {
         guard let frame = try? SMPFrame(parsing: bytes) else { return "\(bytes.count) bytes (unparsable)" }
         let header = frame.header
         let payload = (try? frame.payloadValue()).map { $0.description } ?? "\(frame.payload.count) bytes"

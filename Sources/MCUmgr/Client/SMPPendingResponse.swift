@@ -72,6 +72,20 @@ public struct SMPPendingResponse<R: SMPRequest>: Sendable {
     }
 }
 
+/// Whoever waits for a request's answer: a task awaiting a promise, or a handler the client calls
+/// on its own executor (a transfer, whose driver takes every answer from one inbox).
+enum ResponseWaiter: Sendable {
+    case promise(ResponsePromise)
+    case handler(@Sendable (Result<SMPFrame, any Error>) -> Void)
+
+    func resolve(_ result: Result<SMPFrame, any Error>) {
+        switch self {
+        case .promise(let promise): promise.resolve(result)
+        case .handler(let handler): handler(result)
+        }
+    }
+}
+
 /// A one-shot result that any number of tasks can await; resolved once by the client.
 final class ResponsePromise: @unchecked Sendable {
     // `lock` guards `result` and `waiters`; continuations are resumed outside the lock.

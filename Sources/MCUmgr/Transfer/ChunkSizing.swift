@@ -24,6 +24,16 @@ public enum ChunkSizing {
         makeRequest: (Data) -> R
     ) throws -> Int {
         let empty = try SMPFrame.request(makeRequest(Data()), sequence: 0).bytes.count
+        return fit(largestData(limit: limit, emptyFrame: empty), alignment: alignment, remaining: remaining)
+    }
+
+    /// The most data bytes a frame of at most `limit` bytes can carry, given the size of the same
+    /// frame with empty data.
+    /// - Parameters:
+    ///   - limit: the largest frame (header included).
+    ///   - emptyFrame: the frame's size with an empty data field.
+    /// - Returns: the data size, or 0 if not even one byte fits.
+    static func largestData(limit: Int, emptyFrame empty: Int) -> Int {
         // `empty` already counts a one-byte head for the empty byte string.
         var best = 0
         for head in [1, 2, 3, 5] {
@@ -31,7 +41,13 @@ public enum ChunkSizing {
             guard candidate > 0, headSize(candidate) <= head else { continue }
             best = max(best, candidate)
         }
-        var size = min(best, remaining)
+        return best
+    }
+
+    /// A chunk of at most `largest` bytes, within `remaining`, rounded down to the alignment
+    /// unless it is the last.
+    static func fit(_ largest: Int, alignment: Int, remaining: Int) -> Int {
+        var size = min(largest, remaining)
         if size < remaining && alignment > 1 {
             size -= size % alignment
         }

@@ -5,7 +5,7 @@ import SMPLink
 
 /// One kind of chunked upload: how to build the request for a chunk and read the device's
 /// next offset from the answer. Image, file-system and SUIT uploads each conform, so one
-/// engine (``SMPClient/upload(_:options:)``) drives all of them.
+/// engine (``SMPClient/upload(_:options:control:)``) drives all of them.
 public protocol ChunkedUpload: Sendable {
     /// The request type of a chunk.
     associatedtype Request: SMPRequest

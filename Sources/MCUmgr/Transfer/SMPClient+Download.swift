@@ -63,100 +63,14 @@ extension SMPClient {
         throw SMPTransportError(.disconnected, "the download of \(name) stopped before it finished")
     }
 
-    private struct DownloadAnswer: Sendable {
-        var start: Int
-        var result: Result<FileManagement.Download.Response, any Error>
-    }
-
-    private func runDownload(
+    /// Runs one download: the driver performs what the download's pure state machine decides.
+    private nonisolated func runDownload(
         name: String,
         options: TransferOptions,
-        report: @Sendable (TransferProgress) -> Void
+        report: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> Data {
-        let clock = configuration.clock
-        let started = clock.elapsed()
-        let timeout = options.chunkTimeout
-        _ = try await loadParameters()
-        let first = try await send(FileManagement.Download(offset: 0, name: name), timeout: timeout)
-        guard let announced = first.length else {
-            throw SMPError(.invalidResponse, "the answer to a download at offset 0 of \(name) has no len")
-        }
-        guard announced <= UInt64(Int32.max) else {
-            throw SMPError(.invalidResponse, "\(name) is \(announced) bytes long, too large to download")
-        }
-        var state = DownloadAssembly(length: Int(announced))
-        var bytesReceived = 0
-
-        func progress() -> TransferProgress {
-            let elapsed = (clock.elapsed() - started) / .seconds(1)
-            let rate = elapsed > 0 ? Double(state.received) / elapsed : 0
-            let eta: Duration? = rate > 0 ? .seconds(Double(state.length - state.received) / rate) : nil
-            return TransferProgress(
-                bytesConfirmed: state.received,
-                totalBytes: state.length,
-                bytesSent: bytesReceived,
-                bytesPerSecond: rate,
-                estimatedTimeRemaining: eta
-            )
-        }
-
-        bytesReceived += first.data.count
-        try state.place(offset: Int(clamping: first.offset), data: first.data, requestedAt: 0)
-        report(progress())
-        if state.isComplete { return state.data }
-
-        // Every answer holds one of the device's buffers while it is built, as requests do.
-        let window = transferWindow(forced: options.window).size
-        let (answers, sink) = AsyncStream.makeStream(of: DownloadAnswer.self)
-        var tasks: [Int: Task<Void, Never>] = [:]
-        defer { for task in tasks.values { task.cancel() } }
-
-        func fill() {
-            while state.inFlight.count < window, let (start, size) = state.nextRequest() {
-                state.request(start: start, size: size)
-                tasks[start]?.cancel()
-                tasks[start] = Task {
-                    do {
-                        let answer = try await self.send(
-                            FileManagement.Download(offset: UInt64(start), name: name),
-                            timeout: timeout
-                        )
-                        sink.yield(DownloadAnswer(start: start, result: .success(answer)))
-                    } catch {
-                        sink.yield(DownloadAnswer(start: start, result: .failure(error)))
-                    }
-                }
-            }
-        }
-
-        fill()
-        for await answer in answers {
-            try Task.checkCancellation()
-            tasks[answer.start] = nil
-            switch answer.result {
-            case .success(let response):
-                bytesReceived += response.data.count
-                try state.place(offset: Int(clamping: response.offset), data: response.data, requestedAt: answer.start)
-                if state.isComplete {
-                    report(progress())
-                    return state.data
-                }
-                for start in state.abandonCovered() { tasks.removeValue(forKey: start)?.cancel() }
-                report(progress())
-            case .failure(let error):
-                // An abandoned request's cancellation is expected; anything else is fatal.
-                if state.requestFailed(start: answer.start) && !(error is CancellationError) { throw error }
-            }
-            fill()
-            if state.inFlight.isEmpty && !state.isComplete {
-                throw SMPError(
-                    .invalidResponse,
-                    "the device stopped sending data for \(name) at \(state.received) of \(state.length) bytes"
-                )
-            }
-        }
-        try Task.checkCancellation()
-        throw SMPTransportError(.disconnected, "the download of \(name) stopped before every byte arrived")
+        var driver = try await DownloadDriver(name: name, options: options, client: self, report: report)
+        return try await driver.run()
     }
 }
 
@@ -188,7 +102,7 @@ struct DownloadAssembly: Sendable {
 
     /// Places an answer's bytes at its offset.
     /// - Throws: `SMPError` when the device keeps answering with no data it has not sent before.
-    mutating func place(offset: Int, data chunk: Data, requestedAt start: Int) throws {
+    mutating func place(offset: Int, data chunk: Data, requestedAt start: Int) throws(SMPError) {
         inFlight[start] = nil
         stride = max(stride, chunk.count)
         let end = min(length, offset + chunk.count)
@@ -202,7 +116,7 @@ struct DownloadAssembly: Sendable {
         if received == before { try noProgress(at: offset) } else { emptyAnswers = 0 }
     }
 
-    private mutating func noProgress(at offset: Int) throws {
+    private mutating func noProgress(at offset: Int) throws(SMPError) {
         emptyAnswers += 1
         if emptyAnswers > 8 {
             throw SMPError(

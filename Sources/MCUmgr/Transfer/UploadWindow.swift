@@ -5,7 +5,7 @@
 /// confirms more than a chunk (a later ack covering a lost one) advances past it; an answer
 /// that expects an earlier offset (a chunk was lost or trimmed) rewinds to it and abandons the
 /// chunks sent beyond it, unless that offset is already being re-sent.
-struct UploadWindow: Sendable {
+struct UploadWindow: Sendable, Hashable {
     /// What the driver does after an answer.
     enum Outcome: Equatable, Sendable {
         /// Keep going; cancel these in-flight chunks (by start offset), they are no longer useful.

@@ -3,11 +3,12 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     let map: CBORMap
     var codingPath: [any CodingKey] { decoder.codingPath }
 
-    /// Text keys are matched by string; a key with an `intValue` also matches an integer key.
+    /// Text keys are matched by their UTF-8 bytes (CBOR's equality, not `String`'s canonical
+    /// equivalence); a key with an `intValue` also matches an integer key.
     private func lookup(_ key: Key) -> CBOR? {
         for entry in map.entries {
             switch entry.key {
-            case .textString(let text) where text == key.stringValue: return entry.value
+            case .textString(let text) where text.utf8.elementsEqual(key.stringValue.utf8): return entry.value
             case .unsignedInt, .negativeInt:
                 if let int = key.intValue, entry.key.int64Value == Int64(int) { return entry.value }
             default: continue

@@ -91,7 +91,7 @@ final class EncodingBox {
     /// Sets `key`, replacing an earlier value for the same key so a map never repeats a key.
     func set(_ key: String, _ box: EncodingBox) {
         if map == nil { map = [] }
-        if let index = map?.firstIndex(where: { $0.key == key }) {
+        if let index = map?.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }) {
             map?[index].box = box
         } else {
             map?.append((key, box))

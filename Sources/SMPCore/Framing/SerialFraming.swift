@@ -31,7 +31,11 @@ public enum SerialFraming {
         -> [UInt8]
     {
         guard message.count + 2 <= Int(UInt16.max) else {
-            throw SMPError(.frameTooLarge, "a console packet holds at most \(Int(UInt16.max) - 2) message bytes")
+            throw SMPError.frameTooLarge(
+                size: message.count,
+                limit: Int(UInt16.max) - 2,
+                "a console packet holds at most \(Int(UInt16.max) - 2) message bytes"
+            )
         }
         var packet = ByteWriter(capacity: message.count + packetOverhead)
         packet.writeInteger(UInt16(message.count + 2), endianness: .big)
@@ -69,8 +73,9 @@ public enum SerialFraming {
 public struct SerialFrameDecoder: SMPFrameDecoding {
     /// The largest decoded packet accepted (length prefix, message and CRC).
     public let maximumPacketSize: Int
-    /// The longest line buffered while waiting for its newline; longer runs are cut and
-    /// reported as console text so memory stays bounded.
+    /// The longest line, its newline included (as ``SerialFraming/encode(_:maximumLineLength:)``
+    /// counts it): a run of this many bytes without a newline is already too long, so it is cut
+    /// there and reported as console text, and memory stays bounded.
     public let maximumLineLength: Int
 
     private var line: [UInt8] = []
@@ -83,7 +88,8 @@ public struct SerialFrameDecoder: SMPFrameDecoding {
     /// - Parameters:
     ///   - maximumPacketSize: the largest decoded packet accepted; by default the largest any
     ///     length prefix can describe.
-    ///   - maximumLineLength: the longest line buffered before it is flushed as console text.
+    ///   - maximumLineLength: the longest line, newline included; a run reaching it without a
+    ///     newline is flushed as console text.
     public init(maximumPacketSize: Int = 2 + Int(UInt16.max), maximumLineLength: Int = 4096) {
         self.maximumPacketSize = maximumPacketSize
         self.maximumLineLength = maximumLineLength
@@ -110,7 +116,9 @@ public struct SerialFrameDecoder: SMPFrameDecoding {
                 line.removeAll(keepingCapacity: true)
             } else {
                 line.append(byte)
-                if line.count > maximumLineLength {
+                // `maximumLineLength` bytes and no newline yet: with its newline the line would
+                // be longer than the limit.
+                if line.count >= maximumLineLength {
                     events.append(.console(line))
                     line.removeAll(keepingCapacity: true)
                 }

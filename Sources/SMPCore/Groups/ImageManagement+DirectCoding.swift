@@ -68,6 +68,31 @@ extension ImageManagement.Upload: CBORDirectEncodable, CBORDirectDecodable {
     }
 
     private static let keys = CBORKeySet(["len", "off", "sha", "data", "image", "upgrade"])
+    private static let answerKeys = CBORKeySet(["off", "match"])
+
+    /// The answer to a chunk, `{off: N}` or `{off: N, match: B}`, read without a tree. Anything
+    /// else — an error envelope, another key, a key twice, a value of another type — goes the
+    /// general way.
+    public static func decodeResponseQuickly(_ reader: inout CBORReader) -> Response? {
+        var offset: UInt64?
+        var match: Bool?
+        var plain = true
+        do {
+            try reader.readMap(answerKeys) { reader, key, _ in
+                switch key {
+                case 0 where offset == nil: offset = try reader.readUnsigned()
+                case 1 where match == nil: match = try reader.readBool()
+                default:
+                    plain = false
+                    try reader.skipValue()
+                }
+            }
+        } catch {
+            return nil
+        }
+        guard plain, let offset else { return nil }
+        return Response(offset: offset, match: match)
+    }
 
     private static func missing(_ key: CodingKeys) -> DecodingError {
         .keyNotFound(key, .init(codingPath: [], debugDescription: "no value for key \"\(key.stringValue)\""))

@@ -200,8 +200,9 @@ public actor SimulatedBLEPeripheral {
     func write(_ value: [UInt8], link id: Int) async throws -> Bool {
         guard id == linkID, link != nil else { throw SMPTransportError(.disconnected, "the link is down") }
         guard value.count <= profile.maximumWriteLength else {
-            throw SMPTransportError(
-                .frameTooLarge,
+            throw SMPTransportError.frameTooLarge(
+                size: value.count,
+                limit: profile.maximumWriteLength,
                 "a \(value.count)-byte write exceeds ATT MTU \(profile.attMTU) − 3"
             )
         }

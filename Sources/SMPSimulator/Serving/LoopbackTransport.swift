@@ -42,8 +42,9 @@ public final class LoopbackConnection: SMPConnection, Sendable {
     public func send(_ frame: [UInt8]) async throws {
         guard !state.isClosed else { throw SMPTransportError(.disconnected, "the loopback connection is closed") }
         guard frame.count <= maximumFrameSize else {
-            throw SMPTransportError(
-                .frameTooLarge,
+            throw SMPTransportError.frameTooLarge(
+                size: frame.count,
+                limit: maximumFrameSize,
                 "\(frame.count)-byte frame exceeds the simulated device's \(maximumFrameSize)-byte buffer"
             )
         }

@@ -146,10 +146,10 @@ public final class SimulatedSerialServer: Sendable {
                         let current = await device.receiveLimits
                         if current != limits {
                             limits = current
-                            // A line is kept up to its limit less the newline; a longer one is cut.
+                            // A line is kept up to its limit, newline included; a longer one is cut.
                             console = SerialFrameDecoder(
                                 maximumPacketSize: current.bufferSize,
-                                maximumLineLength: current.lineLength.map { $0 - 1 } ?? 4096
+                                maximumLineLength: current.lineLength ?? 4096
                             )
                             raw = SMPStreamDecoder(maximumFrameSize: max(current.bufferSize, SMPHeader.size))
                             if let held = inProgress ?? nil { await device.releaseBuffer(held) }

@@ -20,6 +20,11 @@ enum Fixture {
         try Data(contentsOf: url(name))
     }
 
+    /// A fixture parsed as a package under its own name (MCUboot reads no files itself).
+    static func package(_ name: String) throws -> FirmwarePackage {
+        try FirmwarePackage(data: data(name), fileName: name)
+    }
+
     static func image(_ name: String) throws -> MCUbootImage {
         try MCUbootImage(data(name))
     }

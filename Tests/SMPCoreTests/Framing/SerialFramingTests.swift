@@ -105,11 +105,30 @@ struct SerialFramingTests {
         #expect(decoder.feed(try SerialFraming.encode(Self.upload)) == [.discarded(SMPError(.badFrameLength))])
     }
 
-    @Test func endlessLinesAreFlushedAsConsoleText() {
+    /// The limit counts the newline, as the encoder's does: a run of 100 bytes without one is
+    /// already over a limit of 100, and comes out at the 100th byte, however the bytes arrive.
+    @Test func endlessLinesAreFlushedAsConsoleTextAtTheLimit() {
+        let run = [UInt8](repeating: 0x41, count: 100)
+        DripFeed.verify(
+            { SerialFrameDecoder(maximumLineLength: 100) },
+            input: [UInt8](repeating: 0x41, count: 250),
+            expected: [.console(run), .console(run)]
+        )
         var decoder = SerialFrameDecoder(maximumLineLength: 100)
-        let events = decoder.feed([UInt8](repeating: 0x41, count: 250))
-        #expect(
-            events == [.console([UInt8](repeating: 0x41, count: 101)), .console([UInt8](repeating: 0x41, count: 101))]
+        #expect(decoder.feed([UInt8](repeating: 0x41, count: 99)).isEmpty, "a run below the limit waits")
+        #expect(decoder.feed([0x41]) == [.console(run)], "flushed by the byte that reaches the limit")
+    }
+
+    /// A line of exactly the limit with its newline is one line, and packets encoded with a line
+    /// limit decode through a decoder with the same limit, fed byte by byte.
+    @Test(arguments: [7, 20, 127])
+    func linesAtTheLimitAreWhole(_ limit: Int) throws {
+        let text = Array(repeating: UInt8(ascii: "x"), count: limit - 1)
+        let input = text + [0x0a] + (try SerialFraming.encode(Self.upload, maximumLineLength: limit))
+        DripFeed.verify(
+            { SerialFrameDecoder(maximumLineLength: limit) },
+            input: input,
+            expected: [.console(text), .frame(Self.upload)]
         )
     }
 
