@@ -72,8 +72,11 @@ import Testing
             .swapUsingMove, .swapUsingScratch, .swapUsingOffset, .overwriteOnly, .directXIP, .directXIPWithRevert,
             .ramLoad, .singleSlot, .firmwareLoader,
         ]
+        // Upload-only on a device with one slot (not already in its bootloader) is refused before
+        // any request that changes it: nothing to fault (FirmwareUpgradeStartingStatesTests).
+        let resetsToUpload: Set<BootloaderMode> = [.singleSlot, .firmwareLoader]
         let byMode = FirmwareUpgrade.Mode.allCases.flatMap { mode in
-            bootloaders.flatMap { bootloader in
+            bootloaders.filter { mode != .uploadOnly || !resetsToUpload.contains($0) }.flatMap { bootloader in
                 (bootloader == .firmwareLoader ? [1] : [1, 2]).map {
                     Cell(mode: mode, bootloader: bootloader, images: $0)
                 }
