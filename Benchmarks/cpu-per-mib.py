@@ -190,7 +190,7 @@ def main():
     python = os.path.join(venv, "bin", "python")
     work = tempfile.mkdtemp(prefix="cpu-per-mib-")
     try:
-        subprocess.run(["bash", "scripts/make-example-image.sh", work, str(args.size)], check=True,
+        subprocess.run(["bash", "Examples/make-example-image.sh", "--signed", work, str(args.size)], check=True,
                        stdout=subprocess.DEVNULL)
         image = os.path.join(work, "app.signed.bin")
         mib = os.path.getsize(image) / 1048576

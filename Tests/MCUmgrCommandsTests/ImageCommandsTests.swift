@@ -124,18 +124,19 @@ import Testing
     /// The observed failure at default settings, fixed: to a device over UDP with four buffers
     /// (the observed server), an upload at default settings uses `buf_count − 1` and sends nothing
     /// twice; forced to a window of 8 it runs the device out of buffers, adapts, completes, and
-    /// says how much it sent again — a bounded amount. The device takes 10 ms a chunk (a flash
-    /// write) rather than the observed 0.8 ms, so that a burst fills its pool even when a loaded
-    /// machine spaces out the client's sends.
+    /// says how much it sent again — a bounded amount. The device takes 200 ms a chunk (a slow
+    /// flash write) rather than the observed 0.8 ms, so that a burst fills its pool even when a
+    /// loaded machine spaces out the client's sends (at 10 ms a chunk, a run beside the rest of the
+    /// suite sent them slower than the device handled them, and nothing was refused).
     @Test func uploadsOverUDPAtDefaultSettingsAndWithAWindowForcedTooLarge() async throws {
         let device = SimulatedDevice(
-            configuration: .init(bufferSize: 2048, bufferCount: 4, requestProcessingTime: .milliseconds(10))
+            configuration: .init(bufferSize: 2048, bufferCount: 4, requestProcessingTime: .milliseconds(200))
         )
         let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
         server.start()
         let scratch = SimDevice()
         let file = scratch.scratch("app-2.0.0.bin")
-        let image = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0), payloadSize: 100_000)
+        let image = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0), payloadSize: 30_000)
         try Data(image).write(to: URL(fileURLWithPath: file))
         let conn = "udp://127.0.0.1:\(server.localAddress.port)"
 

@@ -199,20 +199,20 @@ enum BLEHarness {
         await client.close()
     }
 
-    /// A 2 s write stall (no room in the controller, no ready callback) slows the transfer and
-    /// fails nothing, although it is longer than the client's 1 s request timeout (with no
-    /// retries): a request's timeout runs from its sending, not from its queueing. (1 s, not
-    /// less: a loaded machine may delay an answer by a few hundred milliseconds.)
+    /// A 6 s write stall (no room in the controller, no ready callback) slows the transfer and
+    /// fails nothing, although it is twice the client's 3 s request timeout (with no retries): a
+    /// request's timeout runs from its sending, not from its queueing. (3 s, not less: a loaded
+    /// machine delayed an answer past 1 s, beside the rest of the suite.)
     @Test func writeStallIsBackPressure() async throws {
         let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, buffer: 2475))
         let client = try await SMPClient.connect(
             GATTTransport.simulated(peripheral),
-            configuration: .init(timeout: .seconds(1), retries: 0, firstSequence: 0)
+            configuration: .init(timeout: .seconds(3), retries: 0, firstSequence: 0)
         )
         // The client reads the device's parameters once, before its first transfer: read them
         // now so that the stall falls inside the upload's stream of writes, not on that request.
         try await BLEHarness.loadParameters(client)
-        await peripheral.inject(.writeStall(afterWrites: 12, duration: .seconds(2)))
+        await peripheral.inject(.writeStall(afterWrites: 12, duration: .seconds(6)))
         let image = try BLEHarness.image(size: 12_000)
         try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 1))
         #expect(await peripheral.stallsServed == 1)
@@ -252,12 +252,13 @@ enum BLEHarness {
             transport: GATTTransport.simulated(peripheral),
             configuration: .init(
                 mode: .testAndConfirm,
-                firstChunkTimeout: .seconds(2),
-                probeTimeout: .milliseconds(300),
-                reconnectTimeout: .seconds(10),
+                firstChunkTimeout: .seconds(5),
+                // Nothing is lost here: waits that a loaded machine cannot reach by accident.
+                probeTimeout: .seconds(1),
+                reconnectTimeout: .seconds(60),
                 reconnectInterval: .milliseconds(10)
             ),
-            clientConfiguration: BLEHarness.client
+            clientConfiguration: BLEHarness.patientClient
         )
         var completed = false
         for try await event in upgrade.run(images: [package]) {
