@@ -494,7 +494,9 @@ import Testing
         await device.setFaults(Faults([.silence(afterRequests: 20)]))
         let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
         server.start()
-        let options = ["--reconnect-timeout", "2", "--timeout", "1", "--retries", "1"]
+        // A request timeout a loaded machine cannot reach by accident (at 1 s a run beside the
+        // rest of the suite lost the link once before the silence, and reconnected twice).
+        let options = ["--reconnect-timeout", "2", "--timeout", "3", "--retries", "1"]
         let run = await CLI.runOnTerminal(
             ["upgrade", file, "--conn", "udp://127.0.0.1:\(server.localAddress.port)"] + options
         )

@@ -115,16 +115,8 @@ struct FirmwareUpgradeDriver {
                     // Refused is answered: the device is up.
                 }
                 return .probeAnswered
-            case .processSUITEnvelope:
-                _ = try await connected().send(SUITManagement.EnvelopeUpload.processDeferredEnvelope)
-            case .pollSUIT:
-                let request = try await connected().send(SUITManagement.MissingImageState())
-                guard let session = request.streamSessionID, let uri = request.resourceURI else {
-                    return .suitNothingRequested
-                }
-                return .suitRequested(resource: uri, session: session)
-            case .readSUITManifests:
-                return .suitManifests(try await installedDigests())
+            case .processSUITEnvelope, .pollSUIT, .readSUITManifests:
+                return try await performSUIT(action)
             case .wait(let duration):
                 if duration > .zero { try await upgrade.clock.sleep(duration) }
                 return .waited
@@ -137,6 +129,27 @@ struct FirmwareUpgradeDriver {
             return .done
         } catch {
             return FirmwareUpgradeStateMachine.Input(failure: error, during: action)
+        }
+    }
+
+    /// The SUIT requests that are not uploads.
+    private func performSUIT(_ action: FirmwareUpgradeStateMachine.Action) async throws
+        -> FirmwareUpgradeStateMachine.Input
+    {
+        switch action {
+        case .processSUITEnvelope:
+            _ = try await connected().send(SUITManagement.EnvelopeUpload.processDeferredEnvelope)
+            return .done
+        case .pollSUIT:
+            let request = try await connected().send(SUITManagement.MissingImageState())
+            guard let session = request.streamSessionID, let uri = request.resourceURI else {
+                return .suitNothingRequested
+            }
+            return .suitRequested(resource: uri, session: session)
+        case .readSUITManifests:
+            return .suitManifests(try await installedDigests())
+        default:
+            preconditionFailure("performSUIT(\(action))")
         }
     }
 

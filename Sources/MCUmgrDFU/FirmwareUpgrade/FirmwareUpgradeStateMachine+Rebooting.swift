@@ -85,35 +85,7 @@ extension FirmwareUpgradeStateMachine {
         case .imageList(let slots):
             self.reconnection = nil
             lastSlots = slots
-            switch reconnection.then {
-            case .afterReset:
-                stepIndex += 1
-                guard case .verify = currentStep else {
-                    reboot = nil
-                    return currentStep.map { issue($0) } ?? .succeed
-                }
-                state = .verifying
-                return verify(slots)
-            case .verify:
-                state = .verifying
-                return verify(slots)
-            case .plan:
-                state = .validating
-                return makePlan(slots: slots)
-            case .enteredBootloader:
-                guard MCUbootPlanner.applicationRuns(slots) else { return advance() }
-                // The application runs: the boot mode was lost (a power cut, the reset lost with
-                // the link) — or the device does not enter its bootloader on request.
-                return resetNotSeen(
-                    "the device reset and came back running its application: it does not stop in its bootloader on request (that needs Zephyr 4.2 or later with CONFIG_MCUMGR_GRP_OS_RESET_BOOT_MODE, and MCUboot with CONFIG_BOOT_SERIAL_BOOT_MODE or the firmware loader's boot mode). Hold its recovery button while resetting it, then run the upgrade with --recovery",
-                    code: .bootloaderNotEntered,
-                    resendOnce:
-                        "the device came back running its application after the reset into its bootloader; resetting into it once more"
-                )
-            case .repeat(let action):
-                state = Self.state(of: action, default: state)
-                return action
-            }
+            return reconnected(slots, then: reconnection.then)
         case .linkFailed(let cause), .deviceRefused(let cause as any Error & Sendable):
             if now - reconnection.since >= configuration.reconnectTimeout {
                 self.reconnection = nil
@@ -138,6 +110,39 @@ extension FirmwareUpgradeStateMachine {
             return .connect
         default:
             return nil
+        }
+    }
+
+    /// The device answered again with its image list: go on as the reconnection said.
+    private mutating func reconnected(_ slots: [ImageManagement.SlotState], then: AfterReconnect) -> Action {
+        switch then {
+        case .afterReset:
+            stepIndex += 1
+            guard case .verify = currentStep else {
+                reboot = nil
+                return currentStep.map { issue($0) } ?? .succeed
+            }
+            state = .verifying
+            return verify(slots)
+        case .verify:
+            state = .verifying
+            return verify(slots)
+        case .plan:
+            state = .validating
+            return makePlan(slots: slots)
+        case .enteredBootloader:
+            guard MCUbootPlanner.applicationRuns(slots) else { return advance() }
+            // The application runs: the boot mode was lost (a power cut, the reset lost with
+            // the link) — or the device does not enter its bootloader on request.
+            return resetNotSeen(
+                "the device reset and came back running its application: it does not stop in its bootloader on request (that needs Zephyr 4.2 or later with CONFIG_MCUMGR_GRP_OS_RESET_BOOT_MODE, and MCUboot with CONFIG_BOOT_SERIAL_BOOT_MODE or the firmware loader's boot mode). Hold its recovery button while resetting it, then run the upgrade with --recovery",
+                code: .bootloaderNotEntered,
+                resendOnce:
+                    "the device came back running its application after the reset into its bootloader; resetting into it once more"
+            )
+        case .repeat(let action):
+            state = Self.state(of: action, default: state)
+            return action
         }
     }
 

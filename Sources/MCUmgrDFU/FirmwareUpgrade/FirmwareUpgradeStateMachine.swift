@@ -150,36 +150,36 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     /// Index of the step in progress.
     package internal(set) var stepIndex = 0
     /// The bootloader mode the device reported.
-    package private(set) var bootloaderMode: OSManagement.MCUbootMode?
+    package internal(set) var bootloaderMode: OSManagement.MCUbootMode?
     /// The bootloader name the device reported.
-    package private(set) var bootloaderName: String?
+    package internal(set) var bootloaderName: String?
     /// Whether the device reported that its bootloader refuses downgrades.
-    package private(set) var noDowngrade = false
+    package internal(set) var noDowngrade = false
     /// The first image list read, for the summary.
-    package private(set) var initialSlots: [ImageManagement.SlotState]?
+    package internal(set) var initialSlots: [ImageManagement.SlotState]?
     /// The last image list read or answered.
     package internal(set) var lastSlots: [ImageManagement.SlotState] = []
     /// Whether the caller paused.
     package private(set) var isPaused = false
     /// The slot sizes the device reported (empty when it has no slot information), read once
     /// before the first upload; `nil` until then.
-    package private(set) var slotCapacities: [ImageManagement.SlotInfo.Image]?
+    package internal(set) var slotCapacities: [ImageManagement.SlotInfo.Image]?
     /// Things worth telling a person, in order; the driver shows each once.
     package internal(set) var warnings: [String] = []
 
     /// The last action handed out (re-issued after a pause or a reconnection).
-    private var lastAction: Action?
+    var lastAction: Action?
     private var stateBeforePause: FirmwareUpgrade.State = .idle
-    private var retriesLeft: Int
+    var retriesLeft: Int
     package private(set) var resetsBeforeUpload = 0
     /// The reboot in progress, from the reset until the device answers again.
     var reboot: Reboot?
     /// The reconnection in progress.
     var reconnection: Reconnection?
     /// When SUIT installation began.
-    private var installStart: Duration?
+    var installStart: Duration?
     /// Uploads (by position in the payload) the device's hash check rejected.
-    private var corrupted: Set<Int> = []
+    var corrupted: Set<Int> = []
     /// The time of the input being handled.
     private(set) var now: Duration = .zero
 
@@ -219,8 +219,30 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         return action
     }
 
+    /// Control inputs first (cancel, pause, resume), then the reboot or reconnection in
+    /// progress, then the state's own transitions (`+Transitions.swift`), then what any state does
+    /// with a link failure, a refusal or a failure.
     private mutating func transition(_ input: Input) -> Action {
         if isFinished { return lastAction ?? .fail(error(.cancelled, "the upgrade already ended")) }
+        if let action = controlTransition(input) { return action }
+        if isPaused { return .waitForResume }
+        if reboot != nil, let action = rebootTransition(input) { return action }
+        if reconnection != nil, let action = reconnectTransition(input) { return action }
+        let own: Action? =
+            switch state {
+            case .idle, .requestingParameters, .readingBootloaderInfo: firstContactTransition(input)
+            case .validating, .verifying: imageListTransition(input)
+            case .uploading, .erasingAppSettings: writingTransition(input)
+            case .testing, .confirming: markingTransition(input)
+            case .resetting, .enteringBootloader: resettingTransition(input)
+            case .installing: installingTransition(input)
+            case .waitingForReboot, .waitingForSwap, .reconnecting, .succeeded, .failed, .cancelled: nil
+            }
+        return own ?? anyStateTransition(input)
+    }
+
+    /// Cancel, pause and resume, taken in every state.
+    private mutating func controlTransition(_ input: Input) -> Action? {
         switch input {
         case .cancel:
             return .fail(error(.cancelled, "cancelled by the caller"))
@@ -235,218 +257,13 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             state = stateBeforePause
             return lastAction ?? .connect
         default:
-            break
+            return nil
         }
-        if isPaused { return .waitForResume }
-        if reboot != nil, let action = rebootTransition(input) { return action }
-        if reconnection != nil, let action = reconnectTransition(input) { return action }
-
-        switch (state, input) {
-        case (.idle, .start):
-            state = .requestingParameters
-            return .connect
-        case (.requestingParameters, .connected):
-            return .readParameters
-        case (.requestingParameters, .parametersRead):
-            state = .readingBootloaderInfo
-            return .readBootloaderInfo(query: nil)
-        case (.requestingParameters, .linkFailed(let cause)):
-            // The first contact: a device that does not answer is unreachable; fail fast.
-            return .fail(error(.linkFailed, "the device does not answer", cause))
-        case (.requestingParameters, .deviceRefused):
-            // An old device without the parameters command still answers: go on.
-            state = .readingBootloaderInfo
-            return .readBootloaderInfo(query: nil)
-
-        case (.readingBootloaderInfo, .bootloaderName(let name)):
-            bootloaderName = name
-            guard let name, name.lowercased() == "mcuboot" else { return planOrReadList() }
-            return .readBootloaderInfo(query: "mode")
-        case (.readingBootloaderInfo, .bootloaderMode(let mode, let refusesDowngrades)):
-            bootloaderMode = mode
-            noDowngrade = refusesDowngrades
-            return planOrReadList()
-        case (.readingBootloaderInfo, .deviceRefused):
-            // No bootloader info: plan without it.
-            return planOrReadList()
-        case (.readingBootloaderInfo, .linkFailed(let cause)):
-            // The device answered before: a lost answer here is the link, not a device without
-            // bootloader info, and the mode decides the plan — ask again after reconnecting. Plan
-            // without it only when the retries are spent (rather than hang, as Nordic's Android
-            // library once did).
-            if retriesLeft > 0, let retry = lastAction {
-                retriesLeft -= 1
-                return reconnect(then: .repeat(retry), afterLinkLoss: true)
-            }
-            warnings.append("the device did not answer bootloader info (\(cause)); assuming MCUboot")
-            return planOrReadList()
-
-        case (.validating, .imageList(let slots)):
-            if initialSlots == nil { initialSlots = slots }
-            lastSlots = slots
-            return makePlan(slots: slots)
-
-        case (.validating, .slotInfo(let images)):
-            slotCapacities = images
-            return makePlan(slots: lastSlots)
-        case (.validating, .deviceRefused) where lastAction == .readSlotInfo:
-            // A device without slot information: the first chunk's answer checks the size.
-            slotCapacities = []
-            return makePlan(slots: lastSlots)
-
-        case (.verifying, .imageList(let slots)):
-            lastSlots = slots
-            return verify(slots)
-
-        case (.uploading, .uploadCorrupted(let cause)):
-            // The session ended with the slot holding something else than the file: upload it
-            // again (the list cannot tell, it shows the hash from the image's TLVs).
-            guard case .upload(_, let index) = lastAction, retriesLeft > 0 else {
-                return .fail(error(.deviceRejected, "the device's hash check rejected the upload", cause))
-            }
-            retriesLeft -= 1
-            corrupted.insert(index)
-            warnings.append("the device's hash check rejected the uploaded image; uploading it again")
-            return reconnect(then: .plan)
-        case (.uploading, .deviceRefused(let refusal))
-        where plan?.throughBootloader == true && refusal.matches(ImageManagement.ReturnCode.noFreeSlot)
-            && retriesLeft > 0:
-            // The application refuses to write its own slot: the device left its bootloader (a
-            // power cut or a reset mid-upload). Read where it is and plan again, which enters
-            // the bootloader again.
-            retriesLeft -= 1
-            warnings.append("the device left its bootloader during the upload; entering it again")
-            return reconnect(then: .plan)
-        case (.uploading, .done), (.erasingAppSettings, .done), (.installing, .done):
-            if case .upload(_, let index) = lastAction { corrupted.remove(index) }
-            if case .suitInstall = currentStep { return .pollSUIT }
-            return advance()
-        case (.erasingAppSettings, .outcomeUnknown(let cause)):
-            warnings.append("the answer to the settings erase was lost; it may not have happened (\(cause))")
-            return advance()
-        case (.erasingAppSettings, .deviceRefused(let refusal)):
-            warnings.append("the device did not erase its settings storage: \(refusal)")
-            return advance()
-
-        case (.testing, .stateWritten(let slots)), (.confirming, .stateWritten(let slots)):
-            lastSlots = slots
-            guard case .writeImageState(let hash, let confirm) = lastAction else { return unexpected(input) }
-            if case .failed(let code, let message) = MCUbootPlanner.checkMarked(
-                hash: hash,
-                confirm: confirm,
-                slots: slots
-            ) {
-                return .fail(error(code, message))
-            }
-            return advance()
-
-        case (.resetting, .done), (.enteringBootloader, .done):
-            return watchReboot(answered: true)
-        case (.resetting, .outcomeUnknown(let cause)), (.enteringBootloader, .outcomeUnknown(let cause)):
-            warnings.append("the answer to the reset was lost (\(cause)); watching whether the device resets")
-            return watchReboot(answered: false)
-        case (.resetting, .deviceRefused(let refusal)), (.enteringBootloader, .deviceRefused(let refusal)):
-            guard refusal.returnCode == .busy, case .reset(false, let bootMode) = lastAction else {
-                return .fail(
-                    error(
-                        .deviceRejected,
-                        "the device refused \(currentStep?.description ?? "the reset"): \(refusal)",
-                        refusal
-                    )
-                )
-            }
-            warnings.append("the device refused the reset as busy; resetting with force")
-            return .reset(force: true, bootMode: bootMode)
-        case (.installing, .outcomeUnknown(let cause)):
-            // Processing the envelope: whether it started shows in the polling that follows.
-            warnings.append("the answer to processing the envelope was lost (\(cause)); polling the device")
-            return advance()
-
-        case (.installing, .suitRequested(let resource, let session)):
-            guard payload.resource(resource) != nil else {
-                return .fail(
-                    error(.resourceNotFound, "the device asked for \(resource), which the package does not hold")
-                )
-            }
-            warnings.append("the device asked for \(resource)")
-            return .uploadSUIT(.resource(name: resource, session: session))
-        case (.installing, .deviceRefused(let refusal))
-        where refusal.returnCode == .badState
-            && {
-                if case .uploadSUIT(.resource) = lastAction { true } else { false }
-            }():
-            // A resource chunk refused as out of state: the device no longer waits for it —
-            // typically a retried last chunk whose first answer was lost after it completed the
-            // resource. Whether it installed shows in the polling.
-            warnings.append("the device no longer waited for the resource (\(refusal)); polling it")
-            return .pollSUIT
-        case (.installing, .suitNothingRequested):
-            return .readSUITManifests
-        case (.installing, .suitManifests(let digests)):
-            guard case .suitInstall(let digest) = currentStep else { return unexpected(input) }
-            if digests.contains(digest) { return advance() }
-            if now - (installStart ?? now) >= configuration.suitInstallTimeout {
-                return .fail(
-                    error(
-                        .suitNotInstalled,
-                        "the device did not install the envelope within \(configuration.suitInstallTimeout)"
-                    )
-                )
-            }
-            return .wait(configuration.suitPollInterval)
-        case (.installing, .waited):
-            return .pollSUIT
-
-        case (_, .linkFailed(let cause)):
-            return retryAfterLinkFailure(cause)
-        case (.confirming, .outcomeUnknown(let cause)):
-            // A confirm by hash is sent once (`StateWrite.isIdempotent`): whether it arrived, and
-            // whether the image still runs, shows in the list the plan is made again from.
-            return retryAfterLinkFailure(cause)
-
-        case (let marking, .deviceRefused(let refusal))
-        where (marking == .testing || marking == .confirming)
-            && refusal.matches(ImageManagement.ReturnCode.hashNotFound):
-            // The image to mark is gone: the bootloader erased it (a revert after a power loss,
-            // a failed validation).
-            return .fail(
-                error(
-                    .imageMissingAfterReset,
-                    "\(currentStep?.description ?? "the image") failed: the device no longer holds the image (the bootloader erased it)",
-                    refusal
-                )
-            )
-        case (_, .deviceRefused(let refusal)):
-            if bootloaderMode == nil && refusal.returnCode == .notSupported
-                && (state == .testing || state == .confirming)
-            {
-                // A device that did not name its bootloader and has no image state write is a
-                // DirectXIP build without revert: plan again as such.
-                bootloaderMode = .directXIP
-                state = .validating
-                return .readImageList
-            }
-            return .fail(
-                error(
-                    .deviceRejected,
-                    // The refusal is the cause, which the error's description shows once.
-                    "the device refused \(currentStep?.description ?? "\(state)")",
-                    refusal
-                )
-            )
-
-        case (_, .failed(let code, let message)):
-            return .fail(error(code, message))
-
-        default:
-            break
-        }
-        return unexpected(input)
     }
 
     // MARK: - Planning and steps
 
-    private mutating func planOrReadList() -> Action {
+    mutating func planOrReadList() -> Action {
         if payload.planner.needsImageList {
             state = .validating
             return .readImageList
@@ -546,7 +363,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             // The list that confirms a reconnection after a failed step: retry that step.
             return unexpected(.imageList(slots))
         }
-        switch MCUbootPlanner.verify(expectation, plan: plan, slots: slots) {
+        switch payload.planner.verify(expectation, plan: plan, slots: slots) {
         case .satisfied:
             return advance()
         case .resetNotApplied:
@@ -564,7 +381,7 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     /// retries are left. For MCUboot the image list read on reconnecting is the truth: the plan is
     /// made again from it (an upload that finished before the link dropped is not repeated, an
     /// interrupted one resumes by `sha`); SUIT repeats the action.
-    private mutating func retryAfterLinkFailure(_ cause: any Error & Sendable) -> Action {
+    mutating func retryAfterLinkFailure(_ cause: any Error & Sendable) -> Action {
         guard let retry = lastAction, retriesLeft > 0, Self.isRepeatable(retry) else {
             return .fail(
                 error(.linkFailed, "the link failed and \(configuration.retries) retries are used up", cause)

@@ -80,6 +80,40 @@ extension MCUbootPlanner {
         case .confirmOnly:
             break
         }
+        let plans = singleSlotImagePlans(images: images, slots: slots, running: running)
+        var steps: [FirmwareUpgradePlan.Step] = []
+        if requested == .uploadOnly && running && plans.contains(where: { $0.action != .skip }) {
+            throw PlanningFailure(
+                code: .unsupported,
+                message:
+                    "upload-only cannot update a single-slot device without resetting it: its only slot is written from the bootloader, which a reset enters and another leaves; nothing was changed (use mode confirm-only: with one slot every mode installs for good)"
+            )
+        }
+        if plans.contains(where: { $0.action != .skip }) {
+            if running { steps.append(.enterBootloader) }
+            let uploads = plans.filter { $0.action == .upload }
+            steps += uploads.map { .upload(imageIndex: $0.imageIndex, packageIndex: $0.packageIndex) }
+            steps.append(.verify(.listed))
+            if eraseAppSettings && !uploads.isEmpty { steps.append(.eraseAppSettings) }
+            if requested != .uploadOnly { steps += [.reset, .verify(.active)] }
+        }
+        return FirmwareUpgradePlan(
+            mode: requested == .uploadOnly ? .uploadOnly : .confirmOnly,
+            bootloaderMode: bootloaderMode,
+            images: plans,
+            steps: steps,
+            warnings: warnings,
+            throughBootloader: true
+        )
+    }
+
+    /// One plan per image number: the image linked for slot 0 (or the first), skipped when it
+    /// runs, already uploaded when the slot holds it, otherwise uploaded.
+    static func singleSlotImagePlans(
+        images: [FirmwarePackage.Image],
+        slots: [ImageManagement.SlotState],
+        running: Bool
+    ) -> [FirmwareUpgradePlan.ImagePlan] {
         var plans: [FirmwareUpgradePlan.ImagePlan] = []
         let indices = images.map(\.imageIndex).reduce(into: [Int]()) { if !$0.contains($1) { $0.append($1) } }
         for index in indices {
@@ -111,29 +145,6 @@ extension MCUbootPlanner {
                 )
             )
         }
-        var steps: [FirmwareUpgradePlan.Step] = []
-        if requested == .uploadOnly && running && plans.contains(where: { $0.action != .skip }) {
-            throw PlanningFailure(
-                code: .unsupported,
-                message:
-                    "upload-only cannot update a single-slot device without resetting it: its only slot is written from the bootloader, which a reset enters and another leaves; nothing was changed (use mode confirm-only: with one slot every mode installs for good)"
-            )
-        }
-        if plans.contains(where: { $0.action != .skip }) {
-            if running { steps.append(.enterBootloader) }
-            let uploads = plans.filter { $0.action == .upload }
-            steps += uploads.map { .upload(imageIndex: $0.imageIndex, packageIndex: $0.packageIndex) }
-            steps.append(.verify(.listed))
-            if eraseAppSettings && !uploads.isEmpty { steps.append(.eraseAppSettings) }
-            if requested != .uploadOnly { steps += [.reset, .verify(.active)] }
-        }
-        return FirmwareUpgradePlan(
-            mode: requested == .uploadOnly ? .uploadOnly : .confirmOnly,
-            bootloaderMode: bootloaderMode,
-            images: plans,
-            steps: steps,
-            warnings: warnings,
-            throughBootloader: true
-        )
+        return plans
     }
 }

@@ -4,13 +4,19 @@ import SMPCore
 /// Verdicts on image lists: what a list read after a step shows against what the plan promised.
 extension MCUbootPlanner {
     /// The verdict on an image list.
-    package enum Verdict: Sendable, Hashable {
-        /// The list shows what was expected.
-        case satisfied
-        /// An image is still pending where it should run: the reset did not happen.
-        case resetNotApplied
-        /// The device is not in the promised state.
-        case failed(FirmwareUpgradeError.Code, String)
+    package typealias Verdict = UpgradeVerdict
+
+    /// The upgrade's checks, as ``UpgradePlanner`` asks for them.
+    package func verify(
+        _ expectation: FirmwareUpgradePlan.Expectation,
+        plan: FirmwareUpgradePlan,
+        slots: [ImageManagement.SlotState]
+    ) -> UpgradeVerdict {
+        Self.verify(expectation, plan: plan, slots: slots)
+    }
+
+    package func checkMarked(hash: [UInt8], confirm: Bool, slots: [ImageManagement.SlotState]) -> UpgradeVerdict {
+        Self.checkMarked(hash: hash, confirm: confirm, slots: slots)
     }
 
     /// Checks the image list after a step against what the plan promises.

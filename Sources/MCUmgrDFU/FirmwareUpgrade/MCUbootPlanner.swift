@@ -138,19 +138,7 @@ package struct MCUbootPlanner: UpgradePlanner {
                 warnings: []
             )
         }
-        var warnings: [String] = []
-        var mode = requested
-        // Without revert a DirectXIP or RAM-load bootloader has no test or confirm: the reset
-        // installs. Asked for upload-only, the upload is all there is (no reset).
-        let installsByReset = strategy == .directXIP && requested != .uploadOnly
-        if installsByReset {
-            let name = bootloaderMode == .ramLoad ? "RAM load" : "DirectXIP without revert"
-            warnings.append("\(name) has no test or confirm: \(mode) becomes upload-only (upload, reset)")
-            mode = .uploadOnly
-        }
-        if bootloaderMode == nil {
-            warnings.append("the device did not report its bootloader mode; assuming a swap bootloader")
-        }
+        var (mode, installsByReset, warnings) = effectiveMode(requested, strategy, bootloaderMode)
         let context = ImageContext(
             images: images,
             slots: slots,
@@ -192,6 +180,29 @@ package struct MCUbootPlanner: UpgradePlanner {
             steps: steps,
             warnings: warnings
         )
+    }
+
+    /// The mode a bootloader can carry out: without revert a DirectXIP or RAM-load bootloader has
+    /// no test or confirm, so the reset installs (asked for upload-only, the upload is all there
+    /// is: no reset).
+    /// - Returns: the mode, whether the reset installs, and the warnings that say why.
+    static func effectiveMode(
+        _ requested: FirmwareUpgrade.Mode,
+        _ strategy: Strategy,
+        _ bootloaderMode: OSManagement.MCUbootMode?
+    ) -> (FirmwareUpgrade.Mode, installsByReset: Bool, warnings: [String]) {
+        var warnings: [String] = []
+        var mode = requested
+        let installsByReset = strategy == .directXIP && requested != .uploadOnly
+        if installsByReset {
+            let name = bootloaderMode == .ramLoad ? "RAM load" : "DirectXIP without revert"
+            warnings.append("\(name) has no test or confirm: \(mode) becomes upload-only (upload, reset)")
+            mode = .uploadOnly
+        }
+        if bootloaderMode == nil {
+            warnings.append("the device did not report its bootloader mode; assuming a swap bootloader")
+        }
+        return (mode, installsByReset, warnings)
     }
 
     /// Refuses a package the device could not report on: no image, or an image without the

@@ -93,6 +93,36 @@ package protocol UpgradePlanner: Sendable {
     /// - Returns: the plan.
     /// - Throws: ``PlanningFailure`` when no plan can be made.
     func plan(_ context: PlanningContext) throws(PlanningFailure) -> FirmwareUpgradePlan
+
+    /// Checks an image list read after a step (a `verify` step) against what the plan promises.
+    /// - Parameters:
+    ///   - expectation: what every acted-on image must show.
+    ///   - plan: the plan.
+    ///   - slots: the fresh image list.
+    /// - Returns: the verdict.
+    func verify(
+        _ expectation: FirmwareUpgradePlan.Expectation,
+        plan: FirmwareUpgradePlan,
+        slots: [ImageManagement.SlotState]
+    ) -> UpgradeVerdict
+
+    /// Checks the list a test or confirm was answered with.
+    /// - Parameters:
+    ///   - hash: the image tested or confirmed.
+    ///   - confirm: whether it was a confirm.
+    ///   - slots: the answer's list.
+    /// - Returns: the verdict.
+    func checkMarked(hash: [UInt8], confirm: Bool, slots: [ImageManagement.SlotState]) -> UpgradeVerdict
+}
+
+/// A planner's verdict on an image list.
+package enum UpgradeVerdict: Sendable, Hashable {
+    /// The list shows what was expected.
+    case satisfied
+    /// An image is still pending where it should run: the reset did not happen.
+    case resetNotApplied
+    /// The device is not in the promised state.
+    case failed(FirmwareUpgradeError.Code, String)
 }
 
 /// Plans a SUIT upgrade: the envelope (deferred when cache images follow), the caches, the
@@ -131,6 +161,20 @@ package struct SUITPlanner: UpgradePlanner {
             reason: "SUIT envelope; the device installs it and asks for what it needs"
         )
         return FirmwareUpgradePlan(mode: .uploadOnly, bootloaderMode: nil, images: [plan], steps: steps)
+    }
+
+    /// A SUIT plan has no verify step: the device's manifests are the verdict (`suitInstall`).
+    package func verify(
+        _ expectation: FirmwareUpgradePlan.Expectation,
+        plan: FirmwareUpgradePlan,
+        slots: [ImageManagement.SlotState]
+    ) -> UpgradeVerdict {
+        .failed(.unsupported, "internal: a SUIT plan has no image list to verify")
+    }
+
+    /// A SUIT plan marks no image.
+    package func checkMarked(hash: [UInt8], confirm: Bool, slots: [ImageManagement.SlotState]) -> UpgradeVerdict {
+        .failed(.unsupported, "internal: a SUIT plan marks no image")
     }
 
 }

@@ -1,0 +1,247 @@
+import MCUmgr
+import SMPCore
+
+// The transitions of each state, one function per group of states: `nil` hands the input on to
+// what every state does with it (`anyStateTransition`). The order inside a function is the order
+// of precedence.
+extension FirmwareUpgradeStateMachine {
+    /// Connecting, the parameters and the bootloader info: the first contact.
+    mutating func firstContactTransition(_ input: Input) -> Action? {
+        switch (state, input) {
+        case (.idle, .start):
+            state = .requestingParameters
+            return .connect
+        case (.requestingParameters, .connected):
+            return .readParameters
+        case (.requestingParameters, .parametersRead), (.requestingParameters, .deviceRefused):
+            // A refusal: an old device without the parameters command still answers; go on.
+            state = .readingBootloaderInfo
+            return .readBootloaderInfo(query: nil)
+        case (.requestingParameters, .linkFailed(let cause)):
+            // The first contact: a device that does not answer is unreachable; fail fast.
+            return .fail(error(.linkFailed, "the device does not answer", cause))
+        case (.readingBootloaderInfo, .bootloaderName(let name)):
+            bootloaderName = name
+            guard let name, name.lowercased() == "mcuboot" else { return planOrReadList() }
+            return .readBootloaderInfo(query: "mode")
+        case (.readingBootloaderInfo, .bootloaderMode(let mode, let refusesDowngrades)):
+            bootloaderMode = mode
+            noDowngrade = refusesDowngrades
+            return planOrReadList()
+        case (.readingBootloaderInfo, .deviceRefused):
+            // No bootloader info: plan without it.
+            return planOrReadList()
+        case (.readingBootloaderInfo, .linkFailed(let cause)):
+            // The device answered before: a lost answer here is the link, not a device without
+            // bootloader info, and the mode decides the plan — ask again after reconnecting. Plan
+            // without it only when the retries are spent (rather than hang, as Nordic's Android
+            // library once did).
+            if retriesLeft > 0, let retry = lastAction {
+                retriesLeft -= 1
+                return reconnect(then: .repeat(retry), afterLinkLoss: true)
+            }
+            warnings.append("the device did not answer bootloader info (\(cause)); assuming MCUboot")
+            return planOrReadList()
+        default:
+            return nil
+        }
+    }
+
+    /// Planning (the image list, the slot sizes) and verifying (the list after a step).
+    mutating func imageListTransition(_ input: Input) -> Action? {
+        switch (state, input) {
+        case (.validating, .imageList(let slots)):
+            if initialSlots == nil { initialSlots = slots }
+            lastSlots = slots
+            return makePlan(slots: slots)
+        case (.validating, .slotInfo(let images)):
+            slotCapacities = images
+            return makePlan(slots: lastSlots)
+        case (.validating, .deviceRefused) where lastAction == .readSlotInfo:
+            // A device without slot information: the first chunk's answer checks the size.
+            slotCapacities = []
+            return makePlan(slots: lastSlots)
+        case (.verifying, .imageList(let slots)):
+            lastSlots = slots
+            return verify(slots)
+        default:
+            return nil
+        }
+    }
+
+    /// Uploading and erasing the settings.
+    mutating func writingTransition(_ input: Input) -> Action? {
+        switch (state, input) {
+        case (.uploading, .uploadCorrupted(let cause)):
+            // The session ended with the slot holding something else than the file: upload it
+            // again (the list cannot tell, it shows the hash from the image's TLVs).
+            guard case .upload(_, let index) = lastAction, retriesLeft > 0 else {
+                return .fail(error(.deviceRejected, "the device's hash check rejected the upload", cause))
+            }
+            retriesLeft -= 1
+            corrupted.insert(index)
+            warnings.append("the device's hash check rejected the uploaded image; uploading it again")
+            return reconnect(then: .plan)
+        case (.uploading, .deviceRefused(let refusal))
+        where plan?.throughBootloader == true && refusal.matches(ImageManagement.ReturnCode.noFreeSlot)
+            && retriesLeft > 0:
+            // The application refuses to write its own slot: the device left its bootloader (a
+            // power cut or a reset mid-upload). Read where it is and plan again, which enters
+            // the bootloader again.
+            retriesLeft -= 1
+            warnings.append("the device left its bootloader during the upload; entering it again")
+            return reconnect(then: .plan)
+        case (_, .done):
+            return stepDone()
+        case (.erasingAppSettings, .outcomeUnknown(let cause)):
+            warnings.append("the answer to the settings erase was lost; it may not have happened (\(cause))")
+            return advance()
+        case (.erasingAppSettings, .deviceRefused(let refusal)):
+            warnings.append("the device did not erase its settings storage: \(refusal)")
+            return advance()
+        default:
+            return nil
+        }
+    }
+
+    /// An upload, a settings erase or a SUIT processing request finished.
+    private mutating func stepDone() -> Action {
+        if case .upload(_, let index) = lastAction { corrupted.remove(index) }
+        if case .suitInstall = currentStep { return .pollSUIT }
+        return advance()
+    }
+
+    /// Testing or confirming an image.
+    mutating func markingTransition(_ input: Input) -> Action? {
+        switch input {
+        case .stateWritten(let slots):
+            lastSlots = slots
+            guard case .writeImageState(let hash, let confirm) = lastAction else { return unexpected(input) }
+            if case .failed(let code, let message) = payload.planner.checkMarked(
+                hash: hash,
+                confirm: confirm,
+                slots: slots
+            ) {
+                return .fail(error(code, message))
+            }
+            return advance()
+        case .outcomeUnknown(let cause) where state == .confirming:
+            // A confirm by hash is sent once (`StateWrite.isIdempotent`): whether it arrived, and
+            // whether the image still runs, shows in the list the plan is made again from.
+            return retryAfterLinkFailure(cause)
+        case .deviceRefused(let refusal) where refusal.matches(ImageManagement.ReturnCode.hashNotFound):
+            // The image to mark is gone: the bootloader erased it (a revert after a power loss,
+            // a failed validation).
+            return .fail(
+                error(
+                    .imageMissingAfterReset,
+                    "\(currentStep?.description ?? "the image") failed: the device no longer holds the image (the bootloader erased it)",
+                    refusal
+                )
+            )
+        case .deviceRefused(let refusal) where bootloaderMode == nil && refusal.returnCode == .notSupported:
+            // A device that did not name its bootloader and has no image state write is a
+            // DirectXIP build without revert: plan again as such.
+            bootloaderMode = .directXIP
+            state = .validating
+            return .readImageList
+        default:
+            return nil
+        }
+    }
+
+    /// Resetting, or resetting into the bootloader.
+    mutating func resettingTransition(_ input: Input) -> Action? {
+        switch input {
+        case .done:
+            return watchReboot(answered: true)
+        case .outcomeUnknown(let cause):
+            warnings.append("the answer to the reset was lost (\(cause)); watching whether the device resets")
+            return watchReboot(answered: false)
+        case .deviceRefused(let refusal):
+            guard refusal.returnCode == .busy, case .reset(false, let bootMode) = lastAction else {
+                return .fail(
+                    error(
+                        .deviceRejected,
+                        "the device refused \(currentStep?.description ?? "the reset"): \(refusal)",
+                        refusal
+                    )
+                )
+            }
+            warnings.append("the device refused the reset as busy; resetting with force")
+            return .reset(force: true, bootMode: bootMode)
+        default:
+            return nil
+        }
+    }
+
+    /// SUIT: processing the envelope and installing, serving the resources the device asks for.
+    mutating func installingTransition(_ input: Input) -> Action? {
+        switch input {
+        case .done:
+            return stepDone()
+        case .outcomeUnknown(let cause):
+            // Processing the envelope: whether it started shows in the polling that follows.
+            warnings.append("the answer to processing the envelope was lost (\(cause)); polling the device")
+            return advance()
+        case .suitRequested(let resource, let session):
+            guard payload.resource(resource) != nil else {
+                return .fail(
+                    error(.resourceNotFound, "the device asked for \(resource), which the package does not hold")
+                )
+            }
+            warnings.append("the device asked for \(resource)")
+            return .uploadSUIT(.resource(name: resource, session: session))
+        case .deviceRefused(let refusal) where refusal.returnCode == .badState && lastActionUploadsAResource:
+            // A resource chunk refused as out of state: the device no longer waits for it —
+            // typically a retried last chunk whose first answer was lost after it completed the
+            // resource. Whether it installed shows in the polling.
+            warnings.append("the device no longer waited for the resource (\(refusal)); polling it")
+            return .pollSUIT
+        case .suitNothingRequested:
+            return .readSUITManifests
+        case .suitManifests(let digests):
+            guard case .suitInstall(let digest) = currentStep else { return unexpected(input) }
+            if digests.contains(digest) { return advance() }
+            if now - (installStart ?? now) >= configuration.suitInstallTimeout {
+                return .fail(
+                    error(
+                        .suitNotInstalled,
+                        "the device did not install the envelope within \(configuration.suitInstallTimeout)"
+                    )
+                )
+            }
+            return .wait(configuration.suitPollInterval)
+        case .waited:
+            return .pollSUIT
+        default:
+            return nil
+        }
+    }
+
+    private var lastActionUploadsAResource: Bool {
+        if case .uploadSUIT(.resource) = lastAction { true } else { false }
+    }
+
+    /// What every state does with a link failure, a refusal or a failure its own transitions
+    /// left alone; anything else is unexpected.
+    mutating func anyStateTransition(_ input: Input) -> Action {
+        switch input {
+        case .linkFailed(let cause):
+            return retryAfterLinkFailure(cause)
+        case .deviceRefused(let refusal):
+            return .fail(
+                error(
+                    .deviceRejected,
+                    // The refusal is the cause, which the error's description shows once.
+                    "the device refused \(currentStep?.description ?? "\(state)")",
+                    refusal
+                )
+            )
+        case .failed(let code, let message):
+            return .fail(error(code, message))
+        default:
+            return unexpected(input)
+        }
+    }
+}
