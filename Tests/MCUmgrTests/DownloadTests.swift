@@ -92,7 +92,7 @@ struct DownloadTests {
         await client.close()
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func requestsArePipelinedUpToTheWindow() async throws {
         let file = Self.file(1000)
         let held = LockedFrames()

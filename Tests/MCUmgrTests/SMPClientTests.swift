@@ -117,7 +117,7 @@ struct SMPClientTests {
     /// Timeouts run on the configured clock: with a manual clock each timeout is a step the test
     /// takes — the request is sent again when the clock passes the timeout, and fails when it
     /// passes the last attempt's — with no waiting at all.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aTimeoutIsAStepOfTheClock() async throws {
         let connection = ScriptedConnection { _ in [] }
         let clock = ManualClock()
@@ -146,7 +146,7 @@ struct SMPClientTests {
         try #require(clock.sleeperCount > 0, "nothing waits on the clock")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aDroppedLinkFailsWhatIsPending() async throws {
         let connection = ScriptedConnection { _ in [] }
         let client = await client(connection, timeout: .seconds(10))
@@ -157,7 +157,7 @@ struct SMPClientTests {
         await #expect(throws: SMPTransportError(.disconnected)) { try await client.send(OSManagement.Echo(text: "y")) }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func cancellationFreesTheRequest() async throws {
         let connection = ScriptedConnection { _ in [] }
         let client = await client(connection, timeout: .seconds(10))

@@ -7,7 +7,7 @@ import Testing
 /// Pause and resume of a running upload (`TransferControl`), end to end through the real client
 /// and engine into the simulated device.
 @Suite struct TransferControlTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aPausedUploadSendsNothingUntilResumedThenContinuesFromTheDevicesOffset() async throws {
         let device = await UploadUnderFaultsTests.device(faults: [])
         let counter = DataCounter()

@@ -18,20 +18,22 @@ enum BLEHarness {
     )
 
     /// For tests where an answer is lost or held and must cost a short timeout, but where giving
-    /// up is not what is tested: the device may stay silent for 31 timeouts of 300 ms (9 s). A
-    /// loaded machine held the simulated link back for 2.3 s (5 × 0.3 s) while other builds ran.
+    /// up is not what is tested: the device may stay silent for 201 × 300 ms (60 s; an upload's
+    /// chunk timeout backs off meanwhile). Beside stress-ng and the rest of the suite the
+    /// simulated link was held back for over 10 s.
     static let longSilence = SMPClient.Configuration(
         timeout: .milliseconds(300),
-        retries: 30,
+        retries: 200,
         busyBackoff: .milliseconds(2),
         firstSequence: 0
     )
 
     /// For tests where no answer is ever lost: a timeout that only has to outlast a loaded
-    /// machine (300 ms × 5 did not, while fuzzers held both cores), never reached when all is well.
+    /// machine (300 ms × 5 did not, while fuzzers held both cores; 3 s × 2 did not beside
+    /// stress-ng and the rest of the suite), never reached when all is well.
     static let patientClient = SMPClient.Configuration(
         timeout: .seconds(3),
-        retries: 1,
+        retries: 19,
         busyBackoff: .milliseconds(2),
         firstSequence: 0
     )
@@ -199,20 +201,20 @@ enum BLEHarness {
         await client.close()
     }
 
-    /// A 6 s write stall (no room in the controller, no ready callback) slows the transfer and
-    /// fails nothing, although it is twice the client's 3 s request timeout (with no retries): a
-    /// request's timeout runs from its sending, not from its queueing. (3 s, not less: a loaded
-    /// machine delayed an answer past 1 s, beside the rest of the suite.)
+    /// A 20 s write stall (no room in the controller, no ready callback) slows the transfer and
+    /// fails nothing, although it is twice the client's 10 s request timeout (with no retries): a
+    /// request's timeout runs from its sending, not from its queueing. (10 s, not less: beside
+    /// stress-ng and the rest of the suite an answer came 4.9 s after its chunk was sent.)
     @Test func writeStallIsBackPressure() async throws {
         let peripheral = BLEHarness.peripheral(BLEHarness.profile(mtu: 247, buffer: 2475))
         let client = try await SMPClient.connect(
             GATTTransport.simulated(peripheral),
-            configuration: .init(timeout: .seconds(3), retries: 0, firstSequence: 0)
+            configuration: .init(timeout: .seconds(10), retries: 0, firstSequence: 0)
         )
         // The client reads the device's parameters once, before its first transfer: read them
         // now so that the stall falls inside the upload's stream of writes, not on that request.
         try await BLEHarness.loadParameters(client)
-        await peripheral.inject(.writeStall(afterWrites: 12, duration: .seconds(6)))
+        await peripheral.inject(.writeStall(afterWrites: 12, duration: .seconds(20)))
         let image = try BLEHarness.image(size: 12_000)
         try await client.uploadAndWait(ImageUpload(data: image.data), options: .init(window: 1))
         #expect(await peripheral.stallsServed == 1)
@@ -276,7 +278,8 @@ enum BLEHarness {
     /// it handles them, even on a loaded machine (at 150 ms a chunk a run beside the rest of the
     /// suite once delivered them slower than that), so requests queue in its buffers — at 0.8 ms
     /// a chunk the link, not the device, would be the bottleneck and no window could run it out
-    /// of buffers. The request timeout (5 s) covers three chunks queued ahead of one.
+    /// of buffers. The request timeout (20 s) covers three chunks queued ahead of one on a machine
+    /// that holds the test back for seconds (5 s did not, beside stress-ng and the suite).
     @Test(arguments: [nil, 8] as [Int?])
     func theWindowAdaptsToTheDevicesBuffers(window: Int?) async throws {
         let profile = BLEHarness.profile(mtu: 247, buffer: 1024)
@@ -289,7 +292,7 @@ enum BLEHarness {
         )
         let peripheral = SimulatedBLEPeripheral(profile: profile, device: device, settle: .zero)
         var configuration = BLEHarness.client
-        configuration.timeout = .seconds(5)
+        configuration.timeout = .seconds(20)
         let client = try await SMPClient.connect(GATTTransport.simulated(peripheral), configuration: configuration)
         let image = try BLEHarness.image(size: 12_000)
         var changes: [WindowChange] = []

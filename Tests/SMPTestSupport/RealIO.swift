@@ -9,11 +9,14 @@ public enum RealIO {
     ///
     /// The timeout counts pauses, not time on the clock: a machine busy with other suites (or a
     /// sanitizer's slowdown) can stall a task for seconds, and such a stall costs one pause here,
-    /// so an answer on its way is still taken. Each pause lasts at least `pause`, so silence is
-    /// never declared sooner than `timeout`.
+    /// so an answer on its way is still taken. Each pause lasts at least its nominal length, so
+    /// silence is never declared sooner than `timeout`. The pauses double from `pause` up to
+    /// 50 ms: a wait of seconds is a few dozen wake-ups, not thousands (loops waking every
+    /// millisecond, in many tests at once, kept the cooperative pool so busy beside stress-ng
+    /// that other tests' timers fired seconds late).
     /// - Parameters:
     ///   - timeout: how long to keep trying, at the least.
-    ///   - pause: the pause between tries.
+    ///   - pause: the first pause between tries.
     ///   - attempt: one try; `nil` means "not yet".
     /// - Returns: the first value an attempt gave, or `nil` when the tries ran out.
     /// - Throws: what an attempt throws, or `CancellationError`.
@@ -22,10 +25,14 @@ public enum RealIO {
         every pause: Duration = .milliseconds(2),
         _ attempt: () throws -> T?
     ) async throws -> T? {
-        let pauses = max(1, Int((timeout / pause).rounded(.up)))
-        for _ in 0..<pauses {
+        let longest = max(pause, .milliseconds(50))
+        var waited = Duration.zero
+        var next = pause
+        while waited < timeout {
             if let value = try attempt() { return value }
-            try await Task.sleep(for: pause)
+            try await Task.sleep(for: next)
+            waited += next
+            next = min(next * 2, longest)
         }
         return try attempt()
     }
