@@ -62,14 +62,17 @@ import Testing
         let path = device.scratch("dfu_suit.zip")
         try Data(zip.bytes).write(to: URL(fileURLWithPath: path))
 
-        let result = await CLI.sim("suit", "upload", path, "--wait", "0", device: device)
+        // Nothing is lost here: a timeout a loaded machine cannot reach. (With the default, a
+        // late answer to the resource's last chunk got it sent again after the device had
+        // installed the envelope, which refuses it with EBADSTATE: `suit upload` does not recover from that yet, as the upgrade engine does.)
+        let result = await CLI.sim("suit", "upload", path, "--wait", "0", "--timeout", "20", device: device)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = CLI.lines(result.stdout)
         #expect(lines.contains("the device asks for file://app.bin: uploading 3000 bytes"))
         #expect(lines.last?.hasPrefix("uploaded in ") == true)
         #expect(CLI.lines(result.stderr).contains { $0.hasPrefix("app.bin  100%  2.9 KiB/2.9 KiB") })
 
-        let json = await CLI.sim("suit", "upload", path, "--wait", "0", "--json", device: device)
+        let json = await CLI.sim("suit", "upload", path, "--wait", "0", "--json", "--timeout", "20", device: device)
         #expect(json.status == 0, "\(json.stderr)")
         let events = try CLI.jsonLines(json.stdout)
         #expect(events.first?["event"] as? String == "start")
