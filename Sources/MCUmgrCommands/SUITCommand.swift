@@ -202,7 +202,10 @@ struct SUITCommand: AsyncParsableCommand {
         }
 
         /// Polls the missing-image state (every 150 ms, as Nordic's clients do) and uploads each
-        /// image the device asks for, until it asked for nothing during `wait`.
+        /// image the device asks for, until it asked for nothing during `wait`. A resource the
+        /// device refuses with `EBADSTATE` mid-transfer is one it no longer waits for — typically
+        /// the last chunk sent again after its answer was lost, once the device had every byte and
+        /// went on: the next poll says what it wants now (at most three times in a row).
         /// - Returns: the resources served.
         static func serveMissingImages(
             package: FirmwarePackage,
@@ -215,6 +218,7 @@ struct SUITCommand: AsyncParsableCommand {
             let clock = ContinuousClock()
             var quietSince = clock.now
             var served: [String] = []
+            var refusedInARow = 0
             while true {
                 let state: SUITManagement.MissingImageState.Response
                 do {
@@ -228,13 +232,23 @@ struct SUITCommand: AsyncParsableCommand {
                         throw CommandFailure("the device asks for \(uri), which \(name) does not carry")
                     }
                     if !json { Console.out("the device asks for \(uri): uploading \(resource.data.count) bytes") }
-                    try await transfer(
-                        SUITResourceUpload(data: resource.data, streamSessionID: session),
-                        label: resource.name,
-                        client: client,
-                        options: options,
-                        json: json
-                    )
+                    quietSince = clock.now
+                    do {
+                        try await transfer(
+                            SUITResourceUpload(data: resource.data, streamSessionID: session),
+                            label: resource.name,
+                            client: client,
+                            options: options,
+                            json: json
+                        )
+                    } catch let refusal as SMPDeviceError where refusal.returnCode == .badState && refusedInARow < 3 {
+                        refusedInARow += 1
+                        if !json {
+                            Console.out("the device no longer waits for \(uri) (\(refusal)); asking what it needs")
+                        }
+                        continue
+                    }
+                    refusedInARow = 0
                     served.append(uri)
                     quietSince = clock.now
                     continue

@@ -1,5 +1,7 @@
 import Foundation
 import MCUmgrCommands
+import SMPPOSIX
+import SMPSimulator
 import Testing
 
 /// `mcumgr suit …` against the simulated nRF54H-style SUIT device.
@@ -52,8 +54,8 @@ import Testing
         )
     }
 
-    @Test func aPackageServesTheImageTheDeviceAsksFor() async throws {
-        let device = SimDevice()
+    /// A package of the example envelope and the 3000-byte `app.bin` it asks for.
+    static func packageWithAResource(in device: SimDevice) throws -> String {
         let envelope = try Data(contentsOf: URL(fileURLWithPath: CLI.fixture("rfc9124_example0.suit")))
         var zip = TinyZip()
         zip.add("manifest.json", Array(#"{"files": [{"type": "suit-envelope", "file": "root.suit"}]}"#.utf8))
@@ -61,10 +63,16 @@ import Testing
         zip.add("app.bin", Array(repeating: 0xa5, count: 3000))
         let path = device.scratch("dfu_suit.zip")
         try Data(zip.bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
 
-        // Nothing is lost here: a timeout a loaded machine cannot reach. (With the default, a
-        // late answer to the resource's last chunk got it sent again after the device had
-        // installed the envelope, which refuses it with EBADSTATE: `suit upload` does not recover from that yet, as the upgrade engine does.)
+    @Test func aPackageServesTheImageTheDeviceAsksFor() async throws {
+        let device = SimDevice()
+        let path = try Self.packageWithAResource(in: device)
+
+        // Nothing is lost here: a timeout a loaded machine cannot reach, so that the exact output
+        // below holds (a late answer would add a resend, and after the last chunk the line of
+        // aResourceTheDeviceNoLongerWaitsForEndsTheUploadCleanly).
         let result = await CLI.sim("suit", "upload", path, "--wait", "0", "--timeout", "20", device: device)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = CLI.lines(result.stdout)
@@ -78,6 +86,36 @@ import Testing
         #expect(events.first?["event"] as? String == "start")
         #expect(events.last?["served"] as? [String] == ["file://app.bin"])
         #expect(Set(events.compactMap { $0["stage"] as? String }) == ["envelope", "app.bin"])
+    }
+
+    /// The answer to the resource's last chunk is lost: the chunk goes again, and the device —
+    /// which had every byte and installed the envelope — refuses it with EBADSTATE. The command
+    /// asks the device what it needs now (nothing) instead of failing an upgrade that worked.
+    @Test func aResourceTheDeviceNoLongerWaitsForEndsTheUploadCleanly() async throws {
+        let scratch = SimDevice()
+        let path = try Self.packageWithAResource(in: scratch)
+        // A run without faults counts the requests: the last chunk comes before the final poll.
+        let counted = SimulatedDevice(configuration: .init())
+        let first = try await Self.upload(path, to: counted, ["--timeout", "20"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let requests = await counted.requestsHandled
+        let device = SimulatedDevice(configuration: .init())
+        await device.setFaults(Faults([.loseAnswer(toRequest: requests - 1)]))
+        let result = try await Self.upload(path, to: device, ["--timeout", "5"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("the device no longer waits for file://app.bin (device error 6 EBADSTATE"))
+        #expect(CLI.lines(result.stdout).last?.hasPrefix("uploaded in ") == true)
+        withExtendedLifetime(scratch) {}  // the package's folder lives as long as the scratch
+    }
+
+    /// `suit upload PATH --wait 0` to a device served over UDP on loopback.
+    static func upload(_ path: String, to device: SimulatedDevice, _ options: [String]) async throws -> CLI.Result {
+        let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
+        server.start()
+        let conn = "udp://127.0.0.1:\(server.localAddress.port)"
+        let result = await CLI.run(["suit", "upload", path, "--wait", "0", "--conn", conn] + options)
+        await server.stop()
+        return result
     }
 
     @Test func cachesAreUploadedBeforeTheDeferredEnvelopeIsProcessed() async throws {
