@@ -7,8 +7,8 @@ extension FirmwarePackage {
     ///
     /// Regular files are mapped; pipes (a shell's `<(…)`) are read to their end.
     /// - Parameter url: the file.
-    /// - Throws: ``MCUbootError`` (``MCUbootError/Code/readFailed`` if the file cannot be read), or
-    ///   what ``init(data:fileName:)`` throws for its contents.
+    /// - Throws: `MCUbootError` (`MCUbootError.Code.readFailed` if the file cannot be read), or
+    ///   what `FirmwarePackage.init(data:fileName:)` throws for its contents.
     public init(contentsOf url: URL) throws(MCUbootError) {
         let data: Data
         do {
