@@ -194,7 +194,7 @@ struct UploadStateMachine {
     /// TCP backs off its retransmission timer), never past a quarter of the silence limit. A
     /// late answer is dropped with its request, so a fixed timeout shorter than the device's
     /// round trip would re-send forever without one answer counting (seen on a loaded machine:
-    /// 101 timeouts of 80 ms at offset 512, the device answering every one of them too late).
+    /// 101 timeouts of 80 ms at offset 512 with no fault injected).
     var chunkTimeout: Duration {
         guard case .streaming(let session) = state else { return configuration.chunkTimeout }
         return chunkTimeout(session)
