@@ -17,4 +17,23 @@ package enum BlockingReadLoop {
         thread.name = name
         thread.start()
     }
+
+    /// Starts a loop that keeps state from one read to the next (a receive buffer reused for
+    /// every read instead of one allocated per read); only the loop's thread touches it.
+    /// - Parameters:
+    ///   - name: the thread's name, for debuggers.
+    ///   - state: the state the first read starts with.
+    ///   - iteration: one read; returns `false` to stop the loop.
+    package static func start<State: Sendable>(
+        name: String,
+        state: State,
+        _ iteration: @escaping @Sendable (inout State) -> Bool
+    ) {
+        let thread = Thread {
+            var state = state
+            while iteration(&state) {}
+        }
+        thread.name = name
+        thread.start()
+    }
 }

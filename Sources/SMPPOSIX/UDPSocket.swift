@@ -293,6 +293,34 @@ public final class UDPSocket: Sendable {
         }
     }
 
+    /// Waits for one datagram from the connected peer and reads it into `buffer`, which the caller
+    /// keeps from one call to the next: a client's read loop then allocates nothing per datagram
+    /// but the datagram itself (a fresh 64 KiB buffer and a sender address per answer were most of
+    /// the receiving side's cost in an upload).
+    /// - Parameters:
+    ///   - buffer: where the datagram goes; its `count` is the longest datagram read whole
+    ///     (longer ones are truncated). Only the first bytes, up to the returned length, are written.
+    ///   - timeout: how long to wait; `nil` waits until a datagram arrives or the socket is closed.
+    /// - Returns: the datagram's length, or `nil` on timeout or after ``close()``.
+    /// - Throws: ``SystemCallError`` on a receive failure (e.g. `ECONNREFUSED` when the peer is
+    ///   not listening).
+    public func receive(into buffer: inout [UInt8], timeout: Duration?) throws(SystemCallError) -> Int? {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        while true {
+            let remaining = deadline.map { ContinuousClock.now.duration(to: $0) }
+            if let remaining, remaining <= .zero { return nil }
+            guard descriptor.waitReadable(timeout: remaining) else { return nil }
+            let received: Int? = descriptor.withDescriptor { fd in
+                buffer.withUnsafeMutableBytes { systemReceive(fd, $0.baseAddress, $0.count) }
+            }
+            guard let count = received else { return nil }
+            if count >= 0 { return count }
+            let code = currentErrno()
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { continue }
+            throw SystemCallError("recv", localAddress.description, code: code)
+        }
+    }
+
     /// Closes the socket; a blocked ``receive(timeout:maximumLength:)`` returns `nil` shortly
     /// after. Safe to call more than once.
     public func close() {
@@ -318,6 +346,16 @@ public final class UDPSocket: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0, length: length) }
         }
     }
+}
+
+@inline(__always) private func systemReceive(_ fd: Int32, _ pointer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+        Glibc.recv(fd, pointer, count, 0)
+    #elseif canImport(Musl)
+        Musl.recv(fd, pointer, count, 0)
+    #else
+        Darwin.recv(fd, pointer, count, 0)
+    #endif
 }
 
 @inline(__always) private func systemSend(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: Int) -> Int {

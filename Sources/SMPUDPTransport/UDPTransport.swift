@@ -78,14 +78,15 @@ final class UDPConnection: SMPConnection {
         self.logger = logger
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         let continuation = self.continuation
-        BlockingReadLoop.start(name: "mcumgr.udp.read") {
+        // One receive buffer for the connection's life: a datagram costs one allocation, its own.
+        BlockingReadLoop.start(name: "mcumgr.udp.read", state: [UInt8](repeating: 0, count: 65_536)) { buffer in
             guard !socket.isClosed else {
                 continuation.finish()
                 return false
             }
             do {
-                if let datagram = try socket.receive(timeout: .milliseconds(250), maximumLength: 65_536) {
-                    continuation.yield(datagram.bytes)
+                if let count = try socket.receive(into: &buffer, timeout: .milliseconds(250)) {
+                    continuation.yield(Array(buffer[..<count]))
                 }
             } catch {
                 // ICMP "port unreachable" surfaces as ECONNREFUSED on a connected socket: nothing

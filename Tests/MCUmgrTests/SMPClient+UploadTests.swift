@@ -106,3 +106,55 @@ import Testing
         #expect(chosen > 384 && chosen <= 1024)
     }
 }
+
+/// The upload driver times its chunks out itself, with one timer for all of them (issue 23: a
+/// watchdog task per chunk in the client was a large share of an upload's CPU). Timed on a manual
+/// clock that the test moves only while the upload waits on it.
+@Suite struct SMPClientUploadTimeoutTests {
+    @Test(
+        "a chunk whose answer is lost times out on the driver's timer and is sent again; no timer is left behind",
+        .timeLimit(.minutes(1))
+    )
+    func aLostAnswerTimesOutAndTheChunkIsSentAgain() async throws {
+        let clock = ManualClock()
+        var lostOnce = false
+        let connection = ScriptedConnection(maximumFrameSize: 1024, parameters: .buffers(size: 1024, count: 2)) {
+            request in
+            guard let map = try? request.payloadValue().mapValue, let offset = map["off"]?.uint64Value,
+                let data = map["data"]?.dataValue
+            else { return [] }
+            // The answer to the second chunk after the opening one is lost, once.
+            if offset > 0 && !lostOnce && request.header.sequence == 3 {
+                lostOnce = true
+                return []
+            }
+            return [ScriptedConnection.reply(request, ["off": CBOR(Int(offset) + data.count)])]
+        }
+        let client = SMPClient(
+            connection: connection,
+            configuration: .init(timeout: .seconds(5), retries: 2, firstSequence: 0, clock: SMPClock(clock))
+        )
+        await client.start()
+        let upload = ImageUpload(data: Data(repeating: 0x5a, count: 5_000), sha256: Data(repeating: 1, count: 32))
+        let finished = Task {
+            try await client.uploadAndWait(upload, options: TransferOptions(window: 1))
+        }
+        // With a window of one, nothing moves after the lost answer but the clock: the chunk's
+        // deadline is five seconds after it was sent.
+        await connection.waitUntilSent { sent in sent.contains { $0.header.sequence == 3 } }
+        for _ in 0..<100_000 where clock.sleeperCount == 0 { await Task.yield() }
+        try #require(clock.sleeperCount > 0, "nothing waits on the clock")
+        clock.advance(by: .seconds(5))
+        let progress = try await finished.value
+        #expect(progress.bytesConfirmed == 5_000)
+        #expect(lostOnce)
+        let chunkOffsets = connection.sent.filter { $0.header.group == .image && $0.header.command == 1 }
+            .compactMap { try? $0.payloadValue()["off"]?.uint64Value }
+        // Every offset once, the one whose answer was lost twice.
+        #expect(chunkOffsets.count == Set(chunkOffsets).count + 1)
+        #expect(progress.bytesSent > 5_000)
+        // The timer ended with the upload: nothing sleeps on the clock any more.
+        #expect(clock.sleeperCount == 0)
+        await client.close()
+    }
+}

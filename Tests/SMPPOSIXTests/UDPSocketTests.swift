@@ -52,6 +52,37 @@ struct UDPSocketTests {
         socket.close()
     }
 
+    @Test(
+        "receive into a kept buffer: the datagram's length, only its bytes written, longer ones truncated, nil after close"
+    )
+    func receiveIntoAKeptBuffer() async throws {
+        let server = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+        defer { server.close() }
+        let client = try UDPSocket(connectingTo: "127.0.0.1", port: server.localAddress.port)
+        defer { client.close() }
+        var buffer = [UInt8](repeating: 0xEE, count: 4)
+        try client.send([1, 2, 3])
+        let sender = try #require(try await Self.receive(server, timeout: .seconds(30))).sender
+        // (reply, length returned, the whole buffer after it): a shorter reply writes only its
+        // own bytes; a longer one is cut at the buffer's size.
+        let table: [([UInt8], Int, [UInt8])] = [
+            ([4, 5, 6], 3, [4, 5, 6, 0xEE]),
+            ([7], 1, [7, 5, 6, 0xEE]),
+            ([8, 9, 10, 11, 12, 13], 4, [8, 9, 10, 11]),
+        ]
+        for (reply, length, after) in table {
+            try server.send(reply, to: sender)
+            let count = try await RealIO.poll(timeout: .seconds(30)) {
+                try client.receive(into: &buffer, timeout: .milliseconds(1))
+            }
+            #expect(count == length)
+            #expect(buffer == after)
+        }
+        #expect(try client.receive(into: &buffer, timeout: .milliseconds(20)) == nil)
+        client.close()
+        #expect(try client.receive(into: &buffer, timeout: .milliseconds(20)) == nil)
+    }
+
     @Test("addresses print as host:port, IPv6 in brackets; bad names fail with getaddrinfo's reason")
     func addresses() throws {
         let v4 = try #require(try SocketAddress.resolve(host: "127.0.0.1", port: 1337).first)

@@ -12,7 +12,8 @@ extension SMPClient {
     /// ``withdraw(_:)``n is never delivered.
     /// - Parameters:
     ///   - request: the request.
-    ///   - timeout: per-attempt timeout.
+    ///   - timeout: per-attempt timeout; `nil` when the caller times the request out itself (and
+    ///     ``withdraw(_:)``s it then): the client keeps no watchdog for it.
     ///   - retries: attempts after a timeout (0 for requests that are not idempotent).
     ///   - resendingRefusals: send again after `EBUSY` or `ENOMEM` (a growing pause each time);
     ///     `false` delivers them.
@@ -22,7 +23,7 @@ extension SMPClient {
     ///   encoding error); nothing is delivered then.
     func submit<R: SMPRequest>(
         _ request: R,
-        timeout: Duration,
+        timeout: Duration?,
         retries: Int = 0,
         resendingRefusals: Bool = false,
         deliver: @escaping @Sendable (Result<R.Response, any Error>) -> Void
@@ -39,7 +40,7 @@ extension SMPClient {
 
     private func submit<R: SMPRequest>(
         _ request: R,
-        timeout: Duration,
+        timeout: Duration?,
         retries: Int,
         resendingRefusals: Bool,
         busyAttempts: Int,
@@ -67,7 +68,7 @@ extension SMPClient {
 
     /// How a handed-over request is sent again after a refusal.
     private struct Resend: Sendable {
-        var timeout: Duration
+        var timeout: Duration?
         var retries: Int
         var resendingRefusals: Bool
         var busyAttempts: Int

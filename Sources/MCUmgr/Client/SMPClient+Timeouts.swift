@@ -6,7 +6,8 @@ struct RequestTimeout: Sendable {
     /// The frame's bytes; each attempt rewrites the version and sequence number in place.
     var frame: [UInt8]
     var expectation: SMPClient.Expectation
-    var timeout: Duration
+    /// Per attempt; `nil` when the caller times the request out (no watchdog here).
+    var timeout: Duration?
     var retries: Int
     var idempotent: Bool
     /// Attempts sent before the current one.
@@ -19,18 +20,19 @@ struct RequestTimeout: Sendable {
 
 // Timeouts and retries: a watchdog task per attempt, cancelled by its answer.
 //
-// One timer per client for a transfer's chunks instead (armed for the earliest deadline, an
-// answered chunk simply leaving the table) was built and measured: it halved the client's CPU per
-// uploaded MiB, but in the test suite — hundreds of in-process simulated devices sharing two
-// threads — the devices' own short sleeps and tasks then waited seconds longer, and tests with
-// 150 ms timeouts failed in every full run under load where this design passed (A/B in issue 23's
-// report). The cause was not found; until it is, timing stays per request.
+// One timer per client for every request instead (armed for the earliest deadline, an answered
+// request simply leaving the table) was built and measured: in the test suite — hundreds of
+// in-process simulated devices sharing two threads — tests with 150 ms timeouts then failed in
+// every full run under load where this design passed (A/B in issue 23's report); the cause was not
+// found. A transfer's chunks, which were most of the watchdogs (a task, a sleep and its
+// cancellation for every 1.4 KiB), are timed by their driver instead, with one timer per upload
+// whose expiries queue behind the answers already delivered (`UploadDriver`); they are submitted
+// with no timeout here.
 extension SMPClient {
     /// Starts timing out the attempt just sent.
     func watch(_ id: Int, deadline: Duration) {
-        guard let entry = timeouts[id] else { return }
+        guard let entry = timeouts[id], let timeout = entry.timeout else { return }
         let clock = configuration.clock
-        let timeout = entry.timeout
         timeouts[id]?.watchdog = Task { [weak self] in
             do {
                 try await clock.sleep(timeout)
@@ -49,7 +51,8 @@ extension SMPClient {
     /// An attempt got no answer in time: send the next one, or fail the request.
     private func expire(_ id: Int, deadline: Duration) async {
         // A watchdog of an earlier attempt finds a later deadline and leaves it.
-        guard pending.contains(id), let entry = timeouts[id], entry.deadline == deadline else { return }
+        guard pending.contains(id), let entry = timeouts[id], entry.deadline == deadline, let timeout = entry.timeout
+        else { return }
         if entry.attempt < entry.retries {
             timeouts[id]?.attempt += 1
             timeouts[id]?.deadline = nil
@@ -62,14 +65,14 @@ extension SMPClient {
                 id,
                 SMPTransportError(
                     .outcomeUnknown,
-                    "no answer to \(what) within \(entry.timeout): it may or may not have been carried out, and it is not sent twice"
+                    "no answer to \(what) within \(timeout): it may or may not have been carried out, and it is not sent twice"
                 )
             )
             return
         }
         fail(
             id,
-            SMPTransportError(.timeout, "no answer to \(what) after \(entry.retries + 1) attempts of \(entry.timeout)")
+            SMPTransportError(.timeout, "no answer to \(what) after \(entry.retries + 1) attempts of \(timeout)")
         )
     }
 }

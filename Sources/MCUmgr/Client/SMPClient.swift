@@ -292,10 +292,12 @@ public actor SMPClient {
     }
 
     /// Registers a request and sends its first attempt; its watchdog sends the others.
+    /// - Parameter timeout: per-attempt timeout; `nil` when the caller times the request out
+    ///   itself (a transfer's driver, with one timer for all its chunks): no watchdog then.
     /// - Returns: the request's identifier.
     func start<R: SMPRequest>(
         _ request: R,
-        timeout: Duration,
+        timeout: Duration?,
         retries: Int,
         waiter: ResponseWaiter
     ) async throws -> Int {
@@ -367,8 +369,9 @@ public actor SMPClient {
             return false
         }
         guard timeouts[id] != nil else { return true }  // answered while it was sent
-        let deadline = configuration.clock.elapsed() + entry.timeout
         timeouts[id]?.frame = bytes
+        guard let timeout = entry.timeout else { return true }  // its caller times it out
+        let deadline = configuration.clock.elapsed() + timeout
         timeouts[id]?.deadline = deadline
         watch(id, deadline: deadline)
         return true

@@ -11,8 +11,7 @@ struct DownloadDriver {
     let timeout: Duration?
     let report: @Sendable (TransferProgress) -> Void
     let clock: SMPClock
-    private let inbox: AsyncStream<DownloadAnswer>
-    private let sink: AsyncStream<DownloadAnswer>.Continuation
+    private let inbox = TransferInbox<DownloadAnswer>()
     private var machine: DownloadStateMachine
     /// Requests in flight: start offset → the tag their answers carry and the client's request.
     private var live: [Int: (tag: Int, request: Int)] = [:]
@@ -36,14 +35,13 @@ struct DownloadDriver {
         _ = try await client.loadParameters()
         // Every answer holds one of the device's buffers while it is built, as requests do.
         machine = DownloadStateMachine(name: name, window: await client.transferWindow(forced: options.window).size)
-        (inbox, sink) = AsyncStream.makeStream(of: DownloadAnswer.self)
         _ = machine.start(now: started)
     }
 
     /// Runs the download to its end.
     /// - Returns: the file's contents.
     mutating func run() async throws -> Data {
-        defer { sink.finish() }
+        defer { inbox.finish() }
         do {
             let data = try await loop()
             await withdrawAll()
@@ -99,13 +97,13 @@ struct DownloadDriver {
         while let (start, size) = machine.nextRequest() {
             nextTag += 1
             let tag = nextTag
-            let sink = self.sink
+            let inbox = self.inbox
             let id = try await client.submit(
                 FileManagement.Download(offset: UInt64(start), name: name),
                 timeout: timeout ?? client.configuration.timeout,
                 retries: client.configuration.retries,
                 resendingRefusals: true
-            ) { sink.yield(DownloadAnswer(start: start, tag: tag, result: $0)) }
+            ) { inbox.yield(DownloadAnswer(start: start, tag: tag, result: $0)) }
             live[start] = (tag, id)
             machine.requestSent(start: start, size: size)
         }
@@ -113,9 +111,8 @@ struct DownloadDriver {
 
     /// Waits for the next answer of a request in flight and hands it to the machine.
     private mutating func nextAnswer() async throws -> DownloadStateMachine.Action {
-        var iterator = inbox.makeAsyncIterator()
         while true {
-            guard let answer = await iterator.next() else {
+            guard let answer = await inbox.next() else {
                 try Task.checkCancellation()
                 throw SMPTransportError(.disconnected, "the download of \(name) stopped before every byte arrived")
             }

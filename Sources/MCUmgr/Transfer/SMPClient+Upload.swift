@@ -84,6 +84,12 @@ extension SMPClient {
     }
 
     /// Runs one upload: the driver performs what the engine's pure state machine decides.
+    ///
+    /// Compiled once more for each upload kind of this module: called from another module (the
+    /// command line, an app) the generic engine ran unspecialised, looking up generic type
+    /// metadata at run time for every chunk; this way the common kinds run their own code.
+    @_specialize(where U == ImageUpload)
+    @_specialize(where U == FileUpload)
     private nonisolated func runUpload<U: ChunkedUpload>(
         _ upload: U,
         options: TransferOptions,

@@ -17,7 +17,7 @@ public final class TransferControl: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var paused = false
-    private var inboxes: [Int: AsyncStream<TransferInput>.Continuation] = [:]
+    private var inboxes: [Int: TransferInbox<TransferInput>] = [:]
     /// Uploads that stopped sending for the pause.
     private var holding: Set<Int> = []
     private var waiters: [CheckedContinuation<Void, Never>] = []
@@ -49,7 +49,7 @@ public final class TransferControl: @unchecked Sendable {
     }
 
     private func set(paused value: Bool) {
-        let (targets, woken): ([AsyncStream<TransferInput>.Continuation], [CheckedContinuation<Void, Never>]) =
+        let (targets, woken): ([TransferInbox<TransferInput>], [CheckedContinuation<Void, Never>]) =
             lock.withLock {
                 guard paused != value else { return ([], []) }
                 paused = value
@@ -62,13 +62,13 @@ public final class TransferControl: @unchecked Sendable {
     /// Connects an upload's inbox; an upload that starts while paused pauses at once. Removed
     /// when the upload ends (its inbox finishes).
     /// - Returns: the upload's identifier here, for ``holds(_:_:)``.
-    func attach(_ inbox: AsyncStream<TransferInput>.Continuation) -> Int {
+    func attach(_ inbox: TransferInbox<TransferInput>) -> Int {
         let (id, pausedNow): (Int, Bool) = lock.withLock {
             nextID += 1
             inboxes[nextID] = inbox
             return (nextID, paused)
         }
-        inbox.onTermination = { [weak self] _ in self?.detach(id) }
+        inbox.onFinish { [weak self] in self?.detach(id) }
         if pausedNow { inbox.yield(.pause) }
         return id
     }

@@ -16,12 +16,14 @@ struct UploadDriver<U: ChunkedUpload> {
     let report: @Sendable (TransferEvent) -> Void
     let logger: Logger
     let clock: SMPClock
-    private let inbox: AsyncStream<TransferInput>
-    private let sink: AsyncStream<TransferInput>.Continuation
+    private let inbox = TransferInbox<TransferInput>()
     private var machine: UploadStateMachine
     private var sizer: ChunkSizer<U>
-    /// The chunks in flight: start offset → the tag its answer carries and the client's request.
-    private var live: [Int: (tag: Int, request: Int)] = [:]
+    /// The chunks in flight: start offset → the tag its answer carries, the client's request, and
+    /// when it times out.
+    private var live: [Int: (tag: Int, request: Int, deadline: Duration)] = [:]
+    /// The one timer of the chunks in flight, and the deadline it wakes for.
+    private var timer: (task: Task<Void, Never>, deadline: Duration)?
     private var nextTag = 0
     /// The error of the chunk whose failure ends the upload.
     private var chunkError: (any Error)?
@@ -67,9 +69,8 @@ struct UploadDriver<U: ChunkedUpload> {
             ),
             window: await client.transferWindow(forced: options.window)
         )
-        (inbox, sink) = AsyncStream.makeStream(of: TransferInput.self)
         if let control {
-            self.control = (control, control.attach(sink))
+            self.control = (control, control.attach(inbox))
         } else {
             self.control = nil
         }
@@ -78,7 +79,7 @@ struct UploadDriver<U: ChunkedUpload> {
     /// Runs the upload to its end.
     /// - Throws: the first fatal error; `CancellationError` when the task is cancelled.
     mutating func run() async throws {
-        defer { sink.finish() }
+        defer { inbox.finish() }
         do {
             try await loop()
         } catch {
@@ -167,7 +168,10 @@ struct UploadDriver<U: ChunkedUpload> {
     }
 
     /// Fills the window. Chunks are submitted one after another, so they leave in offset order;
-    /// each is sent once: the machine, not the client, decides what to send again.
+    /// each is sent once: the machine, not the client, decides what to send again. The driver
+    /// times chunks out itself, with one timer (``armTimer()``): a watchdog task per chunk in the
+    /// client (a task, a sleep and its cancellation for every 1.4 KiB) was a large share of an
+    /// upload's CPU.
     private mutating func fill() async throws {
         while let start = machine.nextChunk() {
             let size = try sizer.size(at: start, isFirst: false)
@@ -175,27 +179,67 @@ struct UploadDriver<U: ChunkedUpload> {
             nextTag += 1
             let tag = nextTag
             let sentAt = clock.elapsed()
-            let (sink, upload, clock) = (self.sink, self.upload, self.clock)
-            let id = try await client.submit(request, timeout: machine.chunkTimeout) { result in
+            let timeout = machine.chunkTimeout
+            let (inbox, upload, clock) = (self.inbox, self.upload, self.clock)
+            let id = try await client.submit(request, timeout: nil) { result in
                 let answer = ChunkAnswer(
                     start: start,
                     tag: tag,
                     result: Self.offset(of: result, upload),
                     roundTrip: clock.elapsed() - sentAt
                 )
-                sink.yield(.answer(answer))
+                inbox.yield(.answer(answer))
             }
-            live[start] = (tag, id)
+            // Timed from when the send returned, as the client's watchdog was.
+            live[start] = (tag, id, clock.elapsed() + timeout)
             machine.chunkSent(start: start, size: size)
         }
+        armTimer()
+    }
+
+    /// Makes sure the timer wakes by the earliest deadline in flight. A chunk answered in time
+    /// just leaves ``live``; a timer that wakes for it finds nothing overdue and is set again.
+    private mutating func armTimer() {
+        guard let earliest = live.values.lazy.map(\.deadline).min() else { return }
+        if let timer, timer.deadline <= earliest { return }
+        timer?.task.cancel()
+        let (inbox, clock) = (self.inbox, self.clock)
+        let task = Task {
+            let wait = earliest - clock.elapsed()
+            if wait > .zero {
+                do {
+                    try await clock.sleep(wait)
+                } catch {
+                    return  // set again for an earlier deadline, or the upload ended
+                }
+            }
+            inbox.yield(.tick)
+        }
+        timer = (task, earliest)
+    }
+
+    /// The timer woke: the first chunk whose deadline has passed is timed out, the way the client
+    /// timed requests out (its request is forgotten, so an answer that still comes is dropped).
+    /// The timer is set again for the rest: others already overdue follow at once, through the
+    /// inbox, after what is queued there.
+    private mutating func timedOut(now: Duration) async -> UploadStateMachine.Action? {
+        // A tick of a timer since replaced by one for an earlier deadline leaves that one running.
+        if let timer, timer.deadline <= now { self.timer = nil }
+        let overdue = live.filter { $0.value.deadline <= now }.keys.min()
+        guard let start = overdue, let entry = live.removeValue(forKey: start) else {
+            armTimer()
+            return nil
+        }
+        await client.withdraw(entry.request)
+        armTimer()
+        return machine.chunkTimedOut(start: start, now: now)
     }
 
     /// Waits for the next answer of a chunk in flight, or a pause or resume, and hands it to the
     /// machine.
     private mutating func nextInput() async throws -> UploadStateMachine.Action {
-        var iterator = inbox.makeAsyncIterator()
         while true {
-            guard let input = await iterator.next() else {
+            guard let input = await inbox.next() else {
                 try Task.checkCancellation()
                 throw SMPTransportError(.disconnected, "the upload stopped before the device confirmed every byte")
             }
@@ -204,6 +248,8 @@ struct UploadDriver<U: ChunkedUpload> {
             switch input {
             case .pause: return machine.pause(now: now)
             case .resume: return machine.resume(now: now)
+            case .tick:
+                if let action = await timedOut(now: now) { return action }
             case .answer(let answer):
                 // An answer of a sending since withdrawn or replaced is stale.
                 guard live[answer.start]?.tag == answer.tag else { continue }
@@ -266,6 +312,8 @@ struct UploadDriver<U: ChunkedUpload> {
     private mutating func withdrawAll() async {
         for entry in live.values { await client.withdraw(entry.request) }
         live.removeAll()
+        timer?.task.cancel()
+        timer = nil
     }
 
     private func log(_ note: UploadStateMachine.Note) {
@@ -293,11 +341,14 @@ struct UploadDriver<U: ChunkedUpload> {
     }
 }
 
-/// What reaches a transfer's driver: the answers of its requests, and the caller's pause and resume.
+/// What reaches a transfer's driver: the answers of its requests, the caller's pause and resume,
+/// and its timer.
 enum TransferInput: Sendable {
     case answer(ChunkAnswer)
     case pause
     case resume
+    /// The earliest deadline of the chunks in flight (when the timer was set) has passed.
+    case tick
 }
 
 /// The answer of one sending of the chunk at `start`.
