@@ -33,7 +33,8 @@ public struct MCUmgrCommand: AsyncParsableCommand {
         let statuses = ExitStatus.helpLines.map { "  " + $0 }.joined(separator: "\n")
         return """
             GLOBAL OPTIONS (before or after the command; decode, conn, image info,
-            simulator and bench talk to no device and take only --json):
+            simulator and bench talk to no device and take only --json; ble scan
+            takes --json and its own --timeout, the seconds it scans):
             \(options)
 
             JSON: with --json a command prints one JSON document on stdout (long-running
