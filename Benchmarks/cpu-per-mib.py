@@ -17,13 +17,18 @@ CPU of the same tool running a connect-and-echo against the same simulator (proc
 arguments, connecting; parsing and hashing the image stay in ours, as hashing stays in
 smpclient's loop).
 
+With --floor, a third client runs in the same rounds: Benchmarks/upload-floor.c (built with cc -O2),
+one thread doing nothing but the protocol's system calls — a send and a receive per chunk of the
+same size as ours, with no hashing, logging or progress. Its CPU per MiB is the least any client
+spends on this machine and kernel, and smpclient / floor the most any client can gain on smpclient.
+
 With --callgrind, ours also runs under `valgrind --tool=callgrind` (instructions are robust to a
 busy machine): instructions per uploaded byte, for the whole upload command and less a command
 that only connects and echoes (the fixed cost of starting the tool).
 
 Usage (from the package root, after scripts/setup-peers.sh):
   python3 Benchmarks/cpu-per-mib.py [--mcumgr PATH] [--simulator PATH] [--size BYTES] [--runs N]
-                                    [--callgrind] [--skip-smpclient]
+                                    [--callgrind] [--floor] [--skip-smpclient]
 Without --mcumgr it builds `swift build -c release --product mcumgr` and uses .build/release/mcumgr.
 """
 
@@ -140,6 +145,16 @@ def run_smpclient(args, image, python):
         simulator.stop()
 
 
+def run_floor(args, image, floor):
+    simulator = Simulator(args.simulator, os.path.getsize(image))
+    try:
+        simulator.wait_ready(args.mcumgr)
+        cpu, wall, out = timed([floor, str(simulator.port), image, str(args.floor_chunk)])
+        return cpu, float(out.strip().splitlines()[-1]), wall
+    finally:
+        simulator.stop()
+
+
 def callgrind(args, image, work):
     """Instructions (callgrind's Ir) of ours: the upload, and a connect-and-echo for the fixed cost."""
 
@@ -178,6 +193,9 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="runs of each client; the median is shown")
     parser.add_argument("--callgrind", action="store_true", help="also count ours' instructions per byte")
     parser.add_argument("--skip-smpclient", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="also run the one-thread C client (upload-floor.c)")
+    parser.add_argument("--floor-chunk", type=int, default=1440,
+                        help="data bytes per chunk of the floor client (default 1440, as ours sends)")
     args = parser.parse_args()
     os.chdir(ROOT)
     if not args.mcumgr:
@@ -196,7 +214,11 @@ def main():
         mib = os.path.getsize(image) / 1048576
         print(f"image: {os.path.getsize(image)} bytes ({mib:.2f} MiB); ours: {args.mcumgr}; "
               f"simulator: {args.simulator}; {args.runs} runs each, median shown")
-        ours, start_up, peer, peer_loop = [], [], [], []
+        floor = None
+        if args.floor:
+            floor = os.path.join(work, "upload-floor")
+            subprocess.run(["cc", "-O2", "-o", floor, os.path.join(ROOT, "Benchmarks", "upload-floor.c")], check=True)
+        ours, start_up, peer, peer_loop, floor_loop = [], [], [], [], []
         for _ in range(args.runs):
             cpu, wall = run_ours(args, image, ["image", "upload", image])
             ours.append(cpu)
@@ -209,6 +231,10 @@ def main():
                 peer.append(cpu)
                 peer_loop.append(loop)
                 print(f"  smpclient: {cpu:.3f} CPU-s, upload loop {loop:.3f} ({wall:.2f} s wall)", file=sys.stderr)
+            if floor:
+                cpu, loop, wall = run_floor(args, image, floor)
+                floor_loop.append(loop)
+                print(f"  floor: {cpu:.3f} CPU-s, upload loop {loop:.3f} ({wall:.2f} s wall)", file=sys.stderr)
         ours_mib = statistics.median(ours) / mib
         # Ours less its start-up: the same process running a connect-and-echo instead of the upload.
         marginal_mib = (statistics.median(ours) - statistics.median(start_up)) / mib
@@ -217,12 +243,22 @@ def main():
         print("|---|---:|---:|---:|")
         print(f"| ours (release `mcumgr image upload`) | {ours_mib:.4f} | {marginal_mib:.4f} | "
               f"{marginal_mib * 1e6 / 1024:.1f} |")
+        ratios = []
         if peer:
             peer_mib, loop_mib = statistics.median(peer) / mib, statistics.median(peer_loop) / mib
             print(f"| smpclient 7.3.0 (less start-up: its upload loop alone) | {peer_mib:.4f} | {loop_mib:.4f} | "
                   f"{loop_mib * 1e6 / 1024:.1f} |")
-            print(f"\nsmpclient / ours, less start-up on both sides: {loop_mib / marginal_mib:.1f}×; "
-                  f"smpclient's upload loop alone / ours' whole process: {loop_mib / ours_mib:.1f}×")
+            ratios.append(f"smpclient / ours, less start-up on both sides: {loop_mib / marginal_mib:.1f}×; "
+                          f"smpclient's upload loop alone / ours' whole process: {loop_mib / ours_mib:.1f}×")
+        if floor_loop:
+            floor_mib = statistics.median(floor_loop) / mib
+            print(f"| floor (upload-floor.c: one thread, the system calls alone) | — | {floor_mib:.4f} | "
+                  f"{floor_mib * 1e6 / 1024:.1f} |")
+            ratios.append(f"ours / floor: {marginal_mib / floor_mib:.1f}×")
+            if peer:
+                ratios.append(f"smpclient / floor (the most any client gains on smpclient): {loop_mib / floor_mib:.1f}×")
+        if ratios:
+            print("\n" + "\n".join(ratios))
         if args.callgrind:
             upload, echo = callgrind(args, image, work)
             size = os.path.getsize(image)
