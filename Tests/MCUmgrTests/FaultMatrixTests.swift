@@ -19,7 +19,9 @@ import Testing
 /// `swift test` runs a slice, one cell per bootloader family, a cell at a time (eight runs at
 /// once): the whole matrix run in parallel with the rest of the suite starved the other tests of
 /// CPU. `MCUMGR_FAULT_MATRIX=full` (scripts/fault-matrix.sh) runs every cell; the counts are in
-/// docs/RELIABILITY.md.
+/// docs/RELIABILITY.md. `MCUMGR_FAULT_MATRIX_ONLY` set to a cell's description (as the counts line
+/// prints it) runs that cell alone and prints each run's fault and outcome, to find the run behind
+/// a count that changed.
 @Suite(.serialized) struct FaultMatrixTests {
     /// An upgrade cell: mode, bootloader mode, image count, and whether the device starts in
     /// serial recovery (updated with `recovery` set).
@@ -66,6 +68,11 @@ import Testing
         Cell(mode: .confirmOnly, bootloader: .singleSlot, images: 1),
     ]
 
+    /// The one cell to run, with a line per run (`MCUMGR_FAULT_MATRIX_ONLY`; empty: every cell).
+    static var only: String? {
+        ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX_ONLY"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     static var cells: [Cell] {
         guard ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX"] == "full" else { return slice }
         let bootloaders: [BootloaderMode] = [
@@ -86,7 +93,7 @@ import Testing
         let inRecovery = [BootloaderMode.singleSlot, .swapUsingMove].flatMap { bootloader in
             [1, 2].map { Cell(mode: .confirmOnly, bootloader: bootloader, images: $0, inRecovery: true) }
         }
-        return byMode + inRecovery
+        return (byMode + inRecovery).filter { only == nil || $0.testDescription == only }
     }
 
     static func device(_ cell: Cell) -> SimulatedDevice {
@@ -218,6 +225,14 @@ import Testing
                 if let next = pending.popFirst() { group.addTask { await Self.run(cell, fault: next) } }
             }
             return verdicts
+        }
+        if Self.only != nil {
+            for verdict in verdicts {
+                print(
+                    "fault matrix run: \(verdict.fault): "
+                        + (verdict.succeeded ? "succeeded" : verdict.failure ?? "failed")
+                )
+            }
         }
         let succeeded = verdicts.filter(\.succeeded).count
         let bricked = verdicts.filter(\.bricked)
