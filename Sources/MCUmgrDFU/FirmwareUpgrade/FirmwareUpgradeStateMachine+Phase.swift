@@ -26,7 +26,7 @@ extension FirmwareUpgradeStateMachine {
     package struct Execution: Sendable, Hashable {
         /// The plan.
         package let plan: FirmwareUpgradePlan
-        /// The step in progress: always one of the plan's (see ``first(of:)`` and ``next``).
+        /// The step in progress: always one of the plan's (see `first(of:)` and `next`).
         package let stepIndex: Int
         /// The reboot a reset of this step started: from the reset (or, when a reset is sent
         /// again, from the one before it) through waiting for the reboot and the swap,

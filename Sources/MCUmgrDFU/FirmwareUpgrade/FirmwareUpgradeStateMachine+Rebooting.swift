@@ -10,7 +10,7 @@ import SMPCore
 /// device must have rebooted — the reboot timeout after the reset — since a list read early (a
 /// lost probe answer looks like the device going away) proves nothing; until then it watches on.
 extension FirmwareUpgradeStateMachine {
-    /// A reboot being watched: from the reset until the step after it (``Execution/reboot``).
+    /// A reboot being watched: from the reset until the step after it (`Execution.reboot`).
     package struct Reboot: Sendable, Hashable {
         /// When the reset was answered, or its answer given up on.
         package internal(set) var since: Duration

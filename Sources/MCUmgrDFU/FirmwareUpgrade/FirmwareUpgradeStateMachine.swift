@@ -26,6 +26,10 @@ import SMPCore
 /// - a slot held by another image marked for boot is freed by resetting, then planned again
 ///   (at most three times);
 /// - pause holds the next action until resume; cancel ends in every state.
+///
+/// Each state carries only the data valid in it (``Phase``, in `+Phase.swift`): a step's plan
+/// and index, the reboot its reset started, a SUIT install's start, a reconnection's way back, the
+/// state a pause holds. What holds for the whole run is stored beside it.
 package struct FirmwareUpgradeStateMachine: Sendable {
     /// What the driver does next.
     package enum Action: Sendable, Hashable {
