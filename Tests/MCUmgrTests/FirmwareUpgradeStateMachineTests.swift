@@ -171,7 +171,7 @@ import Testing
                 (.deviceRefused(notSupported), .zero, Self.upload, .uploading),
             ]
         )
-        #expect(machine.slotCapacities == [])
+        #expect(machine.device.slotCapacities == [])
         let tooLarge = SMPDeviceError(.group(.image, 30), requestGroup: .image, command: 1)
         let error = Self.failure(&machine, .deviceRefused(tooLarge))
         #expect(error?.code == .deviceRejected)

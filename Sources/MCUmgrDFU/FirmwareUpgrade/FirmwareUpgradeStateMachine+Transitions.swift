@@ -7,26 +7,26 @@ import SMPCore
 extension FirmwareUpgradeStateMachine {
     /// Connecting, the parameters and the bootloader info: the first contact.
     mutating func firstContactTransition(_ input: Input) -> Action? {
-        switch (state, input) {
+        switch (phase, input) {
         case (.idle, .start):
-            state = .requestingParameters
+            phase = .requestingParameters
             return .connect
         case (.requestingParameters, .connected):
             return .readParameters
         case (.requestingParameters, .parametersRead), (.requestingParameters, .deviceRefused):
             // A refusal: an old device without the parameters command still answers; go on.
-            state = .readingBootloaderInfo
+            phase = .readingBootloaderInfo
             return .readBootloaderInfo(query: nil)
         case (.requestingParameters, .linkFailed(let cause)):
             // The first contact: a device that does not answer is unreachable; fail fast.
             return .fail(error(.linkFailed, "the device does not answer", cause))
         case (.readingBootloaderInfo, .bootloaderName(let name)):
-            bootloaderName = name
+            device.bootloaderName = name
             guard let name, name.lowercased() == "mcuboot" else { return planOrReadList() }
             return .readBootloaderInfo(query: "mode")
         case (.readingBootloaderInfo, .bootloaderMode(let mode, let refusesDowngrades)):
-            bootloaderMode = mode
-            noDowngrade = refusesDowngrades
+            device.bootloaderMode = mode
+            device.noDowngrade = refusesDowngrades
             return planOrReadList()
         case (.readingBootloaderInfo, .deviceRefused):
             // No bootloader info: plan without it.
@@ -38,7 +38,7 @@ extension FirmwareUpgradeStateMachine {
             // library once did).
             if retriesLeft > 0, let retry = lastAction {
                 retriesLeft -= 1
-                return reconnect(then: .repeat(retry), afterLinkLoss: true)
+                return reconnect(then: .repeat(retry, nil), afterLinkLoss: true)
             }
             warnings.append("the device did not answer bootloader info (\(cause)); assuming MCUboot")
             return planOrReadList()
@@ -47,31 +47,45 @@ extension FirmwareUpgradeStateMachine {
         }
     }
 
-    /// Planning (the image list, the slot sizes) and verifying (the list after a step).
-    mutating func imageListTransition(_ input: Input) -> Action? {
-        switch (state, input) {
-        case (.validating, .imageList(let slots)):
+    /// Planning: the image list, then (before the first upload) the slot sizes.
+    mutating func planningTransition(_ input: Input, replacing: Execution?) -> Action? {
+        switch input {
+        case .imageList(let slots):
             if initialSlots == nil { initialSlots = slots }
             lastSlots = slots
-            return makePlan(slots: slots)
-        case (.validating, .slotInfo(let images)):
-            slotCapacities = images
-            return makePlan(slots: lastSlots)
-        case (.validating, .deviceRefused) where lastAction == .readSlotInfo:
+            return makePlan(slots: slots, replacing: replacing)
+        case .slotInfo(let images):
+            device.slotCapacities = images
+            return makePlan(slots: lastSlots, replacing: replacing)
+        case .deviceRefused where lastAction == .readSlotInfo:
             // A device without slot information: the first chunk's answer checks the size.
-            slotCapacities = []
-            return makePlan(slots: lastSlots)
-        case (.verifying, .imageList(let slots)):
-            lastSlots = slots
-            return verify(slots)
+            device.slotCapacities = []
+            return makePlan(slots: lastSlots, replacing: replacing)
         default:
             return nil
         }
     }
 
+    /// A step of the plan: the transitions of the state it is performed in.
+    mutating func stepTransition(_ input: Input, _ execution: Execution) -> Action? {
+        switch execution.state {
+        case .verifying:
+            guard case .imageList(let slots) = input else { return nil }
+            lastSlots = slots
+            return verify(slots, execution)
+        case .uploading, .erasingAppSettings: return writingTransition(input, execution)
+        case .testing, .confirming: return markingTransition(input, execution)
+        case .resetting, .enteringBootloader: return resettingTransition(input, execution)
+        case .installing: return installingTransition(input, execution)
+        case .idle, .requestingParameters, .readingBootloaderInfo, .validating, .waitingForReboot, .waitingForSwap,
+            .reconnecting, .succeeded, .failed, .cancelled:
+            return nil
+        }
+    }
+
     /// Uploading and erasing the settings.
-    mutating func writingTransition(_ input: Input) -> Action? {
-        switch (state, input) {
+    mutating func writingTransition(_ input: Input, _ execution: Execution) -> Action? {
+        switch (execution.state, input) {
         case (.uploading, .uploadCorrupted(let cause)):
             // The session ended with the slot holding something else than the file: upload it
             // again (the list cannot tell, it shows the hash from the image's TLVs).
@@ -81,38 +95,38 @@ extension FirmwareUpgradeStateMachine {
             retriesLeft -= 1
             corrupted.insert(index)
             warnings.append("the device's hash check rejected the uploaded image; uploading it again")
-            return reconnect(then: .plan)
+            return reconnect(then: .plan(replacing: execution.replaced))
         case (.uploading, .deviceRefused(let refusal))
-        where plan?.throughBootloader == true && refusal.matches(ImageManagement.ReturnCode.noFreeSlot)
+        where execution.plan.throughBootloader && refusal.matches(ImageManagement.ReturnCode.noFreeSlot)
             && retriesLeft > 0:
             // The application refuses to write its own slot: the device left its bootloader (a
             // power cut or a reset mid-upload). Read where it is and plan again, which enters
             // the bootloader again.
             retriesLeft -= 1
             warnings.append("the device left its bootloader during the upload; entering it again")
-            return reconnect(then: .plan)
+            return reconnect(then: .plan(replacing: execution.replaced))
         case (_, .done):
-            return stepDone()
+            return stepDone(execution)
         case (.erasingAppSettings, .outcomeUnknown(let cause)):
             warnings.append("the answer to the settings erase was lost; it may not have happened (\(cause))")
-            return advance()
+            return advance(execution)
         case (.erasingAppSettings, .deviceRefused(let refusal)):
             warnings.append("the device did not erase its settings storage: \(refusal)")
-            return advance()
+            return advance(execution)
         default:
             return nil
         }
     }
 
     /// An upload, a settings erase or a SUIT processing request finished.
-    private mutating func stepDone() -> Action {
+    private mutating func stepDone(_ execution: Execution) -> Action {
         if case .upload(_, let index) = lastAction { corrupted.remove(index) }
-        if case .suitInstall = currentStep { return .pollSUIT }
-        return advance()
+        if case .suitInstall = execution.step { return .pollSUIT }
+        return advance(execution)
     }
 
     /// Testing or confirming an image.
-    mutating func markingTransition(_ input: Input) -> Action? {
+    mutating func markingTransition(_ input: Input, _ execution: Execution) -> Action? {
         switch input {
         case .stateWritten(let slots):
             lastSlots = slots
@@ -124,8 +138,8 @@ extension FirmwareUpgradeStateMachine {
             ) {
                 return .fail(error(code, message))
             }
-            return advance()
-        case .outcomeUnknown(let cause) where state == .confirming:
+            return advance(execution)
+        case .outcomeUnknown(let cause) where execution.state == .confirming:
             // A confirm by hash is sent once (`StateWrite.isIdempotent`): whether it arrived, and
             // whether the image still runs, shows in the list the plan is made again from.
             return retryAfterLinkFailure(cause)
@@ -135,15 +149,15 @@ extension FirmwareUpgradeStateMachine {
             return .fail(
                 error(
                     .imageMissingAfterReset,
-                    "\(currentStep?.description ?? "the image") failed: the device no longer holds the image (the bootloader erased it)",
+                    "\(execution.step) failed: the device no longer holds the image (the bootloader erased it)",
                     refusal
                 )
             )
-        case .deviceRefused(let refusal) where bootloaderMode == nil && refusal.returnCode == .notSupported:
+        case .deviceRefused(let refusal) where device.bootloaderMode == nil && refusal.returnCode == .notSupported:
             // A device that did not name its bootloader and has no image state write is a
             // DirectXIP build without revert: plan again as such.
-            bootloaderMode = .directXIP
-            state = .validating
+            device.bootloaderMode = .directXIP
+            phase = .planning(replacing: execution.replaced)
             return .readImageList
         default:
             return nil
@@ -151,19 +165,19 @@ extension FirmwareUpgradeStateMachine {
     }
 
     /// Resetting, or resetting into the bootloader.
-    mutating func resettingTransition(_ input: Input) -> Action? {
+    mutating func resettingTransition(_ input: Input, _ execution: Execution) -> Action? {
         switch input {
         case .done:
-            return watchReboot(answered: true)
+            return watchReboot(answered: true, execution)
         case .outcomeUnknown(let cause):
             warnings.append("the answer to the reset was lost (\(cause)); watching whether the device resets")
-            return watchReboot(answered: false)
+            return watchReboot(answered: false, execution)
         case .deviceRefused(let refusal):
             guard refusal.returnCode == .busy, case .reset(false, let bootMode) = lastAction else {
                 return .fail(
                     error(
                         .deviceRejected,
-                        "the device refused \(currentStep?.description ?? "the reset"): \(refusal)",
+                        "the device refused \(execution.step): \(refusal)",
                         refusal
                     )
                 )
@@ -176,14 +190,14 @@ extension FirmwareUpgradeStateMachine {
     }
 
     /// SUIT: processing the envelope and installing, serving the resources the device asks for.
-    mutating func installingTransition(_ input: Input) -> Action? {
+    mutating func installingTransition(_ input: Input, _ execution: Execution) -> Action? {
         switch input {
         case .done:
-            return stepDone()
+            return stepDone(execution)
         case .outcomeUnknown(let cause):
             // Processing the envelope: whether it started shows in the polling that follows.
             warnings.append("the answer to processing the envelope was lost (\(cause)); polling the device")
-            return advance()
+            return advance(execution)
         case .suitRequested(let resource, let session):
             guard payload.resource(resource) != nil else {
                 return .fail(
@@ -201,9 +215,9 @@ extension FirmwareUpgradeStateMachine {
         case .suitNothingRequested:
             return .readSUITManifests
         case .suitManifests(let digests):
-            guard case .suitInstall(let digest) = currentStep else { return unexpected(input) }
-            if digests.contains(digest) { return advance() }
-            if now - (installStart ?? now) >= configuration.suitInstallTimeout {
+            guard case .suitInstall(let digest) = execution.step else { return unexpected(input) }
+            if digests.contains(digest) { return advance(execution) }
+            if now - (execution.installStart ?? now) >= configuration.suitInstallTimeout {
                 return .fail(
                     error(
                         .suitNotInstalled,

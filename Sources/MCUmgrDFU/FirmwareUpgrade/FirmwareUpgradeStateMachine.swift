@@ -26,6 +26,10 @@ import SMPCore
 /// - a slot held by another image marked for boot is freed by resetting, then planned again
 ///   (at most three times);
 /// - pause holds the next action until resume; cancel ends in every state.
+///
+/// Each state carries only the data valid in it (``Phase``, in `+Phase.swift`): a step's plan
+/// and index, the reboot its reset started, a SUIT install's start, a reconnection's way back, the
+/// state a pause holds. What holds for the whole run is stored beside it.
 package struct FirmwareUpgradeStateMachine: Sendable {
     /// What the driver does next.
     package enum Action: Sendable, Hashable {
@@ -138,48 +142,41 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     /// What is installed.
     package let payload: UpgradePayload
 
-    /// Where the upgrade is.
-    package internal(set) var state: FirmwareUpgrade.State = .idle {
-        didSet { if state != oldValue { visited.append(state) } }
+    /// The state with its own data (`+Phase.swift`); ``state`` is computed from it.
+    package internal(set) var phase: Phase = .idle {
+        didSet {
+            let entered = phase.state
+            if entered != oldValue.state { visited.append(entered) }
+        }
     }
+
+    // What holds across the whole run, whatever the state.
+
     /// Every state entered, in order (one input may pass through several, e.g. verifying on its
     /// way to confirming); the driver shows each once.
     package private(set) var visited: [FirmwareUpgrade.State] = []
-    /// The current plan, once made.
+    /// The latest plan made, for the events and the summary (the plan being carried out is the
+    /// current state's).
     package private(set) var plan: FirmwareUpgradePlan?
-    /// Index of the step in progress.
-    package internal(set) var stepIndex = 0
-    /// The bootloader mode the device reported.
-    package internal(set) var bootloaderMode: OSManagement.MCUbootMode?
-    /// The bootloader name the device reported.
-    package internal(set) var bootloaderName: String?
-    /// Whether the device reported that its bootloader refuses downgrades.
-    package internal(set) var noDowngrade = false
+    /// What the device reported about itself.
+    package internal(set) var device = DeviceFacts()
     /// The first image list read, for the summary.
     package internal(set) var initialSlots: [ImageManagement.SlotState]?
     /// The last image list read or answered.
     package internal(set) var lastSlots: [ImageManagement.SlotState] = []
-    /// Whether the caller paused.
-    package private(set) var isPaused = false
-    /// The slot sizes the device reported (empty when it has no slot information), read once
-    /// before the first upload; `nil` until then.
-    package internal(set) var slotCapacities: [ImageManagement.SlotInfo.Image]?
     /// Things worth telling a person, in order; the driver shows each once.
     package internal(set) var warnings: [String] = []
-
-    /// The last action handed out (re-issued after a pause or a reconnection).
-    var lastAction: Action?
-    private var stateBeforePause: FirmwareUpgrade.State = .idle
-    var retriesLeft: Int
+    /// Resets sent to free a slot before the upload (a revert), at most three.
     package private(set) var resetsBeforeUpload = 0
-    /// The reboot in progress, from the reset until the device answers again.
-    var reboot: Reboot?
-    /// The reconnection in progress.
-    var reconnection: Reconnection?
-    /// When SUIT installation began.
-    var installStart: Duration?
     /// Uploads (by position in the payload) the device's hash check rejected.
     var corrupted: Set<Int> = []
+    /// The action handed out last: the one in flight, in every state (one request at a time),
+    /// re-issued after a pause or a reconnection.
+    var lastAction: Action?
+    /// Link failures the step in progress may still retry. The first contact, planning and the
+    /// first step share one budget, and a plan made again keeps it: only a completed step renews
+    /// it, so it belongs to no single state.
+    var retriesLeft: Int
     /// The time of the input being handled.
     private(set) var now: Duration = .zero
 
@@ -193,15 +190,6 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         retriesLeft = max(0, configuration.retries)
     }
 
-    /// The step in progress, if any.
-    package var currentStep: FirmwareUpgradePlan.Step? {
-        guard let plan, stepIndex < plan.steps.count else { return nil }
-        return plan.steps[stepIndex]
-    }
-
-    /// Whether the upgrade ended.
-    package var isFinished: Bool { state == .succeeded || state == .failed || state == .cancelled }
-
     /// Feeds an input and returns the next action.
     /// - Parameters:
     ///   - input: what happened.
@@ -212,49 +200,44 @@ package struct FirmwareUpgradeStateMachine: Sendable {
         let action = transition(input)
         if case .waitForResume = action {} else { lastAction = action }
         switch action {
-        case .succeed: state = .succeeded
-        case .fail(let error): state = error.code == .cancelled ? .cancelled : .failed
+        case .succeed: phase = .ended(.succeeded)
+        case .fail(let error): phase = .ended(error.code == .cancelled ? .cancelled : .failed)
         default: break
         }
         return action
     }
 
-    /// Control inputs first (cancel, pause, resume), then the reboot or reconnection in
-    /// progress, then the state's own transitions (`+Transitions.swift`), then what any state does
-    /// with a link failure, a refusal or a failure.
+    /// Control inputs first (cancel, pause, resume), then the state's own transitions (the first
+    /// contact and the plan's steps in `+Transitions.swift`, the reboot and the reconnection in
+    /// `+Rebooting.swift`), then what any state does with a link failure, a refusal or a failure.
     private mutating func transition(_ input: Input) -> Action {
         if isFinished { return lastAction ?? .fail(error(.cancelled, "the upgrade already ended")) }
         if let action = controlTransition(input) { return action }
-        if isPaused { return .waitForResume }
-        if reboot != nil, let action = rebootTransition(input) { return action }
-        if reconnection != nil, let action = reconnectTransition(input) { return action }
         let own: Action? =
-            switch state {
+            switch phase {
+            case .paused: .waitForResume
             case .idle, .requestingParameters, .readingBootloaderInfo: firstContactTransition(input)
-            case .validating, .verifying: imageListTransition(input)
-            case .uploading, .erasingAppSettings: writingTransition(input)
-            case .testing, .confirming: markingTransition(input)
-            case .resetting, .enteringBootloader: resettingTransition(input)
-            case .installing: installingTransition(input)
-            case .waitingForReboot, .waitingForSwap, .reconnecting, .succeeded, .failed, .cancelled: nil
+            case .planning(let replacing): planningTransition(input, replacing: replacing)
+            case .executing(let execution): stepTransition(input, execution)
+            case .waitingForReboot(let execution): rebootTransition(input, execution, swapping: false)
+            case .waitingForSwap(let execution): rebootTransition(input, execution, swapping: true)
+            case .reconnecting(let reconnection): reconnectTransition(input, reconnection)
+            case .ended: nil
             }
         return own ?? anyStateTransition(input)
     }
 
-    /// Cancel, pause and resume, taken in every state.
+    /// Cancel, pause and resume, taken in every state. A pause keeps the state, data and all,
+    /// and resuming re-issues the action that was in flight.
     private mutating func controlTransition(_ input: Input) -> Action? {
         switch input {
         case .cancel:
             return .fail(error(.cancelled, "cancelled by the caller"))
         case .pause:
-            if !isPaused {
-                isPaused = true
-                stateBeforePause = state
-            }
+            if !isPaused { phase = .paused(phase) }
             return .waitForResume
         case .resume:
-            isPaused = false
-            state = stateBeforePause
+            if case .paused(let held) = phase { phase = held }
             return lastAction ?? .connect
         default:
             return nil
@@ -265,113 +248,107 @@ package struct FirmwareUpgradeStateMachine: Sendable {
 
     mutating func planOrReadList() -> Action {
         if payload.planner.needsImageList {
-            state = .validating
+            phase = .planning(replacing: nil)
             return .readImageList
         }
-        return makePlan(slots: [])
+        return makePlan(slots: [], replacing: nil)
     }
 
-    mutating func makePlan(slots: [ImageManagement.SlotState]) -> Action {
-        reboot = nil
+    /// Plans from `slots` and issues the plan's first step.
+    /// - Parameters:
+    ///   - slots: the image list the plan is made from.
+    ///   - replacing: the plan being made again and its step, if any.
+    mutating func makePlan(slots: [ImageManagement.SlotState], replacing: Execution?) -> Action {
         let context = PlanningContext(
             slots: slots,
-            bootloaderMode: bootloaderMode,
-            noDowngrade: noDowngrade,
+            bootloaderMode: device.bootloaderMode,
+            noDowngrade: device.noDowngrade,
             configuration: configuration,
             corrupted: corrupted,
-            slotCapacities: slotCapacities
+            slotCapacities: device.slotCapacities
         )
+        let candidate: FirmwareUpgradePlan
         do {
-            let candidate = try payload.planner.plan(context)
-            // Before the first upload: what the slots hold, so an image too large is refused
-            // before its first chunk erases anything (planned again with the sizes).
-            if slotCapacities == nil, candidate.uploadsToApplicationSlots {
-                state = .validating
-                return .readSlotInfo
-            }
-            plan = candidate
+            candidate = try payload.planner.plan(context)
         } catch {
             var failure = FirmwareUpgradeError(error.code, state: state, error.message)
             failure.pendingBootChanges = error.pendingBootChanges
             return .fail(failure)
         }
-        if let plan { warnings += plan.warnings.filter { !warnings.contains($0) } }
-        if case .revert? = plan?.steps.first {
+        // Before the first upload: what the slots hold, so an image too large is refused before
+        // its first chunk erases anything (planned again with the sizes).
+        if device.slotCapacities == nil, candidate.uploadsToApplicationSlots {
+            phase = .planning(replacing: replacing)
+            return .readSlotInfo
+        }
+        plan = candidate
+        warnings += candidate.warnings.filter { !warnings.contains($0) }
+        if case .revert? = candidate.steps.first {
             resetsBeforeUpload += 1
             if resetsBeforeUpload > 3 {
-                let why = plan?.warnings.last ?? "the target slot stays in use"
+                let why = candidate.warnings.last ?? "the target slot stays in use"
                 return .fail(error(.slotBusy, "the slot stays in use after 3 resets: \(why)"))
             }
         }
         // Retries are not renewed here: a plan made again after a link failure uses the same
         // budget, which only a completed step renews.
-        stepIndex = 0
-        guard let step = currentStep else { return .succeed }
-        return issue(step)
+        guard let first = Execution.first(of: candidate) else { return .succeed }
+        return issue(first)
     }
 
-    mutating func advance() -> Action {
-        reboot = nil
-        stepIndex += 1
+    /// The step is done: the next one, with the retries renewed.
+    mutating func advance(_ execution: Execution) -> Action {
         retriesLeft = max(0, configuration.retries)
-        guard let step = currentStep else { return .succeed }
-        return issue(step)
+        guard let next = execution.next else { return .succeed }
+        return issue(next)
     }
 
-    mutating func issue(_ step: FirmwareUpgradePlan.Step) -> Action {
-        switch step {
+    /// Enters the state of `execution`'s step and returns its action.
+    mutating func issue(_ execution: Execution) -> Action {
+        var execution = execution
+        if case .suitInstall = execution.step { execution.installStart = now }
+        phase = .executing(execution)
+        switch execution.step {
         case .upload(let image, let index):
-            state = .uploading
             return .upload(imageIndex: image, packageIndex: index)
         case .suitUploadEnvelope(let index, let deferInstall):
-            state = .uploading
             return .uploadSUIT(.envelope(packageIndex: index, deferInstall: deferInstall))
         case .suitUploadCache(let index):
-            state = .uploading
             return .uploadSUIT(.cache(packageIndex: index))
         case .eraseAppSettings:
-            state = .erasingAppSettings
             return .eraseAppSettings
         case .test(let hash):
-            state = .testing
             return .writeImageState(hash: hash, confirm: false)
         case .confirm(let hash):
-            state = .confirming
             return .writeImageState(hash: hash, confirm: true)
         case .reset, .revert:
-            state = .resetting
             return .reset(force: false)
         case .enterBootloader:
-            state = .enteringBootloader
             return .reset(force: false, bootMode: 1)
         case .verify:
-            state = .verifying
             return .readImageList
         case .suitProcess:
-            state = .installing
             return .processSUITEnvelope
         case .suitInstall:
-            state = .installing
-            installStart = now
             return .pollSUIT
         }
     }
 
     /// Checks the image list after a reset against what the plan promises.
-    mutating func verify(_ slots: [ImageManagement.SlotState]) -> Action {
-        guard case .verify(let expectation) = currentStep, let plan else {
+    mutating func verify(_ slots: [ImageManagement.SlotState], _ execution: Execution) -> Action {
+        guard case .verify(let expectation) = execution.step else {
             // The list that confirms a reconnection after a failed step: retry that step.
             return unexpected(.imageList(slots))
         }
-        switch payload.planner.verify(expectation, plan: plan, slots: slots) {
+        switch payload.planner.verify(expectation, plan: execution.plan, slots: slots) {
         case .satisfied:
-            return advance()
+            return advance(execution)
         case .resetNotApplied:
-            return stillPending()
-        case .failed(let code, let message) where reboot != nil:
+            return stillPending(execution)
+        case .failed(let code, let message) where execution.reboot != nil:
             // Read after a reset: a list read before the device rebooted (a dropped link looks
             // like it going away) shows the old state; final once it must have rebooted.
-            return resetNotSeen(message, code: code)
+            return resetNotSeen(message, code: code, execution)
         case .failed(let code, let message):
             return .fail(error(code, message))
         }
@@ -380,7 +357,8 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     /// A link failure in the middle of a step: reconnect if the step was safe to repeat and
     /// retries are left. For MCUboot the image list read on reconnecting is the truth: the plan is
     /// made again from it (an upload that finished before the link dropped is not repeated, an
-    /// interrupted one resumes by `sha`); SUIT repeats the action.
+    /// interrupted one resumes by `sha`) — or, while verifying, checked again; SUIT repeats the
+    /// action.
     mutating func retryAfterLinkFailure(_ cause: any Error & Sendable) -> Action {
         guard let retry = lastAction, retriesLeft > 0, Self.isRepeatable(retry) else {
             return .fail(
@@ -388,8 +366,14 @@ package struct FirmwareUpgradeStateMachine: Sendable {
             )
         }
         retriesLeft -= 1
-        guard payload.planner.needsImageList else { return reconnect(then: .repeat(retry), afterLinkLoss: true) }
-        return reconnect(then: state == .verifying ? .verify : .plan, afterLinkLoss: true)
+        let execution = phase.execution
+        guard payload.planner.needsImageList else {
+            return reconnect(then: .repeat(retry, execution), afterLinkLoss: true)
+        }
+        if case .executing(let verifying) = phase, case .verify = verifying.step {
+            return reconnect(then: .verify(verifying), afterLinkLoss: true)
+        }
+        return reconnect(then: .plan(replacing: execution?.replaced), afterLinkLoss: true)
     }
 
     /// Whether an action may be performed again after its outcome was lost on the link.

@@ -60,7 +60,7 @@ struct UpgradeEventEmitter {
             plan: machine.plan,
             before: machine.initialSlots ?? [],
             after: machine.lastSlots,
-            bootloaderName: machine.bootloaderName,
+            bootloaderName: machine.device.bootloaderName,
             bootloaderMode: machine.bootloaderMode,
             uploadedBytes: uploadedBytes,
             duration: duration,
