@@ -60,16 +60,19 @@ final class TransferInbox<Element: Sendable>: @unchecked Sendable {
     }
 
     /// The next element, in order.
+    /// - Parameter isolation: where the reader runs, and is resumed: its caller's executor (the
+    ///   client's, for a transfer's driver), so an answer handed over there is taken without a
+    ///   thread hand-off.
     /// - Returns: the element; `nil` once the inbox is finished and empty, or when the reading
     ///   task is cancelled (the reader then checks for cancellation, as it did with a stream).
-    func next() async -> Element? {
+    func next(isolation: isolated (any Actor)? = #isolation) async -> Element? {
         switch poll() {
         case .element(let element): return element
         case .finished: return nil
         case .empty: break
         }
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Element?, Never>) in
+            await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Element?, Never>) in
                 lock.lock()
                 if let ready = takeLocked() {
                     lock.unlock()
