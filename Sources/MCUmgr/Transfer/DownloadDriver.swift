@@ -3,7 +3,7 @@ import SMPCore
 import SMPLink
 
 /// Performs a ``DownloadStateMachine``'s actions over a client and feeds the answers back;
-/// decides nothing. Takes every answer from one inbox, on the global executor (as
+/// decides nothing. Takes every answer from one inbox, on the client's executor (as
 /// ``UploadDriver`` does, and for the same reason).
 struct DownloadDriver {
     let client: SMPClient
