@@ -35,20 +35,29 @@ import Testing
         #expect(second == nil)
     }
 
-    @Test("cancelling the reading task ends its wait with nil; a task cancelled before it reads gets nil at once")
-    func cancellation() async {
+    @Test(
+        "cancelling the reading task ends its wait with nil, and every later one; a task cancelled before it reads gets nil at once"
+    )
+    func cancellation() async throws {
         let inbox = TransferInbox<Int>()
-        let waiting = Task { await inbox.next() }
+        let waiting = Task { try await inbox.reading { (await inbox.next(), await inbox.next()) } }
+        // Cancelled while it waits (not before it reads): bounded by turns, not by time.
+        for _ in 0..<100_000 where !inbox.hasWaitingReader { await Task.yield() }
+        try #require(inbox.hasWaitingReader)
         waiting.cancel()
-        #expect(await waiting.value == nil)
+        let (first, second) = try await waiting.value
+        #expect(first == nil)
+        #expect(second == nil)
+
+        let other = TransferInbox<Int>()
         let cancelledFirst = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return await inbox.next()
+            return await other.next()
         }
         #expect(await cancelledFirst.value == nil)
-        // The inbox itself goes on.
-        inbox.yield(1)
-        #expect(await inbox.next() == 1)
+        // Without a reader cancelled inside it, the inbox goes on.
+        other.yield(1)
+        #expect(await other.next() == 1)
     }
 
     @Test("the finish action runs once, when the inbox finishes, or at once on a finished inbox")

@@ -43,7 +43,7 @@ struct DownloadDriver {
     mutating func run(isolation: isolated (any Actor)? = #isolation) async throws -> Data {
         defer { inbox.finish() }
         do {
-            let data = try await loop()
+            let data = try await inbox.reading { try await loop() }
             await withdrawAll()
             return data
         } catch {

@@ -16,6 +16,8 @@ final class TransferInbox<Element: Sendable>: @unchecked Sendable {
     private var head = 0
     private var waiter: UnsafeContinuation<Element?, Never>?
     private var finished = false
+    /// The task of ``reading(isolation:_:)`` was cancelled.
+    private var readerCancelled = false
     private var onFinish: (@Sendable () -> Void)?
 
     /// Adds an element; dropped once the inbox is finished.
@@ -59,40 +61,66 @@ final class TransferInbox<Element: Sendable>: @unchecked Sendable {
         if now { action() }
     }
 
+    /// Runs a reader — a transfer's loop — so that cancelling its task ends its waits in
+    /// ``next(isolation:)`` with `nil`, now and later.
+    ///
+    /// One cancellation handler for the whole transfer rather than one per wait: a handler
+    /// installed and removed around every wait cost about 3,300 instructions per uploaded chunk,
+    /// 2.3 per byte (callgrind of a 4 MiB upload, issue 23).
+    /// - Parameters:
+    ///   - isolation: where `body` runs: its caller's executor.
+    ///   - body: the reader.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws.
+    func reading<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
+        try await withTaskCancellationHandler {
+            try await body()
+        } onCancel: {
+            cancelReader()
+        }
+    }
+
     /// The next element, in order.
     /// - Parameter isolation: where the reader runs, and is resumed: its caller's executor (the
     ///   client's, for a transfer's driver), so an answer handed over there is taken without a
     ///   thread hand-off.
     /// - Returns: the element; `nil` once the inbox is finished and empty, or when the reading
-    ///   task is cancelled (the reader then checks for cancellation, as it did with a stream).
+    ///   task is cancelled: before it waits, or while it waits inside ``reading(isolation:_:)``
+    ///   (the reader then checks for cancellation).
     func next(isolation: isolated (any Actor)? = #isolation) async -> Element? {
         switch poll() {
         case .element(let element): return element
         case .finished: return nil
         case .empty: break
         }
-        return await withTaskCancellationHandler {
-            await withUnsafeContinuation(isolation: isolation) { (continuation: UnsafeContinuation<Element?, Never>) in
-                lock.lock()
-                if let ready = takeLocked() {
-                    lock.unlock()
-                    continuation.resume(returning: ready)
-                } else if finished || Task.isCancelled {
-                    // Checked under the lock: a cancellation after this finds the waiter below.
-                    lock.unlock()
-                    continuation.resume(returning: nil)
-                } else {
-                    waiter = continuation
-                    lock.unlock()
-                }
-            }
-        } onCancel: {
+        return await withUnsafeContinuation(isolation: isolation) {
+            (continuation: UnsafeContinuation<Element?, Never>) in
             lock.lock()
-            let waiting = waiter
-            waiter = nil
-            lock.unlock()
-            waiting?.resume(returning: nil)
+            if let ready = takeLocked() {
+                lock.unlock()
+                continuation.resume(returning: ready)
+            } else if finished || readerCancelled || Task.isCancelled {
+                // Checked under the lock: a cancellation after this finds the waiter.
+                lock.unlock()
+                continuation.resume(returning: nil)
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
         }
+    }
+
+    /// Whether a reader waits (for tests that cancel it mid-wait).
+    var hasWaitingReader: Bool { lock.withLock { waiter != nil } }
+
+    /// The reading task was cancelled: its wait, and every later one, ends with `nil`.
+    private func cancelReader() {
+        lock.lock()
+        readerCancelled = true
+        let waiting = waiter
+        waiter = nil
+        lock.unlock()
+        waiting?.resume(returning: nil)
     }
 
     private enum Poll {
@@ -106,7 +134,7 @@ final class TransferInbox<Element: Sendable>: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let ready = takeLocked() { return .element(ready) }
-        return finished ? .finished : .empty
+        return finished || readerCancelled ? .finished : .empty
     }
 
     /// With the lock held.

@@ -86,7 +86,7 @@ struct UploadDriver<U: ChunkedUpload> {
     mutating func run(isolation: isolated (any Actor)? = #isolation) async throws {
         defer { inbox.finish() }
         do {
-            try await loop()
+            try await inbox.reading { try await loop() }
         } catch {
             await withdrawAll()
             throw error
