@@ -3,7 +3,7 @@ import SMPCore
 import SMPLink
 
 /// Performs a ``DownloadStateMachine``'s actions over a client and feeds the answers back;
-/// decides nothing. Takes every answer from one inbox, on the client's executor (as
+/// decides nothing. Takes every answer from one inbox, on the global executor (as
 /// ``UploadDriver`` does, and for the same reason).
 struct DownloadDriver {
     let client: SMPClient
@@ -40,7 +40,7 @@ struct DownloadDriver {
 
     /// Runs the download to its end.
     /// - Returns: the file's contents.
-    mutating func run(isolation: isolated (any Actor)? = #isolation) async throws -> Data {
+    mutating func run() async throws -> Data {
         defer { inbox.finish() }
         do {
             let data = try await inbox.reading { try await loop() }
@@ -52,12 +52,12 @@ struct DownloadDriver {
         }
     }
 
-    private mutating func withdrawAll(isolation: isolated (any Actor)? = #isolation) async {
+    private mutating func withdrawAll() async {
         for entry in live.values { await client.withdraw(entry.request) }
         live.removeAll()
     }
 
-    private mutating func loop(isolation: isolated (any Actor)? = #isolation) async throws -> Data {
+    private mutating func loop() async throws -> Data {
         let first = try await client.send(FileManagement.Download(offset: 0, name: name), timeout: timeout)
         var action = machine.firstAnswered(
             length: first.length,
@@ -84,9 +84,7 @@ struct DownloadDriver {
         }
     }
 
-    private mutating func perform(_ step: DownloadStateMachine.Report, isolation: isolated (any Actor)? = #isolation)
-        async
-    {
+    private mutating func perform(_ step: DownloadStateMachine.Report) async {
         for start in step.withdraw {
             if let entry = live.removeValue(forKey: start) { await client.withdraw(entry.request) }
         }
@@ -95,7 +93,7 @@ struct DownloadDriver {
 
     /// Sends requests while the window has room; the client retries each after timeouts and
     /// busy answers, as it does any read.
-    private mutating func fill(isolation: isolated (any Actor)? = #isolation) async throws {
+    private mutating func fill() async throws {
         while let (start, size) = machine.nextRequest() {
             nextTag += 1
             let tag = nextTag
@@ -112,9 +110,7 @@ struct DownloadDriver {
     }
 
     /// Waits for the next answer of a request in flight and hands it to the machine.
-    private mutating func nextAnswer(isolation: isolated (any Actor)? = #isolation) async throws
-        -> DownloadStateMachine.Action
-    {
+    private mutating func nextAnswer() async throws -> DownloadStateMachine.Action {
         while true {
             guard let answer = await inbox.next() else {
                 try Task.checkCancellation()

@@ -64,7 +64,7 @@ extension SMPClient {
     }
 
     /// Runs one download: the driver performs what the download's pure state machine decides.
-    private func runDownload(
+    private nonisolated func runDownload(
         name: String,
         options: TransferOptions,
         report: @escaping @Sendable (TransferProgress) -> Void

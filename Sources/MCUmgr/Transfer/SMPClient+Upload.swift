@@ -90,7 +90,7 @@ extension SMPClient {
     /// metadata at run time for every chunk; this way the common kinds run their own code.
     @_specialize(where U == ImageUpload)
     @_specialize(where U == FileUpload)
-    private func runUpload<U: ChunkedUpload>(
+    private nonisolated func runUpload<U: ChunkedUpload>(
         _ upload: U,
         options: TransferOptions,
         control: TransferControl?,

@@ -4,16 +4,14 @@ import SMPCore
 import SMPLink
 
 /// Performs an ``UploadStateMachine``'s actions over a client and feeds the outcomes back;
-/// decides nothing. One per upload.
-///
-/// It runs on the client's executor: its methods take their caller's isolation, the client's
-/// (`runUpload`). The client hands an answer to ``inbox`` and the driver takes it, and sends the
-/// next chunk, without leaving that executor, where on the global executor every answer woke
-/// another thread (`perf stat` of a 4 MiB upload: a fifth fewer context switches, issue 23). It does not hold the executor between answers: each wait for the next one lets
-/// the client's other work and every other task run. An earlier design that kept the client's
-/// executor with a watchdog task per chunk starved the suite's in-process devices for seconds;
-/// with one timer per upload the whole suite and the busy-machine runs pass
-/// (docs/RELIABILITY.md).
+/// decides nothing. One per upload. The client hands every answer to ``inbox`` from its own
+/// executor (no task per chunk); this loop takes them from there on the global executor, so each
+/// answer is one job in the queue every task of the process shares: an upload that kept the
+/// client's executor would run ahead of everything else for as long as answers came (measured:
+/// the suite's in-process devices then starved for seconds). Tried again with one timer per
+/// upload (issue 23, commit aab2e74): a fifth fewer context switches per uploaded chunk, but
+/// beside stress-ng one pass of the suite in four had in-process devices silent for over a
+/// second, ending uploads at their silence limit; so the driver stays on the global executor.
 struct UploadDriver<U: ChunkedUpload> {
     let client: SMPClient
     let upload: U
@@ -83,7 +81,7 @@ struct UploadDriver<U: ChunkedUpload> {
 
     /// Runs the upload to its end.
     /// - Throws: the first fatal error; `CancellationError` when the task is cancelled.
-    mutating func run(isolation: isolated (any Actor)? = #isolation) async throws {
+    mutating func run() async throws {
         defer { inbox.finish() }
         do {
             try await inbox.reading { try await loop() }
@@ -94,7 +92,7 @@ struct UploadDriver<U: ChunkedUpload> {
         await withdrawAll()
     }
 
-    private mutating func loop(isolation: isolated (any Actor)? = #isolation) async throws {
+    private mutating func loop() async throws {
         var action = machine.start()
         while true {
             switch action {
@@ -137,9 +135,7 @@ struct UploadDriver<U: ChunkedUpload> {
     // MARK: - Actions
 
     /// Logs, reports, withdraws and pauses as a report says.
-    private mutating func perform(_ report: UploadStateMachine.Report, isolation: isolated (any Actor)? = #isolation)
-        async throws
-    {
+    private mutating func perform(_ report: UploadStateMachine.Report) async throws {
         for note in report.notes { log(note) }
         for event in report.events {
             if case .windowChanged(let change) = event {
@@ -161,9 +157,7 @@ struct UploadDriver<U: ChunkedUpload> {
 
     /// Sends the session-opening chunk (alone, with the long timeout: the device may erase a
     /// whole slot first) and hands its answer to the machine.
-    private mutating func openSession(isolation: isolated (any Actor)? = #isolation) async throws
-        -> UploadStateMachine.Action
-    {
+    private mutating func openSession() async throws -> UploadStateMachine.Action {
         let size = min(try sizer.size(at: 0, isFirst: true), options.openingChunkLimit ?? Int.max)
         let opening = upload.request(offset: 0, data: upload.data.chunk(0, size), isFirst: true)
         let result: Result<U.Request.Response, any Error>
@@ -181,7 +175,7 @@ struct UploadDriver<U: ChunkedUpload> {
     /// times chunks out itself, with one timer (``armTimer()``): a watchdog task per chunk in the
     /// client (a task, a sleep and its cancellation for every 1.4 KiB) was a large share of an
     /// upload's CPU.
-    private mutating func fill(isolation: isolated (any Actor)? = #isolation) async throws {
+    private mutating func fill() async throws {
         while let start = machine.nextChunk() {
             let size = try sizer.size(at: start, isFirst: false)
             let request = upload.request(offset: start, data: upload.data.chunk(start, size), isFirst: false)
@@ -231,9 +225,7 @@ struct UploadDriver<U: ChunkedUpload> {
     /// timed requests out (its request is forgotten, so an answer that still comes is dropped).
     /// The timer is set again for the rest: others already overdue follow at once, through the
     /// inbox, after what is queued there.
-    private mutating func timedOut(now: Duration, isolation: isolated (any Actor)? = #isolation) async
-        -> UploadStateMachine.Action?
-    {
+    private mutating func timedOut(now: Duration) async -> UploadStateMachine.Action? {
         // A tick of a timer since replaced by one for an earlier deadline leaves that one running.
         if let timer, timer.deadline <= now { self.timer = nil }
         let overdue = live.filter { $0.value.deadline <= now }.keys.min()
@@ -248,9 +240,7 @@ struct UploadDriver<U: ChunkedUpload> {
 
     /// Waits for the next answer of a chunk in flight, or a pause or resume, and hands it to the
     /// machine.
-    private mutating func nextInput(isolation: isolated (any Actor)? = #isolation) async throws
-        -> UploadStateMachine.Action
-    {
+    private mutating func nextInput() async throws -> UploadStateMachine.Action {
         while true {
             guard let input = await inbox.next() else {
                 try Task.checkCancellation()
@@ -317,12 +307,12 @@ struct UploadDriver<U: ChunkedUpload> {
         }
     }
 
-    private mutating func withdraw(_ start: Int, isolation: isolated (any Actor)? = #isolation) async {
+    private mutating func withdraw(_ start: Int) async {
         guard let entry = live.removeValue(forKey: start) else { return }
         await client.withdraw(entry.request)
     }
 
-    private mutating func withdrawAll(isolation: isolated (any Actor)? = #isolation) async {
+    private mutating func withdrawAll() async {
         for entry in live.values { await client.withdraw(entry.request) }
         live.removeAll()
         timer?.task.cancel()
