@@ -10,8 +10,9 @@ import SMPLink
 /// client's executor would run ahead of everything else for as long as answers came (measured:
 /// the suite's in-process devices then starved for seconds). Tried again with one timer per
 /// upload (issue 23, commit aab2e74): a fifth fewer context switches per uploaded chunk, but
-/// beside stress-ng one pass of the suite in four had in-process devices silent for over a
-/// second, ending uploads at their silence limit; so the driver stays on the global executor.
+/// beside stress-ng one pass of the suite had nine upgrade tests end at an upload's silence
+/// limit (in-process devices silent for over a second), where passes without it had one such
+/// failure at most. Not shown to be safe, so the driver stays on the global executor.
 struct UploadDriver<U: ChunkedUpload> {
     let client: SMPClient
     let upload: U
