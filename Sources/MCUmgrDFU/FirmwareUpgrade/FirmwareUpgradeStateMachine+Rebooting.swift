@@ -83,6 +83,18 @@ extension FirmwareUpgradeStateMachine {
         return .connect
     }
 
+    /// With one slot, a device that stops answering may have found nothing it would boot (power
+    /// lost mid-upload through the bootloader): MCUboot then halts unless built to fall back on
+    /// its recovery. Said whether the reconnection timed out or the link failed until the retries
+    /// ran out (which of the two comes first depends on the link: a serial port opens on a
+    /// halted device).
+    var haltedHint: String {
+        MCUbootPlanner.Strategy(device.bootloaderMode) == .singleSlot || configuration.recovery
+            || plan?.throughBootloader == true
+            ? "; MCUboot may have found no valid image and halted: hold the recovery button while resetting the device, then run the upgrade with --recovery"
+            : ""
+    }
+
     mutating func reconnectTransition(_ input: Input, _ reconnection: Reconnection) -> Action? {
         switch input {
         case .connected:
@@ -94,17 +106,10 @@ extension FirmwareUpgradeStateMachine {
             return reconnected(slots, then: reconnection.then)
         case .linkFailed(let cause), .deviceRefused(let cause as any Error & Sendable):
             if now - reconnection.since >= configuration.reconnectTimeout {
-                // With one slot, a device that does not come back may have found nothing it
-                // would boot: MCUboot then halts unless built to fall back on its recovery.
-                let hint =
-                    MCUbootPlanner.Strategy(device.bootloaderMode) == .singleSlot || configuration.recovery
-                        || plan?.throughBootloader == true
-                    ? "; MCUboot may have found no valid image and halted: hold the recovery button while resetting the device, then run the upgrade with --recovery"
-                    : ""
                 return .fail(
                     error(
                         .reconnectFailed,
-                        "the device did not answer again within \(configuration.reconnectTimeout)\(hint)",
+                        "the device did not answer again within \(configuration.reconnectTimeout)\(haltedHint)",
                         cause
                     )
                 )

@@ -362,7 +362,11 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     mutating func retryAfterLinkFailure(_ cause: any Error & Sendable) -> Action {
         guard let retry = lastAction, retriesLeft > 0, Self.isRepeatable(retry) else {
             return .fail(
-                error(.linkFailed, "the link failed and \(configuration.retries) retries are used up", cause)
+                error(
+                    .linkFailed,
+                    "the link failed and \(configuration.retries) retries are used up\(haltedHint)",
+                    cause
+                )
             )
         }
         retriesLeft -= 1
