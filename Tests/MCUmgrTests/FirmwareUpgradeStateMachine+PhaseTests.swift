@@ -98,11 +98,9 @@ import Testing
 
     // MARK: - Tables
 
-    /// Test-only: the reboot appears with the reset's answer, goes through waiting for the swap and
-    /// reconnecting into the verify step after the reset — where a list read too early sends the
-    /// machine back to watching the same reboot (since 1 s, not since the list) — and ends with
-    /// the run.
-    static let testOnly: [Line] =
+    /// Test, then reset: the reboot appears with the reset's answer and goes through waiting for
+    /// the swap into reconnecting (the start of both tables below).
+    static let throughTheReset: [Line] =
         contact + [
             (.done, .zero, "executing 1 test"),
             (.stateWritten(Tests.pendingB), .zero, "executing 2 reset"),
@@ -119,6 +117,14 @@ import Testing
                 .connected, .seconds(5),
                 "reconnecting #1, then after reset 2 reset, reboot since 1.0 seconds answered, 1 silent, gone, ×1"
             ),
+        ]
+
+    /// Test-only: the reboot appears with the reset's answer, goes through waiting for the swap and
+    /// reconnecting into the verify step after the reset — where a list read too early sends the
+    /// machine back to watching the same reboot (since 1 s, not since the list) — and ends with
+    /// the run.
+    static let testOnly: [Line] =
+        throughTheReset + [
             (
                 .imageList(Tests.pendingB), .seconds(5),
                 "waiting for reboot 3 verify, reboot since 1.0 seconds answered, 0 silent, gone, ×1"
@@ -153,22 +159,7 @@ import Testing
         let timeout = Input.linkFailed(SMPTransportError(.timeout))
         Self.run(
             &machine,
-            Self.contact + [
-                (.done, .zero, "executing 1 test"),
-                (.stateWritten(Tests.pendingB), .zero, "executing 2 reset"),
-                (.done, .seconds(1), "waiting for reboot 2 reset, reboot since 1.0 seconds answered, 0 silent, ×1"),
-                (
-                    .probeUnanswered, .seconds(2),
-                    "waiting for swap 2 reset, reboot since 1.0 seconds answered, 1 silent, gone, ×1"
-                ),
-                (
-                    .waited, .seconds(5),
-                    "reconnecting #1, then after reset 2 reset, reboot since 1.0 seconds answered, 1 silent, gone, ×1"
-                ),
-                (
-                    .connected, .seconds(5),
-                    "reconnecting #1, then after reset 2 reset, reboot since 1.0 seconds answered, 1 silent, gone, ×1"
-                ),
+            Self.throughTheReset + [
                 (.imageList(Tests.runningB), .seconds(5), "executing 4 confirm"),
                 (timeout, .seconds(6), "reconnecting #1, then plan replacing 4 confirm"),
                 (timeout, .seconds(6), "reconnecting #1, then plan replacing 4 confirm"),
