@@ -1,5 +1,6 @@
 import Foundation
 import MCUboot
+import SMPCore
 import SMPSimulator
 import SMPTestSupport
 import Testing
@@ -45,6 +46,35 @@ import Testing
         let devices = try #require(json["devices"] as? [[String: Any]])
         #expect(devices.map { $0["status"] as? String } == ["upgraded", "upgraded", "upgraded"])
         #expect((json["counts"] as? [String: Any])?["upgraded"] as? Int == 3)
+    }
+
+    /// The reviewer's two racks: `mcumgr simulator --count 3` twice (the same names `sim-001` …),
+    /// each inventory rolled out with the same image and the same state file. The second run must
+    /// reach rack B's devices, not show rack A's records as theirs.
+    @Test func aSecondRackWithTheSameNamesIsUpgradedNotShownFromTheFirst() async throws {
+        let rackA = try await SimulatedFleet(count: 3)
+        defer { Task { await rackA.stop() } }
+        let rackB = try await SimulatedFleet(count: 3)
+        defer { Task { await rackB.stop() } }
+        let scratch = Scratch()
+        let files = try Self.fleetFiles(scratch, inventory: rackA.inventory)
+        let inventoryB = try scratch.file("rackB.txt", Data(rackB.inventory.utf8))
+        let hash = try #require(
+            try FirmwarePackage(data: Data(contentsOf: URL(fileURLWithPath: files.image)), fileName: "app.bin")
+                .images.first?.hash
+        )
+        let first = await CLI.run(["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state])
+        #expect(first.status == 0, "\(first.stderr)")
+
+        let second = await CLI.run(["fleet", "upgrade", files.image, "--inventory", inventoryB, "--state", files.state])
+        #expect(second.status == 0, "\(second.stderr)")
+        for member in rackB.members {
+            let runs = await member.device.imageStates.contains {
+                $0.hash == Data(hash) && $0.isActive && $0.isConfirmed
+            }
+            #expect(runs, "\(member.name) of rack B runs the image: \(second.stdout)")
+            #expect(await member.device.counters.uploadsStarted == 1, "\(member.name) of rack B was uploaded to")
+        }
     }
 
     @Test func jsonIsOneObjectPerDeviceEventThenASummaryAndAFailureExitsThree() async throws {

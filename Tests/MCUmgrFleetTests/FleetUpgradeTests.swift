@@ -68,6 +68,31 @@ import Testing
         #expect(dead.status == .unreachable && dead.attempts == 4, "\(dead)")
     }
 
+    /// Two simulated racks name their devices alike (`sim-001` …). A rollout of rack B in the
+    /// state that holds rack A's finished rollout of the same image must reach rack B's devices:
+    /// a record is the device at its URL, not a name.
+    @Test func aSecondInventoryWithTheSameNamesIsUpgradedNotShownFromTheFirst() async throws {
+        let rackA = try await SimulatedFleet(count: 3, configuration: FleetHarness.device(latency: .zero))
+        defer { Task { await rackA.stop() } }
+        let rackB = try await SimulatedFleet(count: 3, configuration: FleetHarness.device(latency: .zero))
+        defer { Task { await rackB.stop() } }
+        #expect(rackA.members.map(\.name) == rackB.members.map(\.name))
+        let package = try FleetHarness.package(size: 8 * 1024)
+        let hash = try #require(package.images.first?.hash)
+        let state = FleetHarness.scratch("state.sqlite")
+        let first = try await FleetHarness.run(package, fleet: rackA, policy: RolloutPolicy(), state: state).outcome
+        #expect(first.records.map(\.status) == [.upgraded, .upgraded, .upgraded])
+
+        let second = try await FleetHarness.run(package, fleet: rackB, policy: RolloutPolicy(), state: state).outcome
+        #expect(second.records.map(\.status) == [.upgraded, .upgraded, .upgraded])
+        #expect(second.records.map(\.url) == rackB.members.map(\.url))
+        #expect(second.records.map(\.versionBefore) == ["1.0.0", "1.0.0", "1.0.0"])
+        for member in rackB.members {
+            #expect(await FleetHarness.runsConfirmed(hash, member.device), "\(member.name) of rack B runs the image")
+            #expect(await member.device.counters.uploadsStarted == 1, "\(member.name) of rack B was uploaded to")
+        }
+    }
+
     /// A device that already runs the image is not uploaded to, nor reset.
     @Test func alreadyCurrentDevicesGetNoUpload() async throws {
         let fleet = try await SimulatedFleet(count: 3, configuration: FleetHarness.device(latency: .zero))

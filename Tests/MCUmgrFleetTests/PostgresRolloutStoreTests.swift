@@ -62,6 +62,38 @@ struct PostgresRolloutStoreTests {
         try await store.finish(id, device: device, attempt: attempt, worker: worker, result: result, policy: policy)
     }
 
+    /// A record binds the name to the URL: the same name at another URL is another device,
+    /// planned afresh — unless a worker upgrades the recorded one right now (the workers were
+    /// given different inventories): that is refused in one line, and nothing is written.
+    @Test func aNameAtAnotherURLIsPlannedAfreshUnlessAWorkerRunsTheRecordedOne() async throws {
+        try await Self.twoHosts(2) { a, b in
+            let policy = RolloutPolicy(parallel: 1)
+            #expect(try await Self.claim(a, "a", policy).started.map(\.id) == ["d0"])
+            #expect(try await Self.finish(a, "d0", "a", policy)?.record.status == .upgraded)
+            #expect(try await Self.claim(a, "a", policy).started.map(\.id) == ["d1"])
+            let moved = try ["udp://10.0.1.1:1337", "udp://10.0.1.2:1337"].enumerated().map {
+                Inventory.Device(url: try ConnectionURL(parsing: $0.element), name: "d\($0.offset)")
+            }
+            await #expect(
+                throws: RolloutStoreError(
+                    "d1 is being upgraded at udp://10.0.0.2:1337 by worker a, but this inventory has udp://10.0.1.2:1337; give every worker the same inventory, or this one another --state"
+                )
+            ) {
+                _ = try await b.prepare(Self.rollout, devices: moved, retryFailed: false)
+            }
+            #expect(try await b.rollout(Self.id)?.1.map(\.status) == [.upgraded, .running], "nothing was written")
+            #expect(try await Self.finish(a, "d1", "a", policy)?.record.status == .upgraded)
+            let again = try await b.prepare(Self.rollout, devices: moved, retryFailed: false)
+            #expect(
+                again == [
+                    DeviceRecord(id: "d0", url: "udp://10.0.1.1:1337", position: 0),
+                    DeviceRecord(id: "d1", url: "udp://10.0.1.2:1337", position: 1),
+                ]
+            )
+            #expect(try await Self.claim(b, "b", policy).started.map(\.id) == ["d0"])
+        }
+    }
+
     @Test func theCanaryIsClaimedOnceAcrossHostsAndTheWavesWaitForIt() async throws {
         try await Self.twoHosts(4) { a, b in
             let policy = RolloutPolicy(canary: 1, waves: [.percent(50), .percent(100)], parallel: 4)

@@ -48,6 +48,29 @@ import Testing
         await reopened.close()
     }
 
+    /// A record binds the name to the URL: the same name at another URL (another rack's
+    /// `sim-001`) is another device, planned afresh; its record replaces the earlier one.
+    @Test func aNameAtAnotherURLIsAnotherDevicePlannedAfresh() async throws {
+        let path = FleetHarness.scratch("state.sqlite")
+        let store = try await SQLiteRolloutStore(path: path)
+        var records = try await store.prepare(Self.rollout, devices: try Self.devices(2), retryFailed: false)
+        for index in records.indices {
+            records[index].status = .upgraded
+            records[index].attempts = 1
+            records[index].versionBefore = "1.0.0"
+            records[index].versionAfter = "1.1.0"
+            records[index].endedAt = Date(timeIntervalSince1970: 100)
+        }
+        try await store.save(records, rollout: Self.rollout.id)
+        var moved = try Self.devices(2)
+        moved[0] = Inventory.Device(url: try ConnectionURL(parsing: "udp://10.0.1.1:1337"), name: "d0", labels: ["n": "0"])
+        let again = try await store.prepare(Self.rollout, devices: moved, retryFailed: false)
+        #expect(again[0] == DeviceRecord(id: "d0", url: "udp://10.0.1.1:1337", position: 0, labels: ["n": "0"]))
+        #expect(again[1] == records[1], "d1 is at its recorded URL: its record stands")
+        #expect(try await store.rollout(nil)?.1 == again)
+        await store.close()
+    }
+
     @Test func aSecondWriterIsRefusedWhileTheFirstRuns() async throws {
         let path = FleetHarness.scratch("state.sqlite")
         let first = try await SQLiteRolloutStore(path: path)
