@@ -66,9 +66,12 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
             waves, each starting when the one before ended within the budget. Once more devices failed \
             or were unreachable than --max-failures allows, nothing new starts; upgrades in flight \
             finish. Link failures are retried with back-off; a refusal or a failed verification never \
-            is. Run the same command again to resume: ended devices are not touched. Exit status: 0 \
-            every device upgraded or already current, 3 any failed, unreachable or skipped, 130 \
-            interrupted (Ctrl-C: upgrades in flight are cancelled safely; a second Ctrl-C exits).
+            is. Run the same command again to resume: ended devices are not touched, and the final table \
+            says which devices this run contacted and which it shows from an earlier run. A record of \
+            a name at another URL is another device's: the inventory's device is planned afresh. Exit \
+            status: 0 every device upgraded or already current (in this run, or at the same URL in an \
+            earlier one), 3 any failed, unreachable or skipped, 130 interrupted (Ctrl-C: upgrades in \
+            flight are cancelled safely; a second Ctrl-C exits).
             """
     )
 

@@ -39,6 +39,18 @@ struct FleetProgressView {
                     + (ended > 0 ? ", \(ended) already ended in an earlier run" : ""),
                 fields: [("rollout", .string(rollout.id)), ("devices", .int(Int64(list.count)))]
             )
+        case .replanned(let earlier, let now):
+            records[now.id] = now
+            let when = earlier.endedAt.map { ", " + Self.clock($0) } ?? ""
+            note(
+                "replanned",
+                "\(now.id): recorded at \(earlier.url) (\(earlier.status)\(when)), this inventory has \(now.url): "
+                    + "another device, planned afresh",
+                fields: [
+                    ("device", .string(now.id)), ("url", .string(now.url)), ("recorded_url", .string(earlier.url)),
+                    ("recorded_status", .string(earlier.status.rawValue)),
+                ]
+            )
         case .phase(let phase):
             note("phase", "\(phase) begins", fields: [("phase", .string(phase.description))])
         case .started(let record):
@@ -198,11 +210,58 @@ struct FleetProgressView {
             CommandSupport.emit(Self.summaryJSON(outcome))
             return
         }
-        for line in Self.deviceTable(outcome.records) { Console.out(line) }
+        for line in Self.deviceTable(outcome.records, outcome: outcome) { Console.out(line) }
         Console.out(
             Self.countsLine(outcome.records) + (outcome.halt.map { "; halted: \($0)" } ?? "")
                 + (outcome.interrupted ? "; interrupted" : "")
         )
+        Console.out(Self.sourcesLine(outcome))
+    }
+
+    /// What this run saw and what it only shows: `this run contacted 2 devices; 1 shown from an
+    /// earlier run`, or `this run contacted no device; 3 shown from an earlier run`.
+    static func sourcesLine(_ outcome: RolloutOutcome) -> String {
+        let sources = outcome.sources
+        func devices(_ count: Int) -> String { count == 1 ? "1 device" : "\(count) devices" }
+        let contacted = sources[.thisRun, default: 0]
+        var parts = [contacted == 0 ? "this run contacted no device" : "this run contacted \(devices(contacted))"]
+        let others: [(RolloutOutcome.Source, String)] = [
+            (.earlierRun, "shown from an earlier run"), (.anotherWorker, "run by other workers"),
+            (.notContacted, "not contacted"),
+        ]
+        for (source, text) in others where sources[source, default: 0] > 0 {
+            parts.append("\(sources[source, default: 0]) \(text)")
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// A device's SEEN column: `this run`, `earlier run, 14:02`, `worker gw2, 14:03`, `not contacted`.
+    static func seen(
+        _ record: DeviceRecord,
+        _ outcome: RolloutOutcome,
+        now: Date = Date(),
+        timeZone: TimeZone = .current
+    )
+        -> String
+    {
+        let when = record.endedAt.map { ", " + clock($0, now: now, timeZone: timeZone) } ?? ""
+        switch outcome.source(of: record) {
+        case .thisRun: return "this run"
+        case .earlierRun: return "earlier run" + when
+        case .anotherWorker: return "worker \(record.worker ?? "?")" + when
+        case .notContacted: return "not contacted"
+        }
+    }
+
+    /// A time as people read it in a table: `14:02` today, `2026-11-26 14:02` another day.
+    static func clock(_ date: Date, now: Date = Date(), timeZone: TimeZone = .current) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        formatter.dateFormat = calendar.isDate(date, inSameDayAs: now) ? "HH:mm" : "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
     }
 
     static func countsLine(_ records: [DeviceRecord]) -> String {
@@ -212,13 +271,28 @@ struct FleetProgressView {
             .map { "\(counts[$0, default: 0]) \($0)" }.joined(separator: ", ")
     }
 
-    static func deviceTable(_ records: [DeviceRecord]) -> [String] {
+    /// The device table; with a run's outcome, a SEEN column says which devices this run saw and
+    /// which it shows from an earlier run (`fleet status` shows only the state, without it).
+    static func deviceTable(
+        _ records: [DeviceRecord],
+        outcome: RolloutOutcome? = nil,
+        now: Date = Date(),
+        timeZone: TimeZone = .current
+    ) -> [String] {
         let width = min(40, max(6, records.map(\.id.count).max() ?? 6))
         func pad(_ text: String, _ count: Int) -> String {
             text.count >= count ? text : text + String(repeating: " ", count: count - text.count)
         }
-        var lines = [pad("DEVICE", width) + "  " + pad("STATUS", 15) + pad("VERSION", 18) + "TRIES  DETAIL"]
-        for record in records {
+        var column: [String]?
+        if let outcome {
+            column = records.map { record in Self.seen(record, outcome, now: now, timeZone: timeZone) }
+        }
+        let seenWidth: Int = max(4, column?.map(\.count).max() ?? 0) + 2
+        let seenHeader: String = column == nil ? "" : pad("SEEN", seenWidth)
+        var lines = [
+            pad("DEVICE", width) + "  " + pad("STATUS", 17) + pad("VERSION", 18) + "TRIES  " + seenHeader + "DETAIL"
+        ]
+        for (index, record) in records.enumerated() {
             let version: String
             switch record.status {
             case .upgraded: version = "\(record.versionBefore ?? "?")→\(record.versionAfter ?? "?")"
@@ -227,10 +301,13 @@ struct FleetProgressView {
             let detail =
                 record.status == .upgraded || record.status == .alreadyCurrent
                 ? "" : record.failure.map { "\($0.code) while \($0.state): \($0.message)" } ?? ""
-            lines.append(
-                pad(record.id, width) + "  " + pad(record.status.rawValue, 15) + pad(version, 18)
-                    + pad("\(record.attempts)", 7) + detail
-            )
+            let seenText: String = column.map { pad($0[index], seenWidth) } ?? ""
+            let line: String =
+                pad(record.id, width) + "  " + pad(record.status.rawValue, 17) + pad(version, 18)
+                + pad("\(record.attempts)", 7) + seenText + detail
+            // STATUS is 17 wide so that `already-current` keeps a gap before the version; nothing
+            // pads the end of a line (an empty DETAIL left trailing spaces).
+            lines.append(String(line.reversed().drop { $0 == " " }.reversed()))
         }
         return lines
     }
@@ -249,6 +326,7 @@ struct FleetProgressView {
             ("phase", text(record.phase?.description)), ("attempts", .int(Int64(record.attempts))),
             ("version_before", text(record.versionBefore)), ("version_after", text(record.versionAfter)),
             ("uploaded_bytes", .int(Int64(record.uploadedBytes))), ("worker", text(record.worker)),
+            ("ended_at", text(record.endedAt.map { ISO8601DateFormatter().string(from: $0) })),
             (
                 "error",
                 record.failure.map {
@@ -271,10 +349,31 @@ struct FleetProgressView {
         )
     }
 
+    /// The last object of a run: counts, then what this run saw (`contacted`, `sources`) and every
+    /// device with its `source` — the JSON of the final table.
     static func summaryJSON(_ outcome: RolloutOutcome) -> JSONValue {
-        .object([
+        let sources = outcome.sources
+        return .object([
             ("event", .string("summary")), ("counts", countsJSON(outcome.records)),
             ("halted", outcome.halt.map { .string("\($0)") } ?? .null), ("interrupted", .bool(outcome.interrupted)),
+            ("contacted", .int(Int64(sources[.thisRun, default: 0]))),
+            (
+                "sources",
+                .object(RolloutOutcome.Source.allCases.map { ($0.rawValue, .int(Int64(sources[$0, default: 0]))) })
+            ),
+            (
+                "devices",
+                .array(
+                    outcome.records.map { record in
+                        .object(
+                            [
+                                ("device", .string(record.id)),
+                                ("source", .string(outcome.source(of: record).rawValue)),
+                            ] + jsonFields(record)
+                        )
+                    }
+                )
+            ),
         ])
     }
 

@@ -48,9 +48,13 @@ struct FleetDriver {
         async
     {
         do {
-            let records = try await store.prepare(rollout, devices: list, retryFailed: fleet.retryFailed)
+            let records = try await store.prepare(
+                rollout,
+                devices: list,
+                retryFailed: fleet.retryFailed,
+                events: events
+            )
             saved = records
-            events.yield(.prepared(rollout, records))
             var machine = RolloutStateMachine(records: records, policy: fleet.policy, worker: fleet.worker)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var iterator = messages.makeAsyncIterator()

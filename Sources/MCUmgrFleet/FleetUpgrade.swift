@@ -130,6 +130,9 @@ public struct FleetUpgrade: Sendable {
 public enum FleetEvent: Sendable {
     /// The rollout was opened (or resumed): every device's record as it starts.
     case prepared(RolloutDescription, [DeviceRecord])
+    /// The state held a record under a device's name at another URL: another device's. The
+    /// device is planned afresh (`now`, pending); the earlier record is replaced.
+    case replanned(earlier: DeviceRecord, now: DeviceRecord)
     /// The canary or a wave begins.
     case phase(RolloutPhase)
     /// A device's upgrade starts.
@@ -175,4 +178,28 @@ public final class FleetRun: AsyncSequence, Sendable {
     /// cancelled (the device is never left unbootable); their devices stay pending, and running
     /// the rollout again resumes them. The events end with ``FleetEvent/finished(_:)``.
     public func interrupt() { inbox.yield(.interrupt) }
+}
+
+extension RolloutStore {
+    /// Prepares the rollout (``RolloutStore/prepare(_:devices:retryFailed:)``) and reports, before
+    /// ``FleetEvent/prepared(_:_:)``, each record of another URL it replaced, so that a device's
+    /// history does not vanish without a word.
+    func prepare(
+        _ rollout: RolloutDescription,
+        devices: [Inventory.Device],
+        retryFailed: Bool,
+        events: AsyncThrowingStream<FleetEvent, any Error>.Continuation
+    ) async throws -> [DeviceRecord] {
+        // Read before: prepare replaces them. With a shared store another worker may prepare in
+        // between; that only changes which replacements this worker names.
+        let earlier = try await self.rollout(rollout.id)?.1 ?? []
+        let records = try await prepare(rollout, devices: devices, retryFailed: retryFailed)
+        events.yield(.prepared(rollout, records))
+        let byID = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for record in earlier {
+            guard let now = byID[record.id], now.url != record.url else { continue }
+            events.yield(.replanned(earlier: record, now: now))
+        }
+        return records
+    }
 }

@@ -117,7 +117,7 @@ public actor PostgresRolloutStore: SharedRolloutStore {
             )
             let now = try await Self.lockRollout(rollout.id, connection, logger)
             let existing = Dictionary(
-                try await Self.records(rollout.id, connection, logger).map { ($0.id, $0) },
+                try await Self.records(rollout.id, connection, logger, leases: true).map { ($0.id, $0) },
                 uniquingKeysWith: { a, _ in a }
             )
             var records: [DeviceRecord] = []
@@ -128,19 +128,29 @@ public actor PostgresRolloutStore: SharedRolloutStore {
                     position: position,
                     labels: device.labels
                 )
-                // A running device is some worker's: only its inventory facts change.
                 var record = existing[device.id] ?? fresh
-                if record.status != .running {
+                if record.status == .running, !record.belongs(to: device),
+                    record.leaseUntil.map({ $0 >= now }) ?? true
+                {
+                    // Another worker upgrades the device of this name at another URL right now:
+                    // the workers were given different inventories, and replacing the record
+                    // would leave that upgrade unrecorded.
+                    throw RolloutStoreError(
+                        "\(device.id) is being upgraded at \(record.url) by worker \(record.worker ?? "?"), but this inventory has \(device.url.description); give every worker the same inventory, or this one another --state"
+                    )
+                }
+                if record.status != .running || !record.belongs(to: device) {
                     record = record.prepared(for: device, position: position, retryFailed: retryFailed)
                 } else {
-                    record.url = device.url.description
+                    // A running device is some worker's: only its inventory facts change.
                     record.position = position
                     record.labels = device.labels
                 }
+                // As written below (the leases were read only for the check above).
+                record.leaseUntil = nil
                 records.append(record)
             }
             for record in records { try await Self.write(record, rollout: rollout.id, lease: nil, connection, logger) }
-            _ = now
             return records
         }
     }

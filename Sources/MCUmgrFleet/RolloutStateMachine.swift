@@ -69,6 +69,10 @@ public struct RolloutStateMachine: Sendable {
     /// Where the rollout is.
     public private(set) var state: State = .idle
     private var indexByID: [String: Int] = [:]
+    /// The devices this machine started (what the outcome says this run saw).
+    private var started: Set<String> = []
+    /// The devices that had ended before this run (what the outcome only shows).
+    private let endedBefore: Set<String>
 
     /// Creates a machine from the devices' records: new ones pending, or those of an earlier run
     /// (a device caught running by a crash is pending again, to be planned from its own list).
@@ -85,6 +89,7 @@ public struct RolloutStateMachine: Sendable {
             return record
         }
         for (index, record) in self.records.enumerated() { indexByID[record.id] = index }
+        endedBefore = Set(records.filter(\.status.isFinal).map(\.id))
     }
 
     /// The record of a device.
@@ -150,6 +155,7 @@ public struct RolloutStateMachine: Sendable {
                 actions.append(.enterPhase(phase))
             }
             records[index] = RolloutTransitions.start(records[index], phase: phase, worker: worker, at: now)
+            started.insert(records[index].id)
             actions.append(.start(device: records[index].id, attempt: records[index].attempts, phase: phase))
         }
         return actions + finishIfIdle(at: now)
@@ -168,7 +174,13 @@ public struct RolloutStateMachine: Sendable {
         case .interrupted, .idle, .finished:
             break
         }
-        let outcome = RolloutOutcome(records: records, halt: haltReason, interrupted: state == .interrupted)
+        let outcome = RolloutOutcome(
+            records: records,
+            halt: haltReason,
+            interrupted: state == .interrupted,
+            started: started,
+            endedBefore: endedBefore
+        )
         state = .finished(outcome)
         return [.finish(outcome)]
     }
@@ -208,12 +220,74 @@ public struct RolloutOutcome: Sendable, Hashable {
     public var halt: RolloutGates.HaltReason?
     /// Whether it was interrupted (devices not ended are left pending, to resume).
     public var interrupted: Bool
+    /// The devices this run started an upgrade of (which connects to the device and reads its
+    /// image list before anything else).
+    public var started: Set<String>
+    /// The devices whose record had ended when this run began: shown from the state, not
+    /// contacted by this run.
+    public var endedBefore: Set<String>
+    /// With a shared store, this worker's name: a device another worker ran during this run is
+    /// ``Source/anotherWorker``. `nil` on one host.
+    public var worker: String?
+
+    /// Where an outcome's record of a device comes from: what this run saw, and what it only
+    /// shows. A record reported as upgraded that this run did not see says so.
+    public enum Source: String, Sendable, Hashable, CaseIterable {
+        /// This run started an upgrade of the device: what the record says, this run saw.
+        case thisRun = "this_run"
+        /// The device had ended (at the same URL) before this run began; this run did not
+        /// contact it.
+        case earlierRun = "earlier_run"
+        /// Another worker sharing the rollout ran the device during this run.
+        case anotherWorker = "another_worker"
+        /// Nobody contacted the device in this run: a halt or an interruption came first, or it
+        /// is tied to another host.
+        case notContacted = "not_contacted"
+    }
 
     /// Creates an outcome.
-    public init(records: [DeviceRecord], halt: RolloutGates.HaltReason?, interrupted: Bool) {
+    /// - Parameters:
+    ///   - records: every device, in inventory order.
+    ///   - halt: why it halted, if it did.
+    ///   - interrupted: whether it was interrupted.
+    ///   - started: the devices this run started an upgrade of.
+    ///   - endedBefore: the devices that had ended before this run began.
+    ///   - worker: with a shared store, this worker's name.
+    public init(
+        records: [DeviceRecord],
+        halt: RolloutGates.HaltReason?,
+        interrupted: Bool,
+        started: Set<String> = [],
+        endedBefore: Set<String> = [],
+        worker: String? = nil
+    ) {
         self.records = records
         self.halt = halt
         self.interrupted = interrupted
+        self.started = started
+        self.endedBefore = endedBefore
+        self.worker = worker
+    }
+
+    /// Where the record of a device comes from.
+    /// - Parameter record: one of ``records``.
+    public func source(of record: DeviceRecord) -> Source {
+        if endedBefore.contains(record.id) { return .earlierRun }
+        // With a shared store the last attempt may be another worker's, this run's start of the
+        // device included (it lost its lease and another worker took the device over).
+        if let worker, let recorded = record.worker, recorded != worker, record.status != .skipped,
+            record.attempts > 0
+        {
+            return .anotherWorker
+        }
+        return started.contains(record.id) ? .thisRun : .notContacted
+    }
+
+    /// Devices per source.
+    public var sources: [Source: Int] {
+        var counts: [Source: Int] = [:]
+        for record in records { counts[source(of: record), default: 0] += 1 }
+        return counts
     }
 
     /// Devices per status.

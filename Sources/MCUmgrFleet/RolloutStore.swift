@@ -32,7 +32,9 @@ public struct RolloutDescription: Sendable, Hashable {
 public protocol RolloutStore: Sendable {
     /// Opens a rollout, or resumes the one with the same identity: every inventory device gets a
     /// record (new devices pending; earlier records kept, in the inventory's order). Skipped
-    /// devices are pending again; failed and unreachable ones only with `retryFailed`.
+    /// devices are pending again; failed and unreachable ones only with `retryFailed`. A record
+    /// whose URL is not the inventory's is another device's: it is replaced by a new pending
+    /// record (see ``DeviceRecord/belongs(to:)``).
     /// - Parameters:
     ///   - rollout: the rollout.
     ///   - devices: the inventory, in order.
@@ -70,11 +72,22 @@ public struct RolloutStoreError: Error, Sendable, Hashable, CustomStringConverti
 }
 
 extension DeviceRecord {
+    /// Whether this is the record of the device the inventory names: the same name *and* the same
+    /// URL. A name alone is not a device (every simulated fleet has a `sim-001`), and an outcome
+    /// seen at one URL says nothing about whatever answers at another.
+    /// - Parameter device: the inventory's device of the same name.
+    public func belongs(to device: Inventory.Device) -> Bool {
+        id == device.id && url == device.url.description
+    }
+
     /// The record as prepared for a new run: skipped devices pending again, failed ones only when
-    /// asked, and the inventory's current URL, position and labels.
+    /// asked, and the inventory's current position and labels. A record of another URL is not
+    /// this device's: the device is planned afresh, as a new one (its own image list decides).
     func prepared(for device: Inventory.Device, position: Int, retryFailed: Bool) -> DeviceRecord {
+        guard belongs(to: device) else {
+            return DeviceRecord(id: device.id, url: device.url.description, position: position, labels: device.labels)
+        }
         var record = self
-        record.url = device.url.description
         record.position = position
         record.labels = device.labels
         if record.status == .skipped || (retryFailed && record.status.isFailure) {

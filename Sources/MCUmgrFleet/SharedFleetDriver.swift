@@ -21,6 +21,10 @@ struct SharedFleetDriver {
     private var announcedPhase: RolloutPhase?
     private var announcedHalt = false
     private var lastRenewal = ContinuousClock.now
+    /// The devices this worker started in this run, and those that had ended before it: what the
+    /// outcome says this run saw, and what it only shows.
+    private var started: Set<String> = []
+    private var endedBefore: Set<String> = []
 
     init(
         fleet: FleetUpgrade,
@@ -46,8 +50,13 @@ struct SharedFleetDriver {
         async
     {
         do {
-            let records = try await store.prepare(rollout, devices: list, retryFailed: fleet.retryFailed)
-            events.yield(.prepared(rollout, records))
+            let records = try await store.prepare(
+                rollout,
+                devices: list,
+                retryFailed: fleet.retryFailed,
+                events: events
+            )
+            endedBefore = Set(records.filter(\.status.isFinal).map(\.id))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let inbox = self.inbox
                 let poll = fleet.pollInterval
@@ -84,7 +93,14 @@ struct SharedFleetDriver {
         if interrupted {
             guard runs.isEmpty else { return nil }
             let records = try await store.rollout(rollout)?.1 ?? []
-            return RolloutOutcome(records: records, halt: nil, interrupted: true)
+            return RolloutOutcome(
+                records: records,
+                halt: nil,
+                interrupted: true,
+                started: started,
+                endedBefore: endedBefore,
+                worker: fleet.worker
+            )
         }
         let claim = try await store.claim(
             rollout,
@@ -106,10 +122,18 @@ struct SharedFleetDriver {
                 events.yield(.phase(phase))
             }
             events.yield(.started(record))
+            started.insert(record.id)
             start(record, group: &group)
         }
         guard claim.isComplete, runs.isEmpty else { return nil }
-        return RolloutOutcome(records: claim.records, halt: halt, interrupted: false)
+        return RolloutOutcome(
+            records: claim.records,
+            halt: halt,
+            interrupted: false,
+            started: started,
+            endedBefore: endedBefore,
+            worker: fleet.worker
+        )
     }
 
     private mutating func handle(_ message: FleetDriver.Message, rollout: String) async throws {

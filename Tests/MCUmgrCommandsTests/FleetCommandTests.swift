@@ -34,7 +34,7 @@ import Testing
         let lines = CLI.lines(result.stdout)
         #expect(lines.first?.hasPrefix("DEVICE") == true, "\(result.stdout)")
         #expect(lines.filter { $0.contains(" upgraded ") && $0.contains("1.0.0→2.0.0") }.count == 3, "\(result.stdout)")
-        #expect(lines.last == "3 upgraded", "\(result.stdout)")
+        #expect(lines.suffix(2) == ["3 upgraded", "this run contacted 3 devices"], "\(result.stdout)")
         #expect(
             CLI.lines(result.stderr).contains { $0.hasPrefix("sim-001: upgraded 1.0.0 → 2.0.0") },
             "\(result.stderr)"
@@ -50,7 +50,9 @@ import Testing
 
     /// The reviewer's two racks: `mcumgr simulator --count 3` twice (the same names `sim-001` …),
     /// each inventory rolled out with the same image and the same state file. The second run must
-    /// reach rack B's devices, not show rack A's records as theirs.
+    /// reach rack B's devices, not show rack A's records as theirs: rack A's records are of other
+    /// URLs, so rack B's devices are planned afresh, said in one line each. A third run contacts
+    /// nobody and its table and last line say that what it shows is from the earlier run.
     @Test func aSecondRackWithTheSameNamesIsUpgradedNotShownFromTheFirst() async throws {
         let rackA = try await SimulatedFleet(count: 3)
         defer { Task { await rackA.stop() } }
@@ -63,8 +65,11 @@ import Testing
             try FirmwarePackage(data: Data(contentsOf: URL(fileURLWithPath: files.image)), fileName: "app.bin")
                 .images.first?.hash
         )
-        let first = await CLI.run(["fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state])
+        let first = await CLI.run([
+            "fleet", "upgrade", files.image, "--inventory", files.inventory, "--state", files.state,
+        ])
         #expect(first.status == 0, "\(first.stderr)")
+        let endedA = try Self.endedTimes(await CLI.run(["fleet", "status", "--state", files.state, "--json"]))
 
         let second = await CLI.run(["fleet", "upgrade", files.image, "--inventory", inventoryB, "--state", files.state])
         #expect(second.status == 0, "\(second.stderr)")
@@ -74,6 +79,55 @@ import Testing
             }
             #expect(runs, "\(member.name) of rack B runs the image: \(second.stdout)")
             #expect(await member.device.counters.uploadsStarted == 1, "\(member.name) of rack B was uploaded to")
+        }
+        let replanned = zip(rackA.members, rackB.members).enumerated().map { index, pair in
+            "» \(pair.1.name): recorded at \(pair.0.url) (upgraded, \(endedA[index])), this inventory has \(pair.1.url): "
+                + "another device, planned afresh"
+        }
+        #expect(CLI.lines(second.stderr).filter { $0.hasSuffix("planned afresh") } == replanned, "\(second.stderr)")
+        #expect(
+            CLI.lines(second.stdout) == [
+                "DEVICE   STATUS           VERSION           TRIES  SEEN      DETAIL",
+                "sim-001  upgraded         1.0.0→2.0.0       1      this run",
+                "sim-002  upgraded         1.0.0→2.0.0       1      this run",
+                "sim-003  upgraded         1.0.0→2.0.0       1      this run",
+                "3 upgraded",
+                "this run contacted 3 devices",
+            ]
+        )
+
+        let before = await rackB.counters()
+        let third = await CLI.run(["fleet", "upgrade", files.image, "--inventory", inventoryB, "--state", files.state])
+        #expect(third.status == 0, "the rollout is complete: \(third.stderr)")
+        #expect(await rackB.counters() == before, "the third run sent nothing to any device")
+        let endedB = try Self.endedTimes(await CLI.run(["fleet", "status", "--state", files.state, "--json"]))
+        #expect(
+            CLI.lines(third.stdout) == [
+                "DEVICE   STATUS           VERSION           TRIES  SEEN                DETAIL",
+                "sim-001  upgraded         1.0.0→2.0.0       1      earlier run, \(endedB[0])",
+                "sim-002  upgraded         1.0.0→2.0.0       1      earlier run, \(endedB[1])",
+                "sim-003  upgraded         1.0.0→2.0.0       1      earlier run, \(endedB[2])",
+                "3 upgraded",
+                "this run contacted no device; 3 shown from an earlier run",
+            ]
+        )
+        let json = await CLI.run([
+            "fleet", "upgrade", files.image, "--inventory", inventoryB, "--state", files.state, "--json",
+        ])
+        #expect(json.status == 0, "\(json.stderr)")
+        let summary = try #require(try CLI.jsonLines(json.stdout).last)
+        #expect(summary["contacted"] as? Int == 0, "\(json.stdout)")
+        let devices = try #require(summary["devices"] as? [[String: Any]])
+        #expect(devices.map { $0["source"] as? String } == ["earlier_run", "earlier_run", "earlier_run"])
+        #expect(devices.map { $0["url"] as? String } == rackB.members.map(\.url))
+    }
+
+    /// Each device's end time from `fleet status --json`, as the final table writes it.
+    static func endedTimes(_ status: CLI.Result) throws -> [String] {
+        let devices = try #require(try CLI.json(status.stdout)["devices"] as? [[String: Any]], "\(status.stderr)")
+        return try devices.map { device in
+            let text = try #require(device["ended_at"] as? String, "\(device)")
+            return FleetProgressView.clock(try #require(ISO8601DateFormatter().date(from: text), "\(text)"))
         }
     }
 
@@ -224,7 +278,15 @@ import Testing
         defer { second.stop() }
         let resumed = try await second.finished()
         #expect(resumed.status == 0, "\(resumed.stderr)")
-        #expect(CLI.lines(resumed.stdout).last == "12 upgraded", "\(resumed.stdout)")
+        // The devices that ended before the interruption are shown from it; the others this run saw.
+        let before = CLI.lines(interrupted.stdout).filter { $0.contains(" upgraded ") }.count
+        #expect(
+            CLI.lines(resumed.stdout).suffix(2) == [
+                "12 upgraded",
+                "this run contacted \(12 - before) device\(12 - before == 1 ? "" : "s"); \(before) shown from an earlier run",
+            ],
+            "\(resumed.stdout)"
+        )
         for entry in await fleet.counters() { #expect(entry.counters.uploadsStarted == 1, "\(entry.name)") }
     }
 

@@ -78,6 +78,11 @@ struct FleetPostgresTests {
             #expect(result.status == 0, "\(result.stderr.suffix(2000))")
             let summary = try #require(try CLI.jsonLines(result.stdout).last)
             #expect((summary["counts"] as? [String: Any])?["upgraded"] as? Int == 200, "\(summary)")
+            // Every device was seen in this rollout's run, by this worker or another: none is shown
+            // from an earlier run.
+            let sources = try #require(summary["sources"] as? [String: Int], "\(summary)")
+            #expect(sources["this_run", default: 0] + sources["another_worker", default: 0] == 200, "\(sources)")
+            #expect(sources["earlier_run"] == 0, "\(sources)")
         }
 
         // Every device runs the image (its own list says so), and by its own counters no two

@@ -262,6 +262,49 @@ import Testing
         #expect(Self.statuses(machine) == [.upgraded, .upgraded, .failed, .alreadyCurrent])
     }
 
+    /// The outcome tells what this run saw from what it only shows: devices it started, devices
+    /// that had ended before it began, devices nobody contacted (another host's, a halt's).
+    @Test func theOutcomeSaysWhichDevicesThisRunStartedAndWhichEndedBefore() throws {
+        var records = Self.records(4)
+        records[0].status = .upgraded
+        records[0].attempts = 1
+        records[3].labels["host"] = "gw2"
+        var machine = Machine(records: records, policy: RolloutPolicy(), worker: "gw1")
+        _ = machine.handle(.start, at: Self.at(0))
+        _ = machine.handle(.ended(device: "d1", Self.upgraded), at: Self.at(1))
+        let actions = machine.handle(.ended(device: "d2", .failed(Self.refused)), at: Self.at(2))
+        guard case .finish(let outcome) = actions.last else {
+            Issue.record("the rollout did not finish: \(actions)")
+            return
+        }
+        #expect(outcome.started == ["d1", "d2"] && outcome.endedBefore == ["d0"])
+        #expect(outcome.records.map { outcome.source(of: $0) } == [.earlierRun, .thisRun, .thisRun, .notContacted])
+        #expect(outcome.sources == [.earlierRun: 1, .thisRun: 2, .notContacted: 1])
+    }
+
+    /// With a shared store, a device another worker ran is that worker's in the outcome, even one
+    /// this worker started first and lost; a device skipped by a halt was contacted by nobody.
+    @Test func aSharedOutcomeNamesTheDevicesOfOtherWorkers() {
+        var records = Self.records(4)
+        for index in 0..<3 {
+            records[index].status = .upgraded
+            records[index].attempts = 1
+            records[index].worker = index == 0 ? "gw1" : "gw2"
+        }
+        records[3].status = .skipped
+        records[3].worker = "gw2"
+        let outcome = RolloutOutcome(
+            records: records,
+            halt: nil,
+            interrupted: false,
+            started: ["d0", "d1"],
+            worker: "gw1"
+        )
+        #expect(
+            records.map { outcome.source(of: $0) } == [.thisRun, .anotherWorker, .anotherWorker, .notContacted]
+        )
+    }
+
     @Test func devicesTiedToAnotherHostAreSkippedHere() {
         var records = Self.records(2)
         records[1].labels["host"] = "gw2,gw3"

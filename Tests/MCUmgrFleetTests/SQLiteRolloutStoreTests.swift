@@ -63,7 +63,11 @@ import Testing
         }
         try await store.save(records, rollout: Self.rollout.id)
         var moved = try Self.devices(2)
-        moved[0] = Inventory.Device(url: try ConnectionURL(parsing: "udp://10.0.1.1:1337"), name: "d0", labels: ["n": "0"])
+        moved[0] = Inventory.Device(
+            url: try ConnectionURL(parsing: "udp://10.0.1.1:1337"),
+            name: "d0",
+            labels: ["n": "0"]
+        )
         let again = try await store.prepare(Self.rollout, devices: moved, retryFailed: false)
         #expect(again[0] == DeviceRecord(id: "d0", url: "udp://10.0.1.1:1337", position: 0, labels: ["n": "0"]))
         #expect(again[1] == records[1], "d1 is at its recorded URL: its record stands")

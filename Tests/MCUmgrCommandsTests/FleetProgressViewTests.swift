@@ -1,0 +1,131 @@
+import Foundation
+import MCUmgrFleet
+import Testing
+
+@testable import MCUmgrCommands
+
+/// The end of a fleet run as people and scripts read it: the table's SEEN column, the last line
+/// and the JSON summary say which devices this run saw and which it only shows from the state.
+@Suite struct FleetProgressViewTests {
+    /// 2026-11-27 15:00 UTC.
+    static let now = Date(timeIntervalSince1970: 1_795_791_600)
+
+    static func utc() throws -> TimeZone { try #require(TimeZone(identifier: "UTC")) }
+
+    static func record(
+        _ id: String,
+        _ status: DeviceRecord.Status,
+        attempts: Int,
+        endedSecondsAgo: Double?,
+        worker: String? = nil
+    ) -> DeviceRecord {
+        var record = DeviceRecord(id: id, url: "udp://127.0.0.1:2000", position: 0)
+        record.status = status
+        record.attempts = attempts
+        record.worker = worker
+        record.endedAt = endedSecondsAgo.map { now.addingTimeInterval(-$0) }
+        switch status {
+        case .upgraded:
+            record.versionBefore = "1.0.0"
+            record.versionAfter = "1.1.0"
+        case .alreadyCurrent:
+            record.versionAfter = "1.1.0"
+        default:
+            record.failure = AttemptFailure(code: "skipped", state: "pending", message: "the canary failed")
+        }
+        return record
+    }
+
+    static let records = [
+        record("d1", .upgraded, attempts: 1, endedSecondsAgo: 60),
+        record("d2", .upgraded, attempts: 1, endedSecondsAgo: 3480),
+        record("d3", .alreadyCurrent, attempts: 0, endedSecondsAgo: 86_400),
+        record("d4", .skipped, attempts: 0, endedSecondsAgo: 30),
+    ]
+
+    static let outcome = RolloutOutcome(
+        records: records,
+        halt: nil,
+        interrupted: false,
+        started: ["d1"],
+        endedBefore: ["d2", "d3"]
+    )
+
+    @Test func theTableSaysWhichDevicesThisRunSawAndWhichItShowsFromAnEarlierRun() throws {
+        #expect(
+            FleetProgressView.deviceTable(Self.records, outcome: Self.outcome, now: Self.now, timeZone: try Self.utc())
+                == [
+                    "DEVICE  STATUS           VERSION           TRIES  SEEN                           DETAIL",
+                    "d1      upgraded         1.0.0→1.1.0       1      this run",
+                    "d2      upgraded         1.0.0→1.1.0       1      earlier run, 14:02",
+                    "d3      already-current  1.1.0             0      earlier run, 2026-11-26 15:00",
+                    "d4      skipped                            0      not contacted                  skipped while pending: the canary failed",
+                ]
+        )
+        #expect(
+            FleetProgressView.sourcesLine(Self.outcome)
+                == "this run contacted 1 device; 2 shown from an earlier run; 1 not contacted"
+        )
+    }
+
+    /// `fleet status` shows the state alone: no SEEN column.
+    @Test func theStatusTableHasNoSeenColumn() {
+        #expect(
+            FleetProgressView.deviceTable(Array(Self.records.prefix(1)))
+                == [
+                    "DEVICE  STATUS           VERSION           TRIES  DETAIL",
+                    "d1      upgraded         1.0.0→1.1.0       1",
+                ]
+        )
+    }
+
+    @Test func aRunThatContactedNobodySaysSo() {
+        let outcome = RolloutOutcome(
+            records: Array(Self.records.prefix(3)),
+            halt: nil,
+            interrupted: false,
+            endedBefore: ["d1", "d2", "d3"]
+        )
+        #expect(FleetProgressView.sourcesLine(outcome) == "this run contacted no device; 3 shown from an earlier run")
+        #expect(outcome.isSuccess, "the rollout's outcome: every device ran the image, at its URL")
+    }
+
+    @Test func devicesOfOtherWorkersAreNamedWithTheirWorker() throws {
+        let records = [
+            Self.record("d1", .upgraded, attempts: 1, endedSecondsAgo: 60, worker: "gw1"),
+            Self.record("d2", .upgraded, attempts: 1, endedSecondsAgo: 120, worker: "gw2"),
+        ]
+        let outcome = RolloutOutcome(
+            records: records,
+            halt: nil,
+            interrupted: false,
+            started: ["d1"],
+            worker: "gw1"
+        )
+        let utc = try Self.utc()
+        #expect(
+            records.map { FleetProgressView.seen($0, outcome, now: Self.now, timeZone: utc) }
+                == ["this run", "worker gw2, 14:58"]
+        )
+        #expect(FleetProgressView.sourcesLine(outcome) == "this run contacted 1 device; 1 run by other workers")
+    }
+
+    @Test func theJSONSummaryCountsAndListsEveryDeviceWithItsSource() throws {
+        let rendered = FleetProgressView.summaryJSON(Self.outcome).rendered()
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(rendered.utf8)) as? [String: Any],
+            "\(rendered)"
+        )
+        #expect(json["contacted"] as? Int == 1)
+        #expect(
+            json["sources"] as? [String: Int]
+                == ["this_run": 1, "earlier_run": 2, "another_worker": 0, "not_contacted": 1]
+        )
+        let devices = try #require(json["devices"] as? [[String: Any]])
+        #expect(devices.map { $0["device"] as? String } == ["d1", "d2", "d3", "d4"])
+        #expect(
+            devices.map { $0["source"] as? String } == ["this_run", "earlier_run", "earlier_run", "not_contacted"]
+        )
+        #expect(devices[1]["ended_at"] as? String == "2026-11-27T14:02:00Z")
+    }
+}
