@@ -24,7 +24,7 @@ import Testing
 )
 struct FleetPostgresTests {
     @Test func threeWorkersShareARolloutAndOneIsKilledMidway() async throws {
-        let database = try TestPostgres.freshDatabase()
+        let database = try await TestPostgres.freshDatabase()
         let mcumgr = try EntryTests.executable()
         let scratch = Scratch()
         let stats = scratch.missing("stats.json")
@@ -108,7 +108,7 @@ struct FleetPostgresTests {
             let new = images.first { $0["hash"] as? String == hash }
             #expect(new?["active"] as? Bool == true && new?["confirmed"] as? Bool == true, "\(url): \(list.stdout)")
         }
-        let rows = try TestPostgres.query(
+        let rows = try await TestPostgres.query(
             database,
             "SELECT worker, attempts FROM mcumgr_devices WHERE id = '\(caught)'"
         )
@@ -119,7 +119,7 @@ struct FleetPostgresTests {
         // canary ended, and no wave's device started before every device of the waves before it ended.
         let ends = RolloutPolicy(waves: [.percent(10), .percent(50), .percent(100)]).waveEnds(of: 200)
         let wave = "CASE WHEN position < \(ends[0]) THEN 0 WHEN position < \(ends[1]) THEN 1 ELSE 2 END"
-        let early = try TestPostgres.query(
+        let early = try await TestPostgres.query(
             database,
             """
             SELECT d.id FROM mcumgr_devices d WHERE
@@ -130,7 +130,10 @@ struct FleetPostgresTests {
             """
         )
         #expect(early.isEmpty, "started before their gate opened: \(early)")
-        let canaries = try TestPostgres.query(database, "SELECT count(*) FROM mcumgr_devices WHERE phase = 'canary'")
+        let canaries = try await TestPostgres.query(
+            database,
+            "SELECT count(*) FROM mcumgr_devices WHERE phase = 'canary'"
+        )
         #expect(canaries.first?.first == "2")
         simulator.send(SIGINT)
         _ = try await simulator.finished()

@@ -23,7 +23,7 @@ struct PostgresRolloutStoreTests {
         _ count: Int,
         _ body: (PostgresRolloutStore, PostgresRolloutStore) async throws -> Void
     ) async throws {
-        let url = try TestPostgres.freshDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let a = try await PostgresRolloutStore(url: url)
         let b: PostgresRolloutStore
         do {
