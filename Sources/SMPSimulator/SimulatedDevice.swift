@@ -131,7 +131,10 @@ public actor SimulatedDevice {
 
     deinit {
         pendingReboot?.cancel()
-        if let temporaryRoot { try? FileManager.default.removeItem(at: temporaryRoot) }
+        // Only a device that stored a file made its folder (``FileSystemSandbox``).
+        if let temporaryRoot, FileManager.default.fileExists(atPath: temporaryRoot.path) {
+            try? FileManager.default.removeItem(at: temporaryRoot)
+        }
     }
 
     // MARK: - Receiving

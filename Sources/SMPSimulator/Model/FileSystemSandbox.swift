@@ -16,11 +16,14 @@ public struct FileSystemSandbox: Sendable {
     /// The host folder holding the mount's contents.
     public let root: URL
 
-    /// Creates a sandbox over a host folder (created if missing).
+    /// Creates a sandbox over a host folder, made on the first file written: most simulated
+    /// devices never store a file, and a test suite makes thousands of them, each of whose
+    /// folders cost a `mkdir` and a recursive removal on the thread that dropped the device (both
+    /// threads of the cooperative pool were seen blocked in `rmdir` for over a second on a busy
+    /// disk, stalling every in-process device and client).
     /// - Parameter root: the folder.
     public init(root: URL) {
         self.root = root.standardizedFileURL
-        try? FileManager.default.createDirectory(at: self.root, withIntermediateDirectories: true)
     }
 
     /// Where a device path leads.
@@ -64,6 +67,8 @@ public struct FileSystemSandbox: Sendable {
 
     /// Looks at a resolved location without following links.
     public func entry(at url: URL) -> Entry {
+        // The mount's root is a folder whether or not its host folder was made yet.
+        if url.standardizedFileURL.path == root.path { return .directory }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return .missing }
         switch attributes[.type] as? FileAttributeType {
         case .typeDirectory?: return .directory
@@ -83,6 +88,9 @@ public struct FileSystemSandbox: Sendable {
 
     /// Creates or truncates a file. Parent folders are not created (as LittleFS does not).
     public func create(_ url: URL, truncate: Bool) -> Bool {
+        if !FileManager.default.fileExists(atPath: root.path) {
+            try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        }
         let parent = url.deletingLastPathComponent()
         guard entry(at: parent) == .directory else { return false }
         if truncate || entry(at: url) == .missing {

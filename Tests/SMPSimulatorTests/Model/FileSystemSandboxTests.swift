@@ -58,6 +58,7 @@ struct FileSystemSandboxTests {
     func symlinksAreRefused() throws {
         let outside = root.deletingLastPathComponent().appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try Data("secret".utf8).write(to: outside.appendingPathComponent("secret.txt"))
         try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("link"), withDestinationURL: outside)
         try FileManager.default.createSymbolicLink(
@@ -76,6 +77,9 @@ struct FileSystemSandboxTests {
             return
         }
         #expect(sandbox.entry(at: url) == .missing)
+        // The host folder comes with the first file, not with the sandbox.
+        #expect(!FileManager.default.fileExists(atPath: root.path))
+        #expect(sandbox.entry(at: root) == .directory)
         #expect(sandbox.create(url, truncate: false))
         #expect(sandbox.append(url, bytes: [1, 2, 3]))
         #expect(sandbox.append(url, bytes: [4]))
