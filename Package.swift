@@ -170,7 +170,7 @@ let package = Package(
         // Test support shared by the test targets: locating the Python peers, hex helpers.
         .target(
             name: "SMPTestSupport",
-            dependencies: ["SMPDBus"],
+            dependencies: ["SMPDBus", "SMPCore", "SMPLink"],
             path: "Tests/SMPTestSupport",
             swiftSettings: swiftSettings
         ),

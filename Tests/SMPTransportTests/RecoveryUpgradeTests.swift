@@ -7,6 +7,7 @@ import SMPLink
 import SMPPOSIX
 import SMPSerialTransport
 import SMPSimulator
+import SMPTestSupport
 import SMPUDPTransport
 import Testing
 
@@ -71,7 +72,11 @@ import Testing
                 retries: 5,
                 recovery: recovery
             ),
-            clientConfiguration: .init(timeout: .milliseconds(400), retries: 3, busyBackoff: .milliseconds(5))
+            // Real I/O beside the rest of the suite: an answer waited for 2 s, so that the upload's
+            // silence limit (8 s) is one a loaded machine does not reach by accident (at 400 ms,
+            // 1.6 s, the whole suite failed five of these tests in one pass while another test
+            // process loaded the machine). A link cut on purpose costs those 8 s.
+            clientConfiguration: .init(timeout: .seconds(2), retries: 3, busyBackoff: .milliseconds(5))
         )
     }
 
@@ -178,18 +183,28 @@ import Testing
         let served = try Self.serve(.init(bootloaderMode: .singleSlot, startsInRecovery: true), over: link)
         let device = served.device
         let cut = Cut()
-        let failure = await Self.run(Self.upgrade(served, recovery: true)) { event in
-            switch event {
-            case .uploadProgress(let progress) where progress.totalBytesConfirmed * 10 > progress.totalBytes * 3:
-                // Nothing gets through, as when a cable is pulled…
-                if await cut.once() { await device.inject(.dropRequests(every: 1)) }
-            case .stateChanged(_, .reconnecting):
-                // … and plugged back once the upgrade noticed and reconnects.
+        // The cut and its repair at exact moments of the engine, the engine waiting meanwhile.
+        // From the consumer of the upgrade's events (as this test did), both came late on a loaded
+        // machine: the events queue up behind the engine, and the engine spent its five
+        // reconnections on a link the test had not yet plugged back (seen in CI over the pty).
+        let transport = HookedTransport(served.transport) { moment in
+            switch moment {
+            case .send(let frame) where frame.header.group == .image && frame.header.command == 1:
+                // Nothing gets through once a third of the image went out, as when a cable is
+                // pulled…
+                let chunk = try? frame.decodeRequest(as: ImageManagement.Upload.self)
+                if let chunk, chunk.offset * 10 > UInt64(Self.image.data.count) * 3, await cut.once() {
+                    await device.inject(.dropRequests(every: 1))
+                }
+            case .connect(let index) where index > 0:
+                // … and plugged back as the upgrade connects again.
                 await device.setFaults(.none)
             default:
                 break
             }
         }
+        let reached = Served(device: device, transport: transport, stop: served.stop)
+        let failure = await Self.run(Self.upgrade(reached, recovery: true))
         await served.stop()
         #expect(await cut.happened)
         #expect(failure == nil, "\(String(describing: failure))")
