@@ -53,11 +53,23 @@ struct SMPClientTests {
             return attempts.increment() == 1
                 ? [] : Array(repeating: ScriptedConnection.reply(request, ["r": echoed]), count: 2)
         }
-        let client = await client(connection, timeout: .milliseconds(100))
-        #expect(try await client.send(OSManagement.Echo(text: "x")).text == "x")
+        // On a test clock: the first attempt times out when the test says so, and nothing else
+        // can (on the real clock a stalled machine timed the second attempt out too).
+        let clock = ManualClock()
+        let client = SMPClient(
+            connection: connection,
+            configuration: .init(timeout: .milliseconds(100), retries: 2, firstSequence: 0, clock: SMPClock(clock))
+        )
+        await client.start()
+        let first = Task { try await client.send(OSManagement.Echo(text: "x")) }
+        await connection.waitUntilSent { $0.count == 1 }
+        try await Self.untilSleeping(clock)
+        clock.advance(by: .milliseconds(100))
+        #expect(try await first.value.text == "x")
         // The next request must get its own answer, not the stale duplicate.
         #expect(try await client.send(OSManagement.Echo(text: "y")).text == "y")
         #expect(connection.sent.map(\.header.sequence) == [0, 1, 2])
+        await client.close()
     }
 
     @Test func noAnswerAtAllIsATimeoutAfterEveryRetry() async throws {
