@@ -186,7 +186,9 @@ struct EveryCommandRoundTripTests {
             transport = SerialTransport(path: server.slavePath, baudRate: 115_200, framing: raw ? .raw : .console())
         }
         do {
-            let client = try await SMPClient.connect(transport, configuration: .init(timeout: .seconds(2), retries: 2))
+            // Nothing is lost here, so a timeout no stall of the machine reaches: a shell command
+            // is sent once, and a 2 s wait for its answer failed over a pty in a full run.
+            let client = try await SMPClient.connect(transport, configuration: .init(timeout: .seconds(20), retries: 2))
             let result: T
             do {
                 result = try await body(client)
