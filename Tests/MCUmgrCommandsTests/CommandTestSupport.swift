@@ -10,9 +10,10 @@ enum CLI {
     typealias Result = (status: Int32, stdout: String, stderr: String)
 
     /// Runs a command line as typed after `mcumgr`. The captured sinks are not terminals, so
-    /// progress comes as plain lines.
+    /// progress comes as plain lines. A few at a time (``CPUBound``): parsing a command line is
+    /// CPU-heavy in a debug build, and hundreds at once stalled the rest of the suite.
     static func run(_ arguments: [String], stdin: Data = Data()) async -> Result {
-        await MCUmgrCommand.run(arguments: arguments, stdin: stdin)
+        await CPUBound.run { await MCUmgrCommand.run(arguments: arguments, stdin: stdin) }
     }
 
     /// Words that must never reach a user's stderr: Foundation's error dumps and our own type

@@ -453,54 +453,6 @@ extension Duration {
     }
 }
 
-/// A counting semaphore whose waiters are suspended tasks, not blocked threads.
-private actor AsyncSemaphore {
-    private var free: Int
-    private var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
-    private var nextID: UInt64 = 0
-
-    init(limit: Int) { free = limit }
-
-    /// Takes a slot, waiting (suspended) for one if none is free.
-    /// - Throws: `CancellationError` if the task is cancelled while waiting.
-    func acquire() async throws {
-        try Task.checkCancellation()
-        if free > 0 {
-            free -= 1
-            return
-        }
-        let id = nextID
-        nextID += 1
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                // Cancelled between the check above and here: the handler's removal may
-                // already have run and found nothing, so refuse now.
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                } else {
-                    waiters.append((id, continuation))
-                }
-            }
-        } onCancel: {
-            Task { await self.removeWaiter(id) }
-        }
-    }
-
-    /// Returns a slot, handing it straight to the longest waiter if there is one.
-    func release() {
-        if waiters.isEmpty {
-            free += 1
-        } else {
-            waiters.removeFirst().continuation.resume()
-        }
-    }
-
-    private func removeWaiter(_ id: UInt64) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        waiters.remove(at: index).continuation.resume(throwing: CancellationError())
-    }
-}
-
 private final class OutcomeBox: @unchecked Sendable {
     // Written once by the completion and read after the semaphore that completion signals.
     private var result: Result<ChildProcess.Output, any Error> = .failure(PeerError(message: "no result"))
