@@ -14,8 +14,6 @@ command -v stress-ng >/dev/null || {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress-ng >/dev/null
 }
 export PATH="$PWD/.venv/bin:$PATH" MCUMGR_PEERS_VENV="$PWD/.venv" CI=true
-# As .ci/run runs the suite: at most 12 test cases at once.
-export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-12}
 
 logs="$(mktemp -d /tmp/mcumgr-busy.XXXXXX)"
 pgdir="$logs/postgres"
