@@ -17,6 +17,18 @@ struct SMPClientTests {
         return client
     }
 
+    /// A started client whose timeouts run on `clock`, a step the test takes.
+    func client(_ connection: ScriptedConnection, timeout: Duration, retries: Int, clock: ManualClock) async
+        -> SMPClient
+    {
+        let client = SMPClient(
+            connection: connection,
+            configuration: .init(timeout: timeout, retries: retries, firstSequence: 0, clock: SMPClock(clock))
+        )
+        await client.start()
+        return client
+    }
+
     @Test func echoRoundTrips() async throws {
         let connection = ScriptedConnection { request in
             [ScriptedConnection.reply(request, ["r": .textString("hello")])]
@@ -56,11 +68,7 @@ struct SMPClientTests {
         // On a test clock: the first attempt times out when the test says so, and nothing else
         // can (on the real clock a stalled machine timed the second attempt out too).
         let clock = ManualClock()
-        let client = SMPClient(
-            connection: connection,
-            configuration: .init(timeout: .milliseconds(100), retries: 2, firstSequence: 0, clock: SMPClock(clock))
-        )
-        await client.start()
+        let client = await client(connection, timeout: .milliseconds(100), retries: 2, clock: clock)
         let first = Task { try await client.send(OSManagement.Echo(text: "x")) }
         await connection.waitUntilSent { $0.count == 1 }
         try await Self.untilSleeping(clock)
@@ -133,11 +141,7 @@ struct SMPClientTests {
     func aTimeoutIsAStepOfTheClock() async throws {
         let connection = ScriptedConnection { _ in [] }
         let clock = ManualClock()
-        let client = SMPClient(
-            connection: connection,
-            configuration: .init(timeout: .seconds(3), retries: 1, firstSequence: 0, clock: SMPClock(clock))
-        )
-        await client.start()
+        let client = await client(connection, timeout: .seconds(3), retries: 1, clock: clock)
         let pending = Task { try await client.send(OSManagement.Echo(text: "x")) }
         await connection.waitUntilSent { $0.count == 1 }
         try await Self.untilSleeping(clock)
