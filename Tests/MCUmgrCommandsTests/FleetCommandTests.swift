@@ -254,10 +254,10 @@ import Testing
             "fleet", "upgrade", image, "--inventory", inventory, "--state", scratch.missing("s.sqlite"), "--parallel",
             "3",
         ]
-        let first = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
+        let first = FleetAcceptanceTests.nice(mcumgr, command)
         defer { first.stop() }
         var uploading = false
-        for _ in 0..<30_000 where !uploading {
+        while !uploading, !first.hasExited {
             let ended = CLI.lines(first.output.stderr).filter { $0.contains(": upgraded ") }.count
             let counters = await fleet.counters()
             uploading =
@@ -274,7 +274,7 @@ import Testing
             "\(last)"
         )
         #expect(CLI.lines(interrupted.stdout).contains { $0.contains(" pending ") }, "\(interrupted.stdout)")
-        let second = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
+        let second = FleetAcceptanceTests.nice(mcumgr, command)
         defer { second.stop() }
         let resumed = try await second.finished()
         #expect(resumed.status == 0, "\(resumed.stderr)")
@@ -305,13 +305,13 @@ import Testing
         let command = [
             "fleet", "upgrade", image, "--inventory", inventory, "--state", state, "--parallel", "6", "--json",
         ]
-        let first = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
+        let first = FleetAcceptanceTests.nice(mcumgr, command)
         defer { first.stop() }
         // Killed once some devices ended and another is between 10 % and 70 % of its upload, by
         // its own counters: bounded by events, not time.
         let size = 128 * 1024
         var caught: String?
-        for _ in 0..<30_000 where caught == nil {
+        while caught == nil, !first.hasExited {
             let ended = first.output.stdout.components(separatedBy: "\"event\":\"ended\"").count - 1
             if ended >= 4 {
                 caught = await fleet.counters().first {
@@ -326,7 +326,7 @@ import Testing
         #expect(killed.status != 0)
         #expect(await fleet.counters().contains { $0.counters.uploadsStarted == 0 }, "the kill came before the end")
 
-        let second = RunningProcess("/usr/bin/nice", ["-n", "19", mcumgr] + command, timeout: .seconds(600))
+        let second = FleetAcceptanceTests.nice(mcumgr, command)
         defer { second.stop() }
         let resumed = try await second.finished()
         #expect(resumed.status == 0, "\(resumed.stderr)")

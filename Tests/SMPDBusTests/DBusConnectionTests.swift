@@ -287,7 +287,7 @@ struct DBusConnectionTests {
         process.arguments = ["-c", "import dbus"]
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
+        Peers.waitForExit(process)
         return process.terminationStatus == 0
     }()
 }

@@ -41,6 +41,17 @@ public enum Peers {
     /// instead of hanging the whole run.
     public static let processTimeout: Duration = .seconds(120)
 
+    /// Blocks until `process` has exited, without spinning: Foundation's `waitUntilExit` on Linux
+    /// spins its run loop (a child's watcher was seen at 30–45 % of a core, and the four a fleet
+    /// test watches held a whole core from the niced processes under test). `waitid` with
+    /// `WNOWAIT` sleeps until the exit and leaves the reaping to Foundation, whose status is then
+    /// a moment away.
+    public static func waitForExit(_ process: Process) {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
+        while process.isRunning { usleep(1_000) }
+    }
+
     /// One running peer per core but one: dozens of parameterised imgtool tests starting a Python
     /// interpreter each at once would only thrash, and would push the ones started first toward
     /// their timeout; and a core is left to the test process itself, whose in-process simulated
@@ -293,6 +304,14 @@ final class ChildProcess: @unchecked Sendable {
     /// What the child wrote so far.
     var outputSoFar: (stdout: Data, stderr: Data) { lock.withLock { (stdout, stderr) } }
 
+    /// What the child wrote on stdout from byte `offset` on.
+    func stdout(from offset: Int) -> Data {
+        lock.withLock { stdout.count > offset ? stdout.dropFirst(offset) : Data() }
+    }
+
+    /// Whether the child was reaped (its output may still be draining).
+    var hasExited: Bool { lock.withLock { exitStatus != nil } }
+
     /// Sends a signal to the running child: nothing before it started, nor once it was reaped
     /// (its pid may then belong to another process).
     func send(_ signal: Int32) {
@@ -326,7 +345,7 @@ final class ChildProcess: @unchecked Sendable {
             return ending == .cancelled
         }
         Thread { [self] in
-            process.waitUntilExit()
+            Peers.waitForExit(process)
             let status = process.terminationStatus
             lock.withLock { exitStatus = status }
             finishIfDone()

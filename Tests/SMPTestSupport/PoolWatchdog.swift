@@ -73,7 +73,7 @@ public enum PoolWatchdog {
         ]
         do {
             try process.run()
-            process.waitUntilExit()
+            Peers.waitForExit(process)
         } catch {
             append(path, "gdb could not run: \(error)\n")
         }

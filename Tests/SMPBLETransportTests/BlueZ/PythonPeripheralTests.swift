@@ -233,7 +233,7 @@ enum DBusConnectionPythonCheck {
         process.arguments = ["-c", "import dbus, dbus.mainloop.glib; from gi.repository import GLib"]
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
+        Peers.waitForExit(process)
         return process.terminationStatus == 0
     }()
 }
