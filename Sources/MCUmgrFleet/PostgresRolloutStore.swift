@@ -121,6 +121,7 @@ public actor PostgresRolloutStore: SharedRolloutStore {
                 uniquingKeysWith: { a, _ in a }
             )
             var records: [DeviceRecord] = []
+            var leases: [Date?] = []
             for (position, device) in devices.enumerated() {
                 let fresh = DeviceRecord(
                     id: device.id,
@@ -146,11 +147,15 @@ public actor PostgresRolloutStore: SharedRolloutStore {
                     record.position = position
                     record.labels = device.labels
                 }
-                // As written below (the leases were read only for the check above).
+                // A device that still runs keeps its worker's lease: written as none, it would
+                // never expire, and a worker that dies now would wedge the rollout.
+                leases.append(record.status == .running ? record.leaseUntil : nil)
                 record.leaseUntil = nil
                 records.append(record)
             }
-            for record in records { try await Self.write(record, rollout: rollout.id, lease: nil, connection, logger) }
+            for (record, lease) in zip(records, leases) {
+                try await Self.write(record, rollout: rollout.id, lease: lease, connection, logger)
+            }
             return records
         }
     }
@@ -201,9 +206,16 @@ public actor PostgresRolloutStore: SharedRolloutStore {
         try await transaction { connection, logger in
             let now = try await Self.lockRollout(rollout, connection, logger)
             var records = try await Self.records(rollout, connection, logger, leases: true)
-            // A dead worker's devices: pending again once their lease expired.
+            // A dead worker's devices: pending again once their lease expired. A running device
+            // with no lease at all (written so by an older version) gets one from now: it comes
+            // back unless its worker, if alive, renews it.
             for index in records.indices where records[index].status == .running {
-                guard let until = records[index].leaseUntil, until < now else { continue }
+                guard let until = records[index].leaseUntil else {
+                    let until = now.addingTimeInterval(RolloutTransitions.seconds(lease))
+                    try await Self.write(records[index], rollout: rollout, lease: until, connection, logger)
+                    continue
+                }
+                guard until < now else { continue }
                 records[index].status = .pending
                 try await Self.write(records[index], rollout: rollout, lease: nil, connection, logger)
             }

@@ -134,6 +134,26 @@ struct PostgresRolloutStoreTests {
         }
     }
 
+    /// A worker that starts (prepares) while another holds a lease keeps that lease: when the
+    /// holder dies, its device comes back once the lease runs out. (`prepare` used to write every
+    /// lease as none, and a running device without a lease never expired: the rollout wedged.)
+    @Test func aWorkerThatJoinsLateKeepsTheRunningDevicesLeasesSoADeadWorkersDeviceComesBack() async throws {
+        try await Self.twoHosts(1) { a, b in
+            let policy = RolloutPolicy(parallel: 1)
+            #expect(try await Self.claim(a, "a", policy, lease: 1).started.map(\.id) == ["d0"])
+            let joined = try await b.prepare(Self.rollout, devices: try Self.devices(1), retryFailed: false)
+            #expect(joined.map(\.status) == [.running] && joined.first?.worker == "a")
+            // a never renews: it died. Bounded by the event (b gets the device), not by a duration.
+            var reclaimed: DeviceRecord?
+            for _ in 0..<600 where reclaimed == nil {
+                try await Task.sleep(for: .milliseconds(100))
+                reclaimed = try await Self.claim(b, "b", policy).started.first
+            }
+            let record = try #require(reclaimed, "a's device stayed running without a lease")
+            #expect(record.id == "d0" && record.worker == "b" && record.attempts == 2)
+        }
+    }
+
     /// A worker that stalled past its lease and claimed its own device again: the end of its old
     /// attempt is not the device's (found by the three-worker test: a stale "upgraded" had opened
     /// the next wave while the new attempt still ran).
