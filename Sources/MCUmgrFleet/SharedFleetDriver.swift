@@ -16,7 +16,7 @@ struct SharedFleetDriver {
     let inbox: AsyncStream<FleetDriver.Message>.Continuation
     /// The upgrades running here, with the attempt each is (a device this worker lost and then
     /// claimed again has a new attempt; the old one's end is not the device's).
-    private var runs: [String: (attempt: Int, run: FirmwareUpgradeRun)] = [:]
+    private var runs: [String: (attempt: Int, run: FirmwareUpgradeRun, lease: DeviceLease)] = [:]
     private var interrupted = false
     private var announcedPhase: RolloutPhase?
     private var announcedHalt = false
@@ -102,6 +102,7 @@ struct SharedFleetDriver {
                 worker: fleet.worker
             )
         }
+        let asked = ContinuousClock.now
         let claim = try await store.claim(
             rollout,
             worker: fleet.worker,
@@ -123,7 +124,7 @@ struct SharedFleetDriver {
             }
             events.yield(.started(record))
             started.insert(record.id)
-            start(record, group: &group)
+            await start(record, lease: DeviceLease(asked: asked, lease: fleet.lease), group: &group)
         }
         guard claim.isComplete, runs.isEmpty else { return nil }
         return RolloutOutcome(
@@ -139,7 +140,10 @@ struct SharedFleetDriver {
     private mutating func handle(_ message: FleetDriver.Message, rollout: String) async throws {
         switch message {
         case .ended(let device, let attempt, let result):
-            if runs[device]?.attempt == attempt { runs[device] = nil }
+            if let entry = runs[device], entry.attempt == attempt {
+                runs[device] = nil
+                await entry.lease.revoke()
+            }
             let ended = try await store.finish(
                 rollout,
                 device: device,
@@ -155,24 +159,38 @@ struct SharedFleetDriver {
             try await renewIfDue(rollout)
         case .interrupt:
             interrupted = true
-            for entry in runs.values { entry.run.cancel() }
+            for entry in runs.values {
+                entry.run.cancel()
+                await entry.lease.revoke()
+            }
         }
     }
 
     /// Renews the leases of the devices running here, a third of a lease after the last renewal;
     /// an upgrade whose device another worker took (this worker stalled past its lease) is
-    /// cancelled, so two workers never upgrade one device at once.
+    /// cancelled. Between the end of a lease and the renewal that finds it lost, the upgrade
+    /// sends nothing (``DeviceLease``), so two workers never upgrade one device at once.
     private mutating func renewIfDue(_ rollout: String) async throws {
         guard ContinuousClock.now - lastRenewal >= fleet.lease / 3, !runs.isEmpty else { return }
-        lastRenewal = .now
+        let asked = ContinuousClock.now
+        lastRenewal = asked
         let mine = try await store.renew(rollout, worker: fleet.worker, devices: Array(runs.keys), lease: fleet.lease)
-        for (device, entry) in runs where !mine.contains(device) {
-            entry.run.cancel()
-            runs[device] = nil
+        for (device, entry) in runs {
+            guard mine.contains(device) else {
+                await entry.lease.revoke()
+                entry.run.cancel()
+                runs[device] = nil
+                continue
+            }
+            await entry.lease.renewed(asked: asked, lease: fleet.lease)
         }
     }
 
-    private mutating func start(_ record: DeviceRecord, group: inout ThrowingTaskGroup<Void, any Error>) {
+    private mutating func start(
+        _ record: DeviceRecord,
+        lease: DeviceLease,
+        group: inout ThrowingTaskGroup<Void, any Error>
+    ) async {
         let id = record.id
         let inbox = self.inbox
         guard let device = devices[id] else {
@@ -182,7 +200,7 @@ struct SharedFleetDriver {
         }
         let transport: any SMPTransport
         do {
-            transport = try fleet.makeTransport(device)
+            transport = LeasedTransport(inner: try fleet.makeTransport(device), lease: lease)
         } catch {
             let failure = AttemptFailure(code: "transport", state: "idle", message: "\(error)")
             inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
@@ -195,8 +213,11 @@ struct SharedFleetDriver {
             logger: fleet.logger
         ).run(package)
         // A run of an earlier attempt still here is stale (the device was claimed again): stop it.
-        runs[id]?.run.cancel()
-        runs[id] = (record.attempts, run)
+        if let stale = runs[id] {
+            stale.run.cancel()
+            await stale.lease.revoke()
+        }
+        runs[id] = (record.attempts, run, lease)
         let events = self.events
         let attempt = record.attempts
         group.addTask {

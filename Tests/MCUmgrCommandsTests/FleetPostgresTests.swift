@@ -36,7 +36,7 @@ struct FleetPostgresTests {
             ["simulator", "--udp", "127.0.0.1:0", "--count", "200", "--latency-ms", "20", "--stats", stats]
         )
         defer { simulator.stop() }
-        let served = try await simulator.waitForOutput(timeout: .seconds(300)) { out, _ in CLI.lines(out).count == 200 }
+        let served = try await simulator.waitForOutput { out, _ in CLI.lines(out).count == 200 }
         try #require(served, "\(simulator.output.stderr)")
         let urls = CLI.lines(simulator.output.stdout).map { String($0.split(separator: " ")[0]) }
         let inventory = try scratch.file("fleet.txt", Data(simulator.output.stdout.utf8))
@@ -54,21 +54,21 @@ struct FleetPostgresTests {
         defer { for process in workers { process.stop() } }
 
         // w1 dies once it ended a few devices and one of its own is between 10 % and 70 % of its
-        // upload, by its own progress events.
+        // upload, by its own progress events (or never, if it ends first).
         var victim: String?
-        for _ in 0..<60_000 where victim == nil {
-            let events = (try? CLI.jsonLines(workers[0].output.stdout)) ?? []
-            let ended = Set(events.filter { $0["event"] as? String == "ended" }.compactMap { $0["device"] as? String })
-            if ended.count >= 5 {
-                victim =
-                    events.last {
-                        guard $0["event"] as? String == "progress", let device = $0["device"] as? String,
-                            let percent = $0["percent"] as? Int
-                        else { return false }
-                        return !ended.contains(device) && (10...70).contains(percent)
-                    }?["device"] as? String
+        var read = JSONEvents()
+        var ended = Set<String>()
+        var percents: [String: Int] = [:]
+        while victim == nil, !workers[0].hasExited {
+            for event in workers[0].readEvents(into: &read) {
+                guard let device = event["device"] as? String else { continue }
+                if event["event"] as? String == "ended" { ended.insert(device) }
+                if event["event"] as? String == "progress" { percents[device] = event["percent"] as? Int }
             }
-            if victim == nil { try await Task.sleep(for: .milliseconds(10)) }
+            if ended.count >= 5 {
+                victim = percents.first { !ended.contains($0.key) && (10...70).contains($0.value) }?.key
+            }
+            if victim == nil { try await Task.sleep(for: .milliseconds(20)) }
         }
         let caught = try #require(victim, "w1 never had a device mid-upload: \(workers[0].output.stderr)")
         workers[0].send(SIGKILL)
@@ -135,6 +135,82 @@ struct FleetPostgresTests {
             "SELECT count(*) FROM mcumgr_devices WHERE phase = 'canary'"
         )
         #expect(canaries.first?.first == "2")
+        simulator.send(SIGINT)
+        _ = try await simulator.finished()
+    }
+
+    /// A worker stopped (SIGSTOP) mid-upload past its lease: another worker, started while it is
+    /// stopped, takes its devices once the lease ran out; resumed, the stopped worker sends
+    /// nothing more to them — by the devices' own record of who talked to them when.
+    @Test func aWorkerStoppedPastItsLeaseSendsNothingMoreToTheDevicesAnotherTook() async throws {
+        let database = try await TestPostgres.freshDatabase()
+        let mcumgr = try EntryTests.executable()
+        let scratch = Scratch()
+        let stats = scratch.missing("stats.json")
+        let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 256 * 1024))
+        let simulator = FleetAcceptanceTests.nice(
+            mcumgr,
+            [
+                "simulator", "--udp", "127.0.0.1:0", "--count", "4", "--latency-ms", "20", "--slot-size", "0x80000",
+                "--stats", stats,
+            ]
+        )
+        defer { simulator.stop() }
+        let served = try await simulator.waitForOutput { out, _ in CLI.lines(out).count == 4 }
+        try #require(served, "\(simulator.output.stderr)")
+        let inventory = try scratch.file("fleet.txt", Data(simulator.output.stdout.utf8))
+        func worker(_ name: String) -> RunningProcess {
+            FleetAcceptanceTests.nice(
+                mcumgr,
+                [
+                    "fleet", "upgrade", image, "--inventory", inventory, "--state", database, "--worker", name,
+                    "--parallel", "4", "--lease", "2", "--json",
+                ]
+            )
+        }
+        let w1 = worker("w1")
+        defer { w1.stop() }
+        var victim: String?
+        var read = JSONEvents()
+        while victim == nil, !w1.hasExited {
+            victim =
+                w1.readEvents(into: &read).last {
+                    guard $0["event"] as? String == "progress", let percent = $0["percent"] as? Int else {
+                        return false
+                    }
+                    return (10...70).contains(percent)
+                }?["device"] as? String
+            if victim == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let caught = try #require(victim, "w1 never had a device mid-upload: \(w1.output.stderr)")
+        w1.send(SIGSTOP)
+        let w2 = worker("w2")
+        defer { w2.stop() }
+        var taken = false
+        read = JSONEvents()
+        while !taken, !w2.hasExited {
+            taken = w2.readEvents(into: &read).contains {
+                $0["event"] as? String == "started" && $0["device"] as? String == caught
+            }
+            if !taken { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        w1.send(SIGCONT)
+        try #require(taken, "w2 never took \(caught): \(w2.output.stderr)")
+        for result in [try await w1.finished(), try await w2.finished()] {
+            #expect(result.status == 0, "\(result.stderr.suffix(2000)) \(result.stdout.suffix(3000))")
+        }
+        w2.readEvents(into: &read)
+        let summary = try #require(read.objects.last)
+        #expect((summary["counts"] as? [String: Any])?["upgraded"] as? Int == 4, "\(summary)")
+        for entry in try await FleetAcceptanceTests.snapshotEntries(simulator, stats) {
+            let spans = (entry["clients"] as? [[String: Any]] ?? []).compactMap { span -> (Double, Double)? in
+                guard let first = span["first"] as? Double, let last = span["last"] as? Double else { return nil }
+                return (first, last)
+            }.sorted { $0.0 < $1.0 }
+            for (earlier, later) in zip(spans, spans.dropFirst()) {
+                #expect(earlier.1 < later.0, "\(entry["name"] ?? "?"): two clients at once: \(spans)")
+            }
+        }
         simulator.send(SIGINT)
         _ = try await simulator.finished()
     }
