@@ -54,6 +54,20 @@ final class FileDescriptor: @unchecked Sendable {
         return try body(fd)
     }
 
+    /// Starts an operation that outlives one call (a poll over many descriptors): the descriptor
+    /// stays open until ``release()``, even if ``close()`` comes meanwhile.
+    /// - Returns: the descriptor, or `nil` if it is closed (then do not call ``release()``).
+    func acquire() -> Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed, descriptor >= 0 else { return nil }
+        activeOperations += 1
+        return descriptor
+    }
+
+    /// Ends an operation started with ``acquire()``.
+    func release() { finishOperation() }
+
     private func finishOperation() {
         lock.lock()
         activeOperations -= 1

@@ -265,6 +265,19 @@ public final class UDPSocket: Sendable {
             let remaining = deadline.map { ContinuousClock.now.duration(to: $0) }
             if let remaining, remaining <= .zero { return nil }
             guard descriptor.waitReadable(timeout: remaining) else { return nil }
+            if let datagram = try receiveIfReady(maximumLength: maximumLength) { return datagram }
+            if isClosed { return nil }
+        }
+    }
+
+    /// Reads one datagram if one is queued, without waiting.
+    /// - Parameter maximumLength: the largest datagram read whole; longer ones are truncated.
+    /// - Returns: the datagram and its sender, or `nil` when none is queued or the socket is closed.
+    /// - Throws: ``SystemCallError`` on a receive failure.
+    package func receiveIfReady(
+        maximumLength: Int = UDPSocket.maximumDatagramSize
+    ) throws(SystemCallError) -> (bytes: [UInt8], sender: SocketAddress)? {
+        while true {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             var received: Int?
@@ -283,7 +296,8 @@ public final class UDPSocket: Sendable {
             guard let count = received else { return nil }
             if count < 0 {
                 let code = currentErrno()
-                if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { continue }
+                if code == EINTR { continue }
+                if code == EAGAIN || code == EWOULDBLOCK { return nil }
                 throw SystemCallError("recvfrom", localAddress.description, code: code)
             }
             let sender = withUnsafePointer(to: &storage) {
@@ -320,6 +334,12 @@ public final class UDPSocket: Sendable {
             throw SystemCallError("recv", localAddress.description, code: code)
         }
     }
+
+    /// The descriptor, held open until ``releaseDescriptor()`` (for a poll over many sockets).
+    package func acquireDescriptor() -> Int32? { descriptor.acquire() }
+
+    /// Ends a hold taken with ``acquireDescriptor()``.
+    package func releaseDescriptor() { descriptor.release() }
 
     /// Closes the socket; a blocked ``receive(timeout:maximumLength:)`` returns `nil` shortly
     /// after. Safe to call more than once.

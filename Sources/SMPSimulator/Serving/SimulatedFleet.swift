@@ -43,6 +43,8 @@ public final class SimulatedFleet: Sendable {
 
     /// The devices, in port order.
     public let members: [Member]
+    /// One thread receives for every device, asleep while nobody talks to the fleet.
+    private let receiver: UDPReceiveLoop
 
     /// Creates and starts the devices.
     /// - Parameters:
@@ -65,6 +67,7 @@ public final class SimulatedFleet: Sendable {
     ) async throws {
         let faults = Self.draw(count: count, share: faultShare, kinds: faultKinds, seed: seed)
         let width = max(3, String(count).count)
+        let receiver = try UDPReceiveLoop(name: "smp-simulator-fleet")
         var members: [Member] = []
         do {
             for index in 0..<count {
@@ -81,7 +84,7 @@ public final class SimulatedFleet: Sendable {
                 case .dead, .slow, nil: break
                 }
                 let next = port == 0 ? 0 : port &+ UInt16(truncatingIfNeeded: index)
-                let server = try SimulatedUDPServer(device: simulated, host: host, port: next)
+                let server = try SimulatedUDPServer(device: simulated, host: host, port: next, receiver: receiver)
                 if fault != .dead { server.start() }
                 let number = String(index + 1)
                 let name = "sim-" + String(repeating: "0", count: max(0, width - number.count)) + number
@@ -91,9 +94,15 @@ public final class SimulatedFleet: Sendable {
             }
         } catch {
             for member in members { await member.server.stop() }
+            receiver.stop()
             throw error
         }
         self.members = members
+        self.receiver = receiver
+    }
+
+    deinit {
+        receiver.stop()
     }
 
     /// Which devices get which fault: `round(share × count)` devices drawn without replacement
@@ -185,5 +194,6 @@ public final class SimulatedFleet: Sendable {
     /// Stops every server.
     public func stop() async {
         for member in members { await member.server.stop() }
+        receiver.stop()
     }
 }

@@ -5,9 +5,10 @@ import SMPPOSIX
 /// Serves a ``SimulatedDevice`` over UDP, one SMP frame per datagram, as Zephyr's UDP transport
 /// does (default port 1337, IPv4 or IPv6).
 ///
-/// A dedicated thread receives (polling in short slices), one task hands datagrams to the device
-/// in arrival order — each takes a buffer of the device's pool or is dropped — and the device's
-/// work queue sends responses back to each datagram's sender. ``stop()`` ends both.
+/// A receive thread (shared by every device of a ``SimulatedFleet``, sleeping while no datagram
+/// comes) queues datagrams; one task hands them to the device in arrival order — each takes a
+/// buffer of the device's pool or is dropped — and the device's work queue sends responses back
+/// to each datagram's sender. ``stop()`` ends both.
 ///
 /// ```swift
 /// let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
@@ -22,6 +23,9 @@ public final class SimulatedUDPServer: Sendable {
     private let stream: AsyncStream<(bytes: [UInt8], sender: SocketAddress)>
     private let continuation: AsyncStream<(bytes: [UInt8], sender: SocketAddress)>.Continuation
     private let worker = TaskBox()
+    /// The thread that receives; the server's own unless a fleet shares one.
+    private let receiver: UDPReceiveLoop
+    private let ownsReceiver: Bool
     private let logger = Logger(label: "mcumgr.simulator.udp")
     private let clientLog = ClientLog()
 
@@ -32,10 +36,32 @@ public final class SimulatedUDPServer: Sendable {
     ///   - port: the port; 0 lets the system choose (see ``localAddress``).
     /// - Throws: `SystemCallError` if the address cannot be bound (`EADDRINUSE`: another server
     ///   holds the port).
-    public init(device: SimulatedDevice, host: String = "127.0.0.1", port: UInt16 = 1337) throws(SystemCallError) {
+    public convenience init(device: SimulatedDevice, host: String = "127.0.0.1", port: UInt16 = 1337)
+        throws(SystemCallError)
+    {
+        try self.init(device: device, host: host, port: port, receiver: nil)
+    }
+
+    /// Binds the server's socket, to be received on `receiver` (a fleet's shared thread), or on a
+    /// thread of its own when `nil`.
+    package init(device: SimulatedDevice, host: String, port: UInt16, receiver: UDPReceiveLoop?)
+        throws(SystemCallError)
+    {
         self.device = device
         socket = try UDPSocket(bindingTo: host, port: port)
         (stream, continuation) = AsyncStream.makeStream(of: (bytes: [UInt8], sender: SocketAddress).self)
+        if let receiver {
+            self.receiver = receiver
+            ownsReceiver = false
+        } else {
+            self.receiver = try UDPReceiveLoop(name: "smp-simulator-udp")
+            ownsReceiver = true
+        }
+    }
+
+    deinit {
+        // A server dropped without stop() must not leave its thread behind.
+        if ownsReceiver { receiver.stop() }
     }
 
     /// The bound address, with the real port.
@@ -54,25 +80,10 @@ public final class SimulatedUDPServer: Sendable {
         let receiveBuffer = device.configuration.maximumDatagramSize
         let logger = self.logger
         let clientLog = self.clientLog
-        let thread = Thread {
-            while !socket.isClosed {
-                do {
-                    guard
-                        let (bytes, sender) = try socket.receive(
-                            timeout: .milliseconds(100),
-                            maximumLength: receiveBuffer
-                        )
-                    else { continue }
-                    clientLog.record("\(sender)")
-                    continuation.yield((bytes, sender))
-                } catch {
-                    logger.debug("receive: \(error)")
-                }
-            }
-            continuation.finish()
+        receiver.add(socket, maximumLength: receiveBuffer) { bytes, sender in
+            clientLog.record("\(sender)")
+            continuation.yield((bytes, sender))
         }
-        thread.name = "smp-simulator-udp"
-        thread.start()
         let device = self.device
         let stream = self.stream
         worker.set(
@@ -115,10 +126,13 @@ public final class SimulatedUDPServer: Sendable {
         public var datagrams: Int
     }
 
-    /// Stops serving and closes the socket; returns when the receive thread and the worker ended.
+    /// Stops serving and closes the socket; returns when the worker ended.
     public func stop() async {
+        receiver.remove(socket)
+        if ownsReceiver { receiver.stop() }
         socket.close()
-        if worker.claim() { continuation.finish() }
+        _ = worker.claim()
+        continuation.finish()
         await worker.task?.value
     }
 }
