@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUmgr
 import MCUmgrDFU
+import MCUmgrFleet
 import SMPCore
 import SMPLink
 import SMPPOSIX
@@ -18,6 +19,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case link = 2
     /// An upgrade whose verified outcome is not what its mode promised.
     case upgradeOutcome = 3
+    /// A rollout's state (its PostgreSQL database or SQLite file) cannot be reached, read or
+    /// written: the store failed, not a device.
+    case state = 4
     /// The command line is wrong (sysexits `EX_USAGE`).
     case usage = 64
     /// Input that is not what it must be: not an image, a corrupt package, a value too large for
@@ -35,6 +39,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .failed: "the device refused, or the operation failed on the device"
         case .link: "link failure or timeout, or answers that make no sense"
         case .upgradeOutcome: "an upgrade whose verified outcome is not what its mode promised"
+        case .state: "a rollout's state (database or file) cannot be reached, read or written"
         case .usage: "usage error"
         case .badInput: "bad input data: not an image, a corrupt package, too big for the device"
         case .unreadableInput: "an input file that is missing, a folder or unreadable"
@@ -62,7 +67,7 @@ struct FailureReport: Sendable, Equatable {
     /// Every `kind` and the status it comes with (documented in `mcumgr --help`).
     static let kinds: [(kind: String, status: ExitStatus)] = [
         ("device_refused", .failed), ("failed", .failed), ("link", .link), ("transfer", .link),
-        ("protocol", .link), ("upgrade_outcome", .upgradeOutcome), ("usage", .usage),
+        ("protocol", .link), ("upgrade_outcome", .upgradeOutcome), ("state", .state), ("usage", .usage),
         ("bad_input", .badInput), ("unreadable_input", .unreadableInput), ("interrupted", .interrupted),
     ]
 
@@ -116,17 +121,20 @@ struct FailureReport: Sendable, Equatable {
             let interrupted = Interrupted.upgrade(at: error.state, uploadPercent: nil)
             self.init(status: .interrupted, kind: "interrupted", message: interrupted.description)
         case let error as FirmwareUpgradeError:
-            let (status, kind): (ExitStatus, String) =
+            let status: ExitStatus =
                 switch error.code.category {
-                case .deviceRefused: (.failed, "device_refused")
-                case .link: (.link, "link")
-                case .outcome: (.upgradeOutcome, "upgrade_outcome")
-                case .input: (.badInput, "bad_input")
-                case .cancelled: (.interrupted, "interrupted")
+                case .deviceRefused: .failed
+                case .link: .link
+                case .outcome: .upgradeOutcome
+                case .input: .badInput
+                case .cancelled: .interrupted
                 }
-            self.init(status: status, kind: kind, message: MCUmgrCommand.describe(error))
+            self.init(status: status, kind: error.code.category.kind, message: MCUmgrCommand.describe(error))
         case let error as Interrupted:
             self.init(status: .interrupted, kind: "interrupted", message: error.description)
+        case let error as RolloutStoreError:
+            // The store failed, not a device: the devices' records say nothing about it.
+            self.init(status: .state, kind: "state", message: error.message)
         case let error as FleetCommandFailure:
             self.init(status: error.status, kind: error.kind, message: error.message)
         case is CancellationError:

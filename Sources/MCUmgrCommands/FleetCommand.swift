@@ -324,8 +324,8 @@ struct FleetStatusCommand: AsyncParsableCommand {
         do {
             if isShared(state) { return try await PostgresRolloutStore(url: state) }
             return try await SQLiteRolloutStore(path: state, exclusive: exclusive)
-        } catch let error as RolloutStoreError {
-            throw CommandFailure("--state \(error.message)")
+        } catch let error as RolloutStoreError where error.isBadLocation {
+            throw ValidationError("--state \(error.message)")
         }
     }
 

@@ -148,7 +148,7 @@ struct FleetProgressView {
         case .upgraded: return "upgraded \(record.versionBefore ?? "?") → \(record.versionAfter ?? "?"), verified"
         case .alreadyCurrent: return "already current (\(record.versionAfter ?? "?")); nothing uploaded"
         case .failed, .unreachable, .skipped:
-            let failure = record.failure.map { "\($0.code) while \($0.state): \($0.message)" } ?? ""
+            let failure = record.failure?.summary ?? ""
             return "\(record.status): \(failure)"
         case .pending, .running: return "\(record.status)"
         }
@@ -300,7 +300,7 @@ struct FleetProgressView {
             }
             let detail =
                 record.status == .upgraded || record.status == .alreadyCurrent
-                ? "" : record.failure.map { "\($0.code) while \($0.state): \($0.message)" } ?? ""
+                ? "" : record.failure?.summary ?? ""
             let seenText: String = column.map { pad($0[index], seenWidth) } ?? ""
             let line: String =
                 pad(record.id, width) + "  " + pad(record.status.rawValue, 17) + pad(version, 18)
@@ -331,7 +331,8 @@ struct FleetProgressView {
                 "error",
                 record.failure.map {
                     .object([
-                        ("code", .string($0.code)), ("state", .string($0.state)), ("message", .string($0.message)),
+                        ("code", .string($0.code.rawValue)), ("kind", $0.code.kind.map { .string($0) } ?? .null),
+                        ("state", $0.state.map { .string($0.rawValue) } ?? .null), ("message", .string($0.message)),
                     ])
                 } ?? .null
             ),

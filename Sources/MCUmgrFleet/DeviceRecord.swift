@@ -125,21 +125,75 @@ public enum RolloutPhase: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why an upgrade attempt failed: the engine's error, as data that can be stored.
+/// Why an upgrade attempt failed: the engine's error, or the rollout's reason, as typed data that
+/// can be stored.
 public struct AttemptFailure: Sendable, Hashable {
-    /// The engine's error code (`link failed`, `not swapped`, …).
-    public var code: String
-    /// The engine state it failed in.
-    public var state: String
+    /// What failed. An open set spelled in snake_case, as the fleet's JSON and its stores write it:
+    /// the engine's codes (``FirmwareUpgradeError/Code/name``) and the rollout's own.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+
+        /// A code by its snake_case name.
+        /// - Parameter rawValue: the name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The code of an engine error.
+        /// - Parameter code: the engine's code.
+        public init(_ code: FirmwareUpgradeError.Code) { self.init(rawValue: code.name) }
+
+        /// A code as a store holds it: its name, or the engine's words (`link failed`) that state
+        /// written before the names were stored holds.
+        /// - Parameter text: the stored text.
+        public init(stored text: String) {
+            let engine = FirmwareUpgradeError.Code.allCases.first { $0.description == text }
+            self.init(rawValue: engine?.name ?? text.lowercased().replacingOccurrences(of: " ", with: "_"))
+        }
+
+        /// The link failed and the engine's retries ran out.
+        public static let linkFailed = Code(FirmwareUpgradeError.Code.linkFailed)
+        /// The device refused a command.
+        public static let deviceRejected = Code(FirmwareUpgradeError.Code.deviceRejected)
+        /// A running device this worker's inventory does not list (another host's device).
+        public static let notInInventory = Code(rawValue: "not_in_inventory")
+        /// The device's URL gave no transport (a serial port that does not open, an unknown host).
+        public static let transportUnavailable = Code(rawValue: "transport_unavailable")
+        /// The rollout halted (or could not start the device) before its turn.
+        public static let skipped = Code(rawValue: "skipped")
+
+        /// The engine's code of that name, when it is one.
+        public var engineCode: FirmwareUpgradeError.Code? {
+            FirmwareUpgradeError.Code.allCases.first { $0.name == rawValue }
+        }
+
+        /// The class of failure in the vocabulary of the CLI's `--json` error object's `kind`
+        /// (`device_refused`, `link`, `upgrade_outcome`, `bad_input`, `interrupted`); `nil` for a
+        /// skipped device, which did not fail.
+        public var kind: String? {
+            if let engineCode { return engineCode.category.kind }
+            switch self {
+            case .notInInventory: return "bad_input"
+            case .transportUnavailable: return "link"
+            default: return nil
+            }
+        }
+
+        /// The name in words, for tables.
+        public var description: String { engineCode?.description ?? rawValue.replacingOccurrences(of: "_", with: " ") }
+    }
+
+    /// What failed.
+    public var code: Code
+    /// The engine state it failed in; `nil` when the engine did not run (the rollout's reasons).
+    public var state: FirmwareUpgrade.State?
     /// What failed and what to try.
     public var message: String
 
     /// Creates a failure.
     /// - Parameters:
-    ///   - code: the engine's error code.
-    ///   - state: the state it failed in.
+    ///   - code: what failed.
+    ///   - state: the engine state it failed in, if the engine ran.
     ///   - message: the explanation.
-    public init(code: String, state: String, message: String) {
+    public init(code: Code, state: FirmwareUpgrade.State?, message: String) {
         self.code = code
         self.state = state
         self.message = message
@@ -151,7 +205,34 @@ public struct AttemptFailure: Sendable, Hashable {
         var message = error.message
         // The engine's messages usually name their cause already.
         if let cause = error.cause, !message.contains("\(cause)") { message += " (\(cause))" }
-        self.init(code: "\(error.code)", state: error.state.rawValue, message: message)
+        self.init(code: Code(error.code), state: error.state, message: message)
+    }
+
+    /// A failure as a store's three columns hold it, or `nil` when they hold none. A state that is
+    /// not an engine state (older stores wrote `pending` for a skipped device) reads as none.
+    /// - Parameters:
+    ///   - storedCode: the code column (a name, or the engine's words in older state).
+    ///   - state: the state column.
+    ///   - message: the message column.
+    public init?(storedCode: String?, state: String?, message: String?) {
+        guard let storedCode else { return nil }
+        self.init(
+            code: Code(stored: storedCode),
+            state: state.flatMap(FirmwareUpgrade.State.init(rawValue:)),
+            message: message ?? ""
+        )
+    }
+
+    /// Whether the device answered before the failure. The engine's first request is the
+    /// parameters read, so a link failure there (or before it) means the device never answered:
+    /// with the retries spent it is unreachable, and an earlier attempt cut there installed nothing.
+    public var deviceAnswered: Bool {
+        !(code == .linkFailed && [nil, .idle, .requestingParameters].contains(state))
+    }
+
+    /// One line for tables: `link failed while uploading: …`.
+    public var summary: String {
+        "\(code)" + (state.map { " while \($0)" } ?? "") + ": \(message)"
     }
 }
 
@@ -176,10 +257,8 @@ public enum AttemptResult: Sendable, Hashable {
     public init(_ error: FirmwareUpgradeError) {
         switch error.code.category {
         case .link:
-            // The engine's first request is the parameters read: a link failure there means the
-            // device never answered.
-            let reached = !(error.code == .linkFailed && [.idle, .requestingParameters].contains(error.state))
-            self = .linkFailed(AttemptFailure(error), reached: reached)
+            let failure = AttemptFailure(error)
+            self = .linkFailed(failure, reached: failure.deviceAnswered)
         case .cancelled:
             self = .interrupted
         case .deviceRefused, .outcome, .input:

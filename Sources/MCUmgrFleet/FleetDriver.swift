@@ -59,11 +59,19 @@ struct FleetDriver {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var iterator = messages.makeAsyncIterator()
                 var actions = machine.handle(.start, at: Date())
-                while true {
-                    try await persist(machine, rollout: rollout.id)
-                    if perform(actions, machine: machine, group: &group) { break }
-                    guard let message = await iterator.next() else { break }
-                    actions = handle(message, machine: &machine)
+                do {
+                    while true {
+                        try await persist(machine, rollout: rollout.id)
+                        if perform(actions, machine: machine, group: &group) { break }
+                        guard let message = await iterator.next() else { break }
+                        actions = handle(message, machine: &machine)
+                    }
+                } catch {
+                    // The group waits for its children before it rethrows, and they wait for the
+                    // upgrades: a store that failed stops the rollout now, not after every
+                    // upgrade in flight has ended unrecorded.
+                    for run in runs.values { run.cancel() }
+                    throw error
                 }
                 group.cancelAll()
             }
@@ -141,7 +149,7 @@ struct FleetDriver {
                 .ended(
                     id,
                     attempt: record.attempts,
-                    .failed(AttemptFailure(code: "inventory", state: "idle", message: "not in the inventory"))
+                    .failed(AttemptFailure(code: .notInInventory, state: nil, message: "not in the inventory"))
                 )
             )
             return
@@ -150,7 +158,7 @@ struct FleetDriver {
         do {
             transport = try fleet.makeTransport(device)
         } catch {
-            let failure = AttemptFailure(code: "transport", state: "idle", message: "\(error)")
+            let failure = AttemptFailure(code: .transportUnavailable, state: nil, message: "\(error)")
             inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
             return
         }

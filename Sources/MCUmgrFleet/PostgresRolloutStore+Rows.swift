@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MCUmgrDFU
 import PostgresNIO
 
 extension PostgresRolloutStore {
@@ -40,13 +41,11 @@ extension PostgresRolloutStore {
         record.attempts = try row["attempts"].decode(Int.self)
         record.linkFailures = try row["link_failures"].decode(Int.self)
         record.notBefore = try row["not_before"].decode(Date?.self)
-        if let code = try row["failure_code"].decode(String?.self) {
-            record.failure = AttemptFailure(
-                code: code,
-                state: try row["failure_state"].decode(String?.self) ?? "",
-                message: try row["failure_message"].decode(String?.self) ?? ""
-            )
-        }
+        record.failure = AttemptFailure(
+            storedCode: try row["failure_code"].decode(String?.self),
+            state: try row["failure_state"].decode(String?.self),
+            message: try row["failure_message"].decode(String?.self)
+        )
         record.versionBefore = try row["version_before"].decode(String?.self)
         record.versionAfter = try row["version_after"].decode(String?.self)
         record.startedAt = try row["started_at"].decode(Date?.self)
@@ -74,7 +73,7 @@ extension PostgresRolloutStore {
                 ended_at, worker, uploaded_bytes, first_started_at, lease_until)
             VALUES (\(rollout), \(record.id), \(record.url), \(record.position), \(labels), \(record.status.rawValue),
                 \(record.phase?.description), \(record.attempts), \(record.linkFailures), \(record.notBefore),
-                \(record.failure?.code), \(record.failure?.state), \(record.failure?.message), \(record.versionBefore),
+                \(record.failure?.code.rawValue), \(record.failure?.state?.rawValue), \(record.failure?.message), \(record.versionBefore),
                 \(record.versionAfter), \(record.startedAt), \(record.endedAt), \(record.worker), \(record.uploadedBytes),
                 \(record.firstStartedAt), \(lease))
             ON CONFLICT (rollout, id) DO UPDATE SET url = EXCLUDED.url, position = EXCLUDED.position,

@@ -17,6 +17,12 @@ public actor PostgresRolloutStore: SharedRolloutStore {
     private let connection: PostgresConnection
     private let logger: Logger
     private let mutex = AsyncMutex()
+    /// The server, `HOST:PORT`, for messages.
+    private let address: String
+    /// How long one transaction may take before the connection is given up: a backstop for a
+    /// connection that neither answers nor fails (a query on a connection the server ended was
+    /// seen to wait for ever), far above any lock wait of a healthy rollout.
+    static let transactionDeadline: Duration = .seconds(120)
 
     /// Connects.
     /// - Parameter url: `postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?sslmode=disable|require]`.
@@ -25,10 +31,12 @@ public actor PostgresRolloutStore: SharedRolloutStore {
     public init(url: String) async throws {
         logger = Logger(label: "mcumgr.fleet.postgres")
         let configuration = try Self.configuration(url)
+        let address = "\(configuration.host ?? "?"):\(configuration.port ?? 5432)"
+        self.address = address
         do {
             connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         } catch {
-            throw RolloutStoreError("\(Self.redacted(url)): cannot connect (\(String(reflecting: error)))")
+            throw RolloutStoreError(Self.describe(error, at: address, connecting: true))
         }
         try await schema()
     }
@@ -38,10 +46,15 @@ public actor PostgresRolloutStore: SharedRolloutStore {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme),
             let host = components.host, !host.isEmpty
         else {
-            throw RolloutStoreError("'\(redacted(url))' is not a PostgreSQL URL: postgres://USER@HOST[:PORT]/DATABASE")
+            throw RolloutStoreError(
+                "'\(redacted(url))' is not a PostgreSQL URL: postgres://USER@HOST[:PORT]/DATABASE",
+                badLocation: true
+            )
         }
         let database = String(components.path.drop { $0 == "/" })
-        guard !database.isEmpty else { throw RolloutStoreError("'\(redacted(url))' names no database") }
+        guard !database.isEmpty else {
+            throw RolloutStoreError("'\(redacted(url))' names no database", badLocation: true)
+        }
         var tls = PostgresConnection.Configuration.TLS.disable
         for item in components.queryItems ?? [] {
             switch (item.name, item.value) {
@@ -53,7 +66,10 @@ public actor PostgresRolloutStore: SharedRolloutStore {
                     throw RolloutStoreError("TLS: \(error)")
                 }
             default:
-                throw RolloutStoreError("'\(redacted(url))': unknown option \(item.name) (sslmode=disable|require)")
+                throw RolloutStoreError(
+                    "'\(redacted(url))': unknown option \(item.name) (sslmode=disable|require)",
+                    badLocation: true
+                )
             }
         }
         return PostgresConnection.Configuration(
@@ -291,21 +307,32 @@ public actor PostgresRolloutStore: SharedRolloutStore {
 
     /// Runs `body` in a transaction, one at a time on this connection.
     private func transaction<T: Sendable>(
-        _ body: @Sendable (PostgresConnection, Logger) async throws -> T
+        _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
         await mutex.lock()
         defer { Task { await mutex.unlock() } }
         let connection = self.connection
         let logger = self.logger
+        let address = self.address
+        // A query on a connection the server has ended never returns (PostgresNIO 1.33): ask first.
+        guard !connection.isClosed else { throw RolloutStoreError(Self.lost(address)) }
         do {
-            try await connection.query("BEGIN", logger: logger)
-            let value = try await body(connection, logger)
-            try await connection.query("COMMIT", logger: logger)
-            return value
+            let seconds = Self.transactionDeadline.components.seconds
+            return try await Self.withDeadline(
+                Self.transactionDeadline,
+                message: "PostgreSQL at \(address) did not answer for \(seconds) s; the connection was closed",
+                giveUp: { try? await connection.close() },
+                body: {
+                    try await connection.query("BEGIN", logger: logger)
+                    let value = try await body(connection, logger)
+                    try await connection.query("COMMIT", logger: logger)
+                    return value
+                }
+            )
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            if !connection.isClosed { _ = try? await connection.query("ROLLBACK", logger: logger) }
             if let error = error as? RolloutStoreError { throw error }
-            throw RolloutStoreError("PostgreSQL: \(String(reflecting: error))")
+            throw RolloutStoreError(Self.describe(error, at: address, connecting: false))
         }
     }
 

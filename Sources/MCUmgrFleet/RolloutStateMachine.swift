@@ -204,8 +204,8 @@ public struct RolloutStateMachine: Sendable {
             records[index].endedAt = now
             let hosts = records[index].hosts?.joined(separator: ",") ?? ""
             records[index].failure = AttemptFailure(
-                code: "skipped",
-                state: "pending",
+                code: .skipped,
+                state: nil,
                 message: "tied to host \(hosts); this worker is \(worker)"
             )
         }
@@ -300,13 +300,5 @@ public struct RolloutOutcome: Sendable, Hashable {
     /// Whether every device runs the image (upgraded or already current).
     public var isSuccess: Bool {
         !interrupted && halt == nil && records.allSatisfy { $0.status == .upgraded || $0.status == .alreadyCurrent }
-    }
-}
-
-extension AttemptFailure {
-    /// Whether the device answered before the failure (a link failure before any answer means
-    /// the device is unreachable).
-    public var deviceAnswered: Bool {
-        !(code == "link failed" && (state == "idle" || state == "requesting-parameters"))
     }
 }

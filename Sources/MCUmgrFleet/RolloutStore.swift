@@ -61,13 +61,23 @@ public protocol RolloutStore: Sendable {
     func close() async
 }
 
-/// A store that cannot be used, with what to try.
+/// A store that cannot be used, with what to try: its server cannot be reached or was lost, its
+/// file is not a rollout state file, or (``isBadLocation``) the place given is not one at all.
+/// Never a device's failure: a rollout that loses its store stops.
 public struct RolloutStoreError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What failed.
+    /// What failed, in one line.
     public var message: String
+    /// Whether the location itself is wrong (not a PostgreSQL URL, an unknown option), which no
+    /// retry mends, as opposed to a store that could not be reached, read or written.
+    public var isBadLocation: Bool
     /// Creates an error.
-    /// - Parameter message: what failed.
-    public init(_ message: String) { self.message = message }
+    /// - Parameters:
+    ///   - message: what failed.
+    ///   - badLocation: whether the location itself is wrong.
+    public init(_ message: String, badLocation: Bool = false) {
+        self.message = message
+        self.isBadLocation = badLocation
+    }
     public var description: String { message }
 }
 

@@ -119,7 +119,7 @@ public enum RolloutTransitions {
         } else {
             record.status = .skipped
             let why = reason.map { "the rollout halted: \($0)" } ?? "never startable"
-            record.failure = AttemptFailure(code: "skipped", state: "pending", message: why)
+            record.failure = AttemptFailure(code: .skipped, state: nil, message: why)
         }
         record.notBefore = nil
         record.endedAt = now

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MCUmgrConnect
+import MCUmgrDFU
 import SQLiteNIO
 
 #if canImport(Glibc)
@@ -181,7 +182,7 @@ public actor SQLiteRolloutStore: RolloutStore {
             .text(rollout), .text(record.id), .text(record.url), .integer(record.position),
             .text(StoredLabels.encode(record.labels)), .text(record.status.rawValue), text(record.phase?.description),
             .integer(record.attempts), .integer(record.linkFailures), time(record.notBefore),
-            text(record.failure?.code), text(record.failure?.state), text(record.failure?.message),
+            text(record.failure?.code.rawValue), text(record.failure?.state?.rawValue), text(record.failure?.message),
             text(record.versionBefore), text(record.versionAfter), time(record.startedAt), time(record.endedAt),
             text(record.worker), .integer(record.uploadedBytes), time(record.firstStartedAt),
         ]
@@ -207,13 +208,11 @@ public actor SQLiteRolloutStore: RolloutStore {
         record.attempts = int("attempts")
         record.linkFailures = int("link_failures")
         record.notBefore = time("not_before")
-        if let code = string("failure_code") {
-            record.failure = AttemptFailure(
-                code: code,
-                state: string("failure_state") ?? "",
-                message: string("failure_message") ?? ""
-            )
-        }
+        record.failure = AttemptFailure(
+            storedCode: string("failure_code"),
+            state: string("failure_state"),
+            message: string("failure_message")
+        )
         record.versionBefore = string("version_before")
         record.versionAfter = string("version_after")
         record.startedAt = time("started_at")

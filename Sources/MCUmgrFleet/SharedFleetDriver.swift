@@ -68,20 +68,35 @@ struct SharedFleetDriver {
                     }
                 }
                 var iterator = messages.makeAsyncIterator()
-                while true {
-                    if let outcome = try await step(rollout.id, group: &group) {
-                        events.yield(.finished(outcome))
-                        break
+                do {
+                    while true {
+                        if let outcome = try await step(rollout.id, group: &group) {
+                            events.yield(.finished(outcome))
+                            break
+                        }
+                        guard let message = await iterator.next() else { break }
+                        try await handle(message, rollout: rollout.id)
                     }
-                    guard let message = await iterator.next() else { break }
-                    try await handle(message, rollout: rollout.id)
+                } catch {
+                    // The group waits for its children before it rethrows, and they wait for the
+                    // upgrades, which wait for leases nobody can renew now: stop them first.
+                    await stopRuns()
+                    throw error
                 }
                 group.cancelAll()
             }
             events.finish()
         } catch {
-            for entry in runs.values { entry.run.cancel() }
+            await stopRuns()
             events.finish(throwing: error)
+        }
+    }
+
+    /// Cancels every upgrade running here and revokes its lease, so that none goes on sending.
+    private func stopRuns() async {
+        for entry in runs.values {
+            entry.run.cancel()
+            await entry.lease.revoke()
         }
     }
 
@@ -194,7 +209,7 @@ struct SharedFleetDriver {
         let id = record.id
         let inbox = self.inbox
         guard let device = devices[id] else {
-            let failure = AttemptFailure(code: "inventory", state: "idle", message: "not in this worker's inventory")
+            let failure = AttemptFailure(code: .notInInventory, state: nil, message: "not in this worker's inventory")
             inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
             return
         }
@@ -202,7 +217,7 @@ struct SharedFleetDriver {
         do {
             transport = LeasedTransport(inner: try fleet.makeTransport(device), lease: lease)
         } catch {
-            let failure = AttemptFailure(code: "transport", state: "idle", message: "\(error)")
+            let failure = AttemptFailure(code: .transportUnavailable, state: nil, message: "\(error)")
             inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
             return
         }

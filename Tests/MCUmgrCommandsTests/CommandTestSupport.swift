@@ -138,6 +138,29 @@ func closedUDPPort() throws -> String {
     return "udp://127.0.0.1:\(port)"
 }
 
+/// A TCP port on 127.0.0.1 where nothing listens: a connection is refused.
+func closedTCPPort() throws -> Int {
+    #if canImport(Darwin)
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+    #else
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #endif
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+            bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+        }
+    }
+    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
+    // Bound, never listening, then closed: the port refuses connections.
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
 /// A temporary folder for local input files (images, keys, folders given as files), removed
 /// when released.
 final class Scratch: Sendable {

@@ -20,6 +20,8 @@ import Testing
         case linkTimeout
         case nothingListens
         case upgradeOutcome
+        case stateUnreachable
+        case stateFileDamaged
         case usageMissingArgument
         case usageMistypedCommand
         case usageNegativeRetries
@@ -38,6 +40,7 @@ import Testing
             case .deviceRefused, .shellCommandReturnedNonZero: 1
             case .linkTimeout, .nothingListens: 2
             case .upgradeOutcome: 3
+            case .stateUnreachable, .stateFileDamaged: 4
             case .usageMissingArgument, .usageMistypedCommand, .usageNegativeRetries: 64
             // The client refuses a request that does not fit the device before sending it: what
             // the user typed is too large for this device, so shortening it (not retrying) helps.
@@ -53,6 +56,7 @@ import Testing
             case .shellCommandReturnedNonZero: "failed"
             case .linkTimeout, .nothingListens: "link"
             case .upgradeOutcome: "upgrade_outcome"
+            case .stateUnreachable, .stateFileDamaged: "state"
             case .usageMissingArgument, .usageMistypedCommand, .usageNegativeRetries: "usage"
             case .notAnImage, .emptyFile, .oversizeShellCommand: "bad_input"
             case .missingFile, .folderGivenAsFile, .missingKeyForTheSimulator: "unreadable_input"
@@ -68,6 +72,8 @@ import Testing
             case .linkTimeout: "no answer"
             case .nothingListens: "nothing listens"
             case .upgradeOutcome: "upgrade failed while verifying"
+            case .stateUnreachable: "cannot reach PostgreSQL at 127.0.0.1:"
+            case .stateFileDamaged: "state.sqlite: not a usable rollout state file"
             case .usageMissingArgument: "Missing expected argument"
             case .usageMistypedCommand: "did you mean 'image'?"
             case .usageNegativeRetries: "--retries must be between 0 and 100"
@@ -102,6 +108,12 @@ import Testing
                 // older image at the boot, and the verification finds it gone.
                 let device = SimDevice(options: "mode=overwrite&version=2.0.0&no_downgrade=1")
                 return await CLI.sim(arguments: ["upgrade", UpgradeCommandTests.example] + extra, device: device)
+            case .stateUnreachable:
+                let url = "postgres://postgres@127.0.0.1:\(try closedTCPPort())/mcumgr"
+                return await CLI.run(["fleet", "status", "--state", url] + extra)
+            case .stateFileDamaged:
+                let file = try scratch.file("state.sqlite", Data(repeating: 0x5A, count: 4096))
+                return await CLI.run(["fleet", "status", "--state", file] + extra)
             case .usageMissingArgument: return await CLI.sim(arguments: ["os", "echo"] + extra)
             case .usageMistypedCommand: return await CLI.sim(arguments: ["imag", "list"] + extra)
             case .usageNegativeRetries:

@@ -98,7 +98,7 @@ import Testing
             case "dead": #expect(status == "unreachable", "\(device)")
             default:
                 #expect(status == "failed", "\(device)")
-                #expect((ended[device.name]?["error"] as? [String: Any])?["code"] as? String == "device rejected")
+                #expect((ended[device.name]?["error"] as? [String: Any])?["code"] as? String == "device_rejected")
             }
         }
         try Self.expectWavesHeld(events, devices: devices.map(\.name))

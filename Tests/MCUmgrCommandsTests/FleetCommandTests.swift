@@ -146,7 +146,7 @@ import Testing
         #expect(ended.map { $0["device"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") } == ["sim-001", "sim-002"])
         let refused = try #require(ended.first { $0["device"] as? String == "sim-002" })
         #expect(refused["status"] as? String == "failed")
-        #expect((refused["error"] as? [String: Any])?["code"] as? String == "device rejected")
+        #expect((refused["error"] as? [String: Any])?["code"] as? String == "device_rejected")
         let summary = try #require(objects.dropLast().last)
         #expect(summary["event"] as? String == "summary", "\(result.stdout)")
         #expect(((summary["counts"] as? [String: Any])?["failed"] as? Int) == 1)

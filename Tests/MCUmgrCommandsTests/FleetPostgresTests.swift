@@ -214,4 +214,54 @@ struct FleetPostgresTests {
         simulator.send(SIGINT)
         _ = try await simulator.finished()
     }
+    /// The database goes away mid-rollout (its server ends every connection to it): the rollout
+    /// stops with the store's own status and one line naming the server, not a device's
+    /// "failed" and not PostgresNIO's `PSQLError(...)` dump.
+    @Test func aDatabaseLostMidRolloutEndsWithOneLineAndTheStatesOwnStatus() async throws {
+        let database = try await TestPostgres.freshDatabase()
+        let address = try #require(URLComponents(string: database)).host.map { host in
+            "\(host):\(URLComponents(string: database)?.port ?? 5432)"
+        }
+        let mcumgr = try EntryTests.executable()
+        let scratch = Scratch()
+        let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 256 * 1024))
+        let simulator = RunningProcess(
+            mcumgr,
+            ["simulator", "--udp", "127.0.0.1:0", "--count", "2", "--latency-ms", "20", "--slot-size", "0x80000"],
+            timeout: .seconds(3_600)
+        )
+        defer { simulator.stop() }
+        let served = try await simulator.waitForOutput { out, _ in CLI.lines(out).count == 2 }
+        try #require(served, "\(simulator.output.stderr)")
+        let inventory = try scratch.file("fleet.txt", Data(simulator.output.stdout.utf8))
+        let worker = RunningProcess(
+            mcumgr,
+            ["fleet", "upgrade", image, "--inventory", inventory, "--state", database, "--json"],
+            timeout: .seconds(3_600)
+        )
+        defer { worker.stop() }
+        var uploading = false
+        var read = JSONEvents()
+        while !uploading, !worker.hasExited {
+            uploading = worker.readEvents(into: &read).contains { $0["event"] as? String == "progress" }
+            if !uploading { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        try #require(uploading, "the rollout never uploaded: \(worker.output.stderr)")
+        _ = try await TestPostgres.query(
+            database,
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                + "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        let result = try await worker.finished()
+        #expect(result.status == 4, "\(result.stderr.suffix(2000))")
+        let errors = CLI.lines(result.stderr).filter { $0.hasPrefix("error: ") }
+        #expect(errors.count == 1, "\(result.stderr.suffix(2000))")
+        #expect(errors.first?.contains("PostgreSQL at \(address ?? "?")") == true, "\(errors)")
+        #expect(!result.stderr.contains("PSQLError") && !result.stdout.contains("PSQLError"))
+        let last = try #require(CLI.lines(result.stdout).last)
+        let error = try #require(try CLI.json(last)["error"] as? [String: Any])
+        #expect(error["status"] as? Int == 4 && error["kind"] as? String == "state", "\(error)")
+        simulator.send(SIGINT)
+        _ = try await simulator.finished()
+    }
 }

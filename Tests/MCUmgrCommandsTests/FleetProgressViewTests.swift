@@ -31,7 +31,7 @@ import Testing
         case .alreadyCurrent:
             record.versionAfter = "1.1.0"
         default:
-            record.failure = AttemptFailure(code: "skipped", state: "pending", message: "the canary failed")
+            record.failure = AttemptFailure(code: .skipped, state: nil, message: "the canary failed")
         }
         return record
     }
@@ -59,7 +59,7 @@ import Testing
                     "d1      upgraded         1.0.0→1.1.0       1      this run",
                     "d2      upgraded         1.0.0→1.1.0       1      earlier run, 14:02",
                     "d3      already-current  1.1.0             0      earlier run, 2026-11-26 15:00",
-                    "d4      skipped                            0      not contacted                  skipped while pending: the canary failed",
+                    "d4      skipped                            0      not contacted                  skipped: the canary failed",
                 ]
         )
         #expect(

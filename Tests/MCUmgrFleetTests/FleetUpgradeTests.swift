@@ -35,10 +35,10 @@ import Testing
                 #expect(record.versionBefore == "1.0.0" && record.versionAfter == "2.0.0")
             case .dead:
                 #expect(record.status == .unreachable, "\(record)")
-                #expect(record.attempts == 2 && record.failure?.code == "link failed", "\(record)")
+                #expect(record.attempts == 2 && record.failure?.code == .linkFailed, "\(record)")
             case .refusing:
                 #expect(record.status == .failed, "\(record)")
-                #expect(record.attempts == 1 && record.failure?.code == "device rejected", "\(record)")
+                #expect(record.attempts == 1 && record.failure?.code == .deviceRejected, "\(record)")
             }
             #expect(await member.device.stage == .application, "\(member.name) is left bootable")
         }

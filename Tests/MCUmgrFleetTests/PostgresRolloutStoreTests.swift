@@ -1,5 +1,6 @@
 import Foundation
 import MCUmgrConnect
+import MCUmgrDFU
 import MCUmgrFleet
 import SMPTestSupport
 import Testing
@@ -178,7 +179,7 @@ struct PostgresRolloutStoreTests {
             _ = try await Self.claim(a, "a", policy)
             _ = try await Self.claim(b, "b", policy)
             let refused = AttemptResult.failed(
-                AttemptFailure(code: "device rejected", state: "uploading", message: "no")
+                AttemptFailure(code: .deviceRejected, state: .uploading, message: "no")
             )
             _ = try await Self.finish(a, "d0", "a", policy, result: refused)
             let halted = try await Self.claim(a, "a", policy)

@@ -1,4 +1,5 @@
 import Foundation
+import MCUmgrDFU
 import MCUmgrFleet
 import Testing
 
@@ -8,9 +9,9 @@ import Testing
     typealias Line = (input: RolloutStateMachine.Input, at: Double, actions: [Action])
 
     static let t0 = Date(timeIntervalSince1970: 1_000_000)
-    static let linkDown = AttemptFailure(code: "link failed", state: "requesting-parameters", message: "no answer")
-    static let droppedMidUpload = AttemptFailure(code: "link failed", state: "uploading", message: "gone")
-    static let refused = AttemptFailure(code: "device rejected", state: "uploading", message: "NO_FREE_SLOT")
+    static let linkDown = AttemptFailure(code: .linkFailed, state: .requestingParameters, message: "no answer")
+    static let droppedMidUpload = AttemptFailure(code: .linkFailed, state: .uploading, message: "gone")
+    static let refused = AttemptFailure(code: .deviceRejected, state: .uploading, message: "NO_FREE_SLOT")
     static let upgraded = AttemptResult.upgraded(versionBefore: "1.0.0", versionAfter: "1.1.0", uploadedBytes: 100)
 
     static func records(_ count: Int, url: (Int) -> String = { "udp://10.0.0.\($0 + 1):1337" }) -> [DeviceRecord] {

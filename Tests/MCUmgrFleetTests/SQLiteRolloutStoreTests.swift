@@ -1,5 +1,6 @@
 import Foundation
 import MCUmgrConnect
+import MCUmgrDFU
 import MCUmgrFleet
 import Testing
 
@@ -28,7 +29,7 @@ import Testing
         records[0].phase = .canary
         records[0].startedAt = Date(timeIntervalSince1970: 100)
         records[1].status = .failed
-        records[1].failure = AttemptFailure(code: "device rejected", state: "uploading", message: "no")
+        records[1].failure = AttemptFailure(code: .deviceRejected, state: .uploading, message: "no")
         records[2].status = .running
         records[2].notBefore = Date(timeIntervalSince1970: 200)
         records[3].status = .skipped

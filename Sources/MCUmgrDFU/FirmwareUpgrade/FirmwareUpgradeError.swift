@@ -3,8 +3,8 @@
 /// Equality compares ``code`` and ``state``.
 public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What went wrong. An open set: new codes are not a breaking change.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Kind: Sendable, Hashable {
+    public struct Code: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        private enum Kind: Sendable, Hashable, CaseIterable {
             case invalidPackage, deviceRejected, linkFailed, reconnectFailed, imageMissingAfterReset
             case imageNotActive, imageNotConfirmed, imageNotMarked, resetFailed, slotBusy, resourceNotFound
             case suitNotInstalled, cancelled, unsupported, downgradeRefused, notSwapped, bootloaderNotEntered
@@ -62,6 +62,14 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         /// The device's bootloader or the package needs something this engine does not do.
         public static let unsupported = Code(kind: .unsupported)
 
+        /// Every code this version knows, for readers of stored codes (``name``).
+        public static var allCases: [Code] { Kind.allCases.map(Code.init(kind:)) }
+
+        /// The code in snake_case (`link_failed`, `not_swapped`), as JSON and stored state spell it.
+        public var name: String {
+            String(description.lowercased().map { $0 == " " ? "_" : $0 })
+        }
+
         public var description: String {
             switch kind {
             case .invalidPackage: "invalid package"
@@ -111,6 +119,18 @@ public struct FirmwareUpgradeError: Error, Sendable, Hashable, CustomStringConve
         case input
         /// The caller cancelled.
         case cancelled
+
+        /// The category as the `kind` of the CLI's `--json` error object spells it
+        /// (`device_refused`, `link`, `upgrade_outcome`, `bad_input`, `interrupted`).
+        public var kind: String {
+            switch self {
+            case .deviceRefused: "device_refused"
+            case .link: "link"
+            case .outcome: "upgrade_outcome"
+            case .input: "bad_input"
+            case .cancelled: "interrupted"
+            }
+        }
     }
 
     /// What went wrong.
