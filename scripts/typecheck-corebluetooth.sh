@@ -5,7 +5,9 @@
 # Sources/SMPSimulator/CoreBluetooth and Sources/MCUmgrCommands type-checks in Swift 6 language mode (strict concurrency, the package's
 # upcoming features) against scripts/corebluetooth-shim: OUR hand-written declaration shim of
 # Apple's CoreBluetooth API. Wrong method names or labels, optionality, types, missing `override`,
-# Sendable and isolation mistakes are caught to the extent the shim matches Apple's SDK.
+# Sendable and isolation mistakes are caught to the extent the shim matches Apple's SDK. A second
+# pass (4a) treats the code as built for tvOS, where the peripheral role's initializers do not
+# exist: a use of them outside an os() gate fails there.
 #
 # WHAT IT DOES NOT PROVE: that the code compiles against Apple's real SDK (the shim may differ;
 # see its header for the known differences), nor anything about runtime behaviour: nothing is
@@ -110,7 +112,6 @@ fi
 EXPECTED=$(
     cat <<'EOF'
 CoreBluetoothCentral.swift CBCentralManagerDelegate centralManager(_:willRestoreState:)
-CoreBluetoothCentral.swift CBPeripheralDelegate peripheral(_:didModifyServices:)
 CoreBluetoothCentral.swift CBPeripheralDelegate peripheral(_:didWriteValueFor:error:)
 CoreBluetoothCentral.swift CBPeripheralDelegate peripheralDidUpdateName
 SimulatedPeripheralServer.swift CBPeripheralManagerDelegate peripheralManager(_:didOpen:error:)
@@ -151,6 +152,38 @@ if [[ -f "$work/modules/SMPBLETransport.swiftmodule" ]]; then
     "$swiftc" -typecheck "${common[@]}" -I "$work/modules" -I "$work/shim" -I "$modules" $(xcc_flags SMPSimulator) \
         -module-name SMPSimulator "$work"/no-preconcurrency-sim/*.swift >"$log" 2>&1 || true
     report "SMPSimulator again with plain 'import CoreBluetooth' (no @preconcurrency)" "$log"
+fi
+
+# 4a. The platforms without a peripheral role (tvOS, watchOS, visionOS): the shim built again with
+#     the peripheral role's initializers unavailable, and both modules type-checked with `os(tvOS)`
+#     forced true (`-D` cannot set os()), so a use of them outside an `os(...)` gate fails here as it
+#     would in a tvOS build. Checked against the same Linux Foundation, not Apple's.
+mkdir -p "$work/shim-tvos" "$work/modules-tvos" "$work/ble-tvos" "$work/sim-tvos"
+"$swiftc" -emit-module -enable-library-evolution -suppress-warnings -swift-version 6 -parse-as-library \
+    -D CB_SHIM_NO_PERIPHERAL_ROLE -module-name CoreBluetooth -o "$work/shim-tvos/CoreBluetooth.swiftmodule" \
+    "$shim_dir"/*.swift >"$log" 2>&1 || { cat "$log"; echo "FAIL  the shim without a peripheral role does not compile"; exit 1; }
+force_tvos() {  # file, destination: a copy with os(tvOS) true
+    sed 's/os(tvOS)/true/g' "$1" >"$2"
+}
+for file in "${ble_sources[@]}"; do force_tvos "$file" "$work/ble-tvos/$(basename "$file")"; done
+# shellcheck disable=SC2046
+"$swiftc" -emit-module -o "$work/modules-tvos/SMPBLETransport.swiftmodule" "${common[@]}" \
+    -I "$work/shim-tvos" -I "$modules" $(xcc_flags SMPBLETransport) -module-name SMPBLETransport \
+    "$work"/ble-tvos/*.swift >"$log" 2>&1 || true
+grep -v 'deprecated default implementation is used to satisfy' "$log" >"$log.filtered" || true
+report "SMPBLETransport as on tvOS (no peripheral role; os(tvOS) forced)" "$log.filtered"
+if [[ -f "$work/modules-tvos/SMPBLETransport.swiftmodule" ]] && ! grep -qE '^[^ ].*: error:' "$log"; then
+    for file in "${sim_sources[@]}"; do
+        force_tvos "$file" "$work/sim-tvos/$(echo "${file#"$root"/Sources/SMPSimulator/}" | tr / _)"
+    done
+    # shellcheck disable=SC2046
+    "$swiftc" -typecheck "${common[@]}" -I "$work/modules-tvos" -I "$work/shim-tvos" -I "$modules" \
+        $(xcc_flags SMPSimulator) -module-name SMPSimulator "$work"/sim-tvos/*.swift >"$log" 2>&1 || true
+    grep -v 'deprecated default implementation is used to satisfy' "$log" >"$log.filtered" || true
+    report "SMPSimulator as on tvOS (no peripheral role; os(tvOS) forced)" "$log.filtered"
+else
+    echo "FAIL  SMPSimulator as on tvOS: needs the SMPBLETransport step above to pass"
+    failed=1
 fi
 
 # 4b. MCUmgrConnect (ble:// to a transport) with the adapter-bearing SMPBLETransport: its

@@ -22,6 +22,14 @@
 //   module with `-enable-library-evolution` so an exhaustive `switch` without `@unknown default`
 //   is diagnosed as it would be there.
 // - `dispatch_queue_t` is spelled `DispatchQueue` (the Swift overlay's name for it).
+// - Availability: the peripheral role's initializers (`CBPeripheralManager.init(delegate:queue:)`
+//   and `init(delegate:queue:options:)`, `CBMutableService.init(type:primary:)`,
+//   `CBMutableCharacteristic.init(type:properties:value:permissions:)`) exist on iOS, Mac Catalyst
+//   and macOS only; Apple's documentation lists no tvOS, watchOS or visionOS for them (the
+//   classes themselves are listed everywhere). They carry `@available(tvOS/watchOS/visionOS,
+//   unavailable)` as Apple's do, which Linux ignores; built with `-D CB_SHIM_NO_PERIPHERAL_ROLE`
+//   they are unavailable outright, and the script type-checks the adapters against that build
+//   with `os(tvOS)` forced true, so an ungated use fails there.
 
 import Dispatch
 import Foundation
@@ -159,7 +167,14 @@ open class CBService: CBAttribute {
 
 /// `CBMutableService`: a local service to publish with `CBPeripheralManager.add(_:)`.
 open class CBMutableService: CBService {
-    /// `init(type UUID: CBUUID, primary isPrimary: Bool)`
+    /// `init(type UUID: CBUUID, primary isPrimary: Bool)` (iOS 6, macOS 10.9; not tvOS, watchOS,
+    /// visionOS)
+    #if CB_SHIM_NO_PERIPHERAL_ROLE
+        @available(*, unavailable, message: "CoreBluetooth shim: not on tvOS, watchOS or visionOS")
+    #endif
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    @available(visionOS, unavailable)
     public init(type UUID: CBUUID, primary isPrimary: Bool) { super.init(shim: ()) }
     /// `var characteristics: [CBCharacteristic]? { get set }`
     open override var characteristics: [CBCharacteristic]? {
@@ -189,6 +204,13 @@ open class CBCharacteristic: CBAttribute {
 /// characteristic read-only; `nil` makes it dynamic (requests reach the delegate).
 open class CBMutableCharacteristic: CBCharacteristic {
     /// `init(type UUID: CBUUID, properties: CBCharacteristicProperties, value: Data?, permissions: CBAttributePermissions)`
+    /// (iOS 6, macOS 10.9; not tvOS, watchOS, visionOS)
+    #if CB_SHIM_NO_PERIPHERAL_ROLE
+        @available(*, unavailable, message: "CoreBluetooth shim: not on tvOS, watchOS or visionOS")
+    #endif
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    @available(visionOS, unavailable)
     public init(
         type UUID: CBUUID,
         properties: CBCharacteristicProperties,
@@ -444,10 +466,24 @@ open class CBPeripheralManager: CBManager {
     /// `convenience init()`
     public convenience override init() { fatalError("shim") }
     /// `convenience init(delegate: (any CBPeripheralManagerDelegate)?, queue: dispatch_queue_t?)`
+    /// (iOS 6, macOS 10.9; not tvOS, watchOS, visionOS)
+    #if CB_SHIM_NO_PERIPHERAL_ROLE
+        @available(*, unavailable, message: "CoreBluetooth shim: not on tvOS, watchOS or visionOS")
+    #endif
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    @available(visionOS, unavailable)
     public convenience init(delegate: (any CBPeripheralManagerDelegate)?, queue: DispatchQueue?) {
         fatalError("shim")
     }
     /// `init(delegate: (any CBPeripheralManagerDelegate)?, queue: dispatch_queue_t?, options: [String : Any]? = nil)`
+    /// (iOS 7, macOS 10.9; not tvOS, watchOS, visionOS)
+    #if CB_SHIM_NO_PERIPHERAL_ROLE
+        @available(*, unavailable, message: "CoreBluetooth shim: not on tvOS, watchOS or visionOS")
+    #endif
+    @available(tvOS, unavailable)
+    @available(watchOS, unavailable)
+    @available(visionOS, unavailable)
     public init(delegate: (any CBPeripheralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
         super.init()
     }

@@ -22,6 +22,17 @@
         /// under its old one, and a connect to it never completes.
         private var preferScan = false
         private var characteristic: CBCharacteristic?
+        /// The scan in progress: whom it looks for, and the SMP peripherals it has seen.
+        private var search: PeripheralSearch?
+        /// The peripherals the scan in progress has reported, by identifier.
+        private var scanned: [UUID: CBPeripheral] = [:]
+        /// `discoverServices` calls whose answer has not come: only the answer to the last one is
+        /// read, since an earlier one may describe services invalidated since.
+        private var pendingServiceDiscoveries = 0
+        /// Rediscovering the SMP characteristic for the open link after the services changed.
+        private var rediscovery = ServiceRediscovery()
+        /// The characteristic a rediscovery found, until it is subscribed and handed to the link.
+        private var rediscovered: CBCharacteristic?
         /// The open GATT link handed out last; forgotten when it ends.
         private var link: CoreBluetoothLink?
         /// The open L2CAP connection handed out last; weak, so one released without `close()` goes.
@@ -71,7 +82,8 @@
                     central in
                     central.characteristic = nil
                     guard let peripheral = central.connectedPeripheral else { return central.failLostConnection() }
-                    peripheral.discoverServices([central.serviceUUID])  // → didDiscoverServices → …Characteristics
+                    central.pendingServiceDiscoveries = 0
+                    central.discoverServices(on: peripheral)  // → didDiscoverServices → …Characteristics
                 }
                 // The link is handed out only once notifications are on: a response to the first
                 // request must not arrive before the subscription.
@@ -88,6 +100,7 @@
                     // An older link or channel on this central shares the peripheral: end it, or its
                     // later disconnect() would cancel the connection the new link uses.
                     endUsers(SMPTransportError(.disconnected, "replaced by a new connection"))
+                    rediscovery.cancel()
                     let opened = CoreBluetoothLink(
                         central: self,
                         peripheral: peripheral,
@@ -138,6 +151,13 @@
             _ complete: () async throws -> Result
         ) async throws -> Result {
             try configuration.validateUUIDs()
+            // Before the first Bluetooth call: without the description the system kills the
+            // process there, with nothing to report.
+            try BluetoothUsageDescription.check(
+                value: Bundle.main.object(forInfoDictionaryKey: BluetoothUsageDescription.key),
+                isAppBundle: Bundle.main.bundleURL.pathExtension == "app",
+                environment: ProcessInfo.processInfo.environment
+            )
             try queue.sync {
                 guard !attempting else {
                     throw SMPTransportError(.connectionFailed, "another connection attempt is in progress")
@@ -213,12 +233,13 @@
                         cancellation.number = number
                         // Cancelled before it was registered: the handler found nothing to end.
                         guard !cancellation.isCancelled else { return self.finishStep(CancellationError()) }
-                        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-                        self.queue.asyncAfter(deadline: .now() + seconds) {
+                        self.queue.asyncAfter(deadline: .now() + Self.seconds(timeout)) {
                             guard self.stepNumber == number else { return }
                             if kind == .connect { self.connectFailed() }
+                            // A scan says what it saw (several SMP peripherals, none taken).
+                            let message = kind == .scan ? self.search?.failureMessage ?? timeoutMessage : timeoutMessage
                             self.abortStep()
-                            self.finishStep(SMPTransportError(.connectionFailed, timeoutMessage))
+                            self.finishStep(SMPTransportError(.connectionFailed, message))
                         }
                         start(self)
                     }
@@ -234,10 +255,19 @@
             }
         }
 
+        /// A duration as the seconds `DispatchTime` takes.
+        private static func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+
         /// Ends the step in progress (on `queue`), resuming its waiter exactly once.
         private func finishStep(_ error: (any Error)?) {
             guard let step else { return }
             self.step = nil
+            if stepKind == .scan {
+                search = nil
+                scanned = [:]
+            }
             stepKind = nil
             stepNumber += 1
             if let error { step.resume(throwing: error) } else { step.resume() }
@@ -270,13 +300,16 @@
             connectionNumber += 1
             knownIdentifier = peripheral.identifier
             preferScan = false
+            pendingServiceDiscoveries = 0
             finishStep(nil)
         }
 
-        /// Connecting to a retrieved peripheral failed (on `queue`): with a name to look for, the
-        /// next attempt scans (Apple: retrieve, and scan when connecting fails).
+        /// Connecting to a retrieved peripheral failed (on `queue`): the next attempt scans (Apple:
+        /// retrieve, and scan when connecting fails). Also for an identifier target: a device reset
+        /// into a loader or recovery image may come back under another identifier, which only a
+        /// scan (by the SMP service, see ``PeripheralSearch``) finds.
         private func connectFailed() {
-            if peripheralWasRetrieved, !target.isEmpty, UUID(uuidString: target) == nil { preferScan = true }
+            if peripheralWasRetrieved { preferScan = true }
         }
 
         /// The peripheral, if this app is connected to it (on `queue`).
@@ -306,14 +339,37 @@
                 finishStep(nil)
                 return
             }
+            // A reconnect (this central connected before) also takes the only peripheral that
+            // advertises the SMP service: a device reset into a loader or recovery image may come
+            // back under another name and identifier.
+            let search = PeripheralSearch(target: target, acceptsSMPService: connectionNumber > 0)
+            self.search = search
+            scanned = [:]
             // With a name, scan everything: many devices do not advertise the 128-bit SMP UUID.
             manager.scanForPeripherals(withServices: target.isEmpty ? [serviceUUID] : nil)
+            guard search.acceptsSMPService else { return }
+            let number = stepNumber
+            queue.asyncAfter(
+                deadline: .now() + Self.seconds(PeripheralSearch.settleDelay(scanTimeout: configuration.scanTimeout))
+            ) {
+                guard self.stepNumber == number, self.stepKind == .scan, let decision = self.search?.settled() else {
+                    return
+                }
+                self.take(decision)
+            }
+        }
+
+        /// Ends the scan with the peripheral the search chose (on `queue`).
+        private func take(_ decision: PeripheralSearch.Decision) {
+            guard case .connect(let identifier) = decision, let found = scanned[identifier] else { return }
+            manager?.stopScan()
+            peripheral = found
+            finishStep(.scan, nil)
         }
 
         private func matches(_ peripheral: CBPeripheral, advertisedName: String?) -> Bool {
-            if target.isEmpty { return true }
-            if peripheral.identifier.uuidString.caseInsensitiveCompare(target) == .orderedSame { return true }
-            return peripheral.name == target || advertisedName == target
+            PeripheralSearch(target: target, acceptsSMPService: false)
+                .matchesTarget(identifier: peripheral.identifier, name: peripheral.name, advertisedName: advertisedName)
         }
 
         /// Ends the open link and L2CAP connection (on `queue`); with `peripheral`, only those on it.
@@ -321,6 +377,8 @@
             if let link, peripheral == nil || link.peripheral === peripheral {
                 link.end(error)
                 self.link = nil
+                rediscovery.cancel()
+                rediscovered = nil
             }
             if let l2cap, peripheral == nil || l2cap.peripheral === peripheral {
                 l2cap.linkLost(error)
@@ -365,6 +423,7 @@
             peripheral = nil
             characteristic = nil
             channel = nil
+            pendingServiceDiscoveries = 0
             if stepKind == .powerOn {
                 if let problem { finishStep(problem) }
             } else {
@@ -378,12 +437,18 @@
             advertisementData: [String: Any],
             rssi: NSNumber
         ) {
-            guard stepKind == .scan else { return }
-            let name = advertisementData[CBAdvertisementDataLocalNameKey] as? String
-            guard matches(peripheral, advertisedName: name) else { return }
-            central.stopScan()
-            self.peripheral = peripheral
-            finishStep(.scan, nil)
+            guard stepKind == .scan, search != nil else { return }
+            let services = advertisementData[CBAdvertisementDataServiceUUIDsKey] as? [CBUUID] ?? []
+            scanned[peripheral.identifier] = peripheral
+            let decision = search?.discovered(
+                PeripheralSearch.Advertisement(
+                    identifier: peripheral.identifier,
+                    name: peripheral.name,
+                    advertisedName: advertisementData[CBAdvertisementDataLocalNameKey] as? String,
+                    advertisesSMPService: services.contains(serviceUUID)
+                )
+            )
+            if let decision { take(decision) }
         }
 
         func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
@@ -408,6 +473,7 @@
             // since: this late callback ends nothing.
             guard let error else { return }
             characteristic = nil
+            pendingServiceDiscoveries = 0
             let lost = SMPTransportError(.disconnected, "'\(target)' disconnected", cause: error)
             endUsers(lost)
             if stepKind?.needsConnection == true { finishStep(lost) }
@@ -415,13 +481,64 @@
 
         // MARK: - CBPeripheralDelegate
 
+        /// Asks for the SMP service (on `queue`); only the answer to the last such call is read.
+        private func discoverServices(on peripheral: CBPeripheral) {
+            pendingServiceDiscoveries += 1
+            peripheral.discoverServices([serviceUUID])
+        }
+
+        /// The SMP characteristic in `service`, if it can carry SMP (write without response, notify).
+        private func usableCharacteristic(in service: CBService) -> CBCharacteristic? {
+            guard let found = service.characteristics?.first(where: { $0.uuid == characteristicUUID }),
+                found.properties.contains(.notify), found.properties.contains(.writeWithoutResponse)
+            else { return nil }
+            return found
+        }
+
+        /// The open link on `peripheral`, if it is being rediscovered (on `queue`).
+        private func rediscoveringLink(on peripheral: CBPeripheral) -> CoreBluetoothLink? {
+            guard rediscovery.isPaused, let link, link.peripheral === peripheral else { return nil }
+            return link
+        }
+
+        func peripheral(_ peripheral: CBPeripheral, didModifyServices invalidatedServices: [CBService]) {
+            // Apple: the invalidated services can no longer be used; discoverServices finds
+            // whether they came back. Only the SMP service matters here.
+            guard invalidatedServices.contains(where: { $0.uuid == serviceUUID }) else { return }
+            switch stepKind {
+            case .discover:
+                // Connecting: discover again; the answer to the discovery under way is ignored.
+                characteristic = nil
+                discoverServices(on: peripheral)
+            case .subscribe:
+                finishStep(
+                    SMPTransportError(.connectionFailed, "'\(target)' changed its services while connecting; try again")
+                )
+            default:
+                guard let link, link.peripheral === peripheral else { return }
+                performRediscovery(rediscovery.servicesModified(invalidatesSMP: true), on: peripheral)
+            }
+        }
+
         func peripheral(_ peripheral: CBPeripheral, didDiscoverServices error: (any Error)?) {
-            guard stepKind == .discover else { return }
-            guard let service = peripheral.services?.first(where: { $0.uuid == serviceUUID }) else {
-                finishStep(SMPTransportError(.connectionFailed, "'\(target)' has no SMP service", cause: error))
+            pendingServiceDiscoveries = max(0, pendingServiceDiscoveries - 1)
+            guard pendingServiceDiscoveries == 0 else { return }  // a later discovery's answer is coming
+            let service = peripheral.services?.first(where: { $0.uuid == serviceUUID })
+            if stepKind == .discover {
+                guard let service else {
+                    finishStep(SMPTransportError(.connectionFailed, "'\(target)' has no SMP service", cause: error))
+                    return
+                }
+                peripheral.discoverCharacteristics([characteristicUUID], for: service)
                 return
             }
-            peripheral.discoverCharacteristics([characteristicUUID], for: service)
+            guard rediscoveringLink(on: peripheral) != nil else { return }
+            let action = rediscovery.servicesDiscovered(smpServiceFound: service != nil, failed: error != nil)
+            if action == .discoverCharacteristic, let service {
+                peripheral.discoverCharacteristics([characteristicUUID], for: service)
+            } else {
+                performRediscovery(action, on: peripheral)
+            }
         }
 
         func peripheral(
@@ -429,21 +546,32 @@
             didDiscoverCharacteristicsFor service: CBService,
             error: (any Error)?
         ) {
-            guard stepKind == .discover else { return }
-            guard let found = service.characteristics?.first(where: { $0.uuid == characteristicUUID }),
-                found.properties.contains(.notify), found.properties.contains(.writeWithoutResponse)
-            else {
-                finishStep(
-                    SMPTransportError(
-                        .connectionFailed,
-                        "'\(target)' has no SMP characteristic with write-without-response and notify",
-                        cause: error
+            // The services were invalidated since this discovery began: a newer one is under way.
+            guard pendingServiceDiscoveries == 0 else { return }
+            let found = usableCharacteristic(in: service)
+            if stepKind == .discover {
+                guard let found else {
+                    finishStep(
+                        SMPTransportError(
+                            .connectionFailed,
+                            "'\(target)' has no SMP characteristic with write-without-response and notify",
+                            cause: error
+                        )
                     )
-                )
+                    return
+                }
+                characteristic = found
+                finishStep(.discover, nil)
                 return
             }
-            characteristic = found
-            finishStep(.discover, nil)
+            guard rediscoveringLink(on: peripheral) != nil else { return }
+            let action = rediscovery.characteristicDiscovered(usable: found != nil)
+            if action == .subscribe, let found {
+                rediscovered = found
+                peripheral.setNotifyValue(true, for: found)  // → didUpdateNotificationState
+            } else {
+                performRediscovery(action, on: peripheral)
+            }
         }
 
         func peripheral(
@@ -452,6 +580,14 @@
             error: (any Error)?
         ) {
             guard characteristic.uuid == characteristicUUID else { return }
+            if stepKind != .subscribe, rediscoveringLink(on: peripheral) != nil, characteristic === rediscovered {
+                let action = rediscovery.notificationStateUpdated(
+                    notifying: characteristic.isNotifying,
+                    failed: error != nil
+                )
+                performRediscovery(action, on: peripheral)
+                return
+            }
             if let error {
                 finishStep(
                     .subscribe,
@@ -459,6 +595,35 @@
                 )
             } else if characteristic.isNotifying {
                 finishStep(.subscribe, nil)
+            }
+        }
+
+        /// Carries out what the rediscovery decided that needs no delegate argument (on `queue`).
+        private func performRediscovery(_ action: ServiceRediscovery.Action, on peripheral: CBPeripheral) {
+            switch action {
+            case .none, .discoverCharacteristic, .subscribe:
+                break  // handled where the service or characteristic is at hand
+            case .discoverServices(let attempt):
+                link?.pause()
+                rediscovered = nil
+                discoverServices(on: peripheral)
+                queue.asyncAfter(deadline: .now() + Self.seconds(configuration.stepTimeout)) {
+                    guard let peripheral = self.link?.peripheral else { return }
+                    self.performRediscovery(self.rediscovery.timedOut(attempt: attempt), on: peripheral)
+                }
+            case .resume:
+                guard let link, let found = rediscovered else { return }
+                characteristic = found
+                rediscovered = nil
+                link.resume(with: found)
+            case .end(let reason):
+                rediscovered = nil
+                guard let link, link.peripheral === peripheral else { return }
+                // Nothing else uses the connection (a new link or channel replaces the old one),
+                // and a device without SMP is of no use to it: give the connection up too.
+                link.end(SMPTransportError(.disconnected, "'\(target)': \(reason)"))
+                self.link = nil
+                cancel(peripheral)
             }
         }
 

@@ -14,8 +14,10 @@
         public var scanTimeout: Duration
         /// How long each of connect, discover and subscribe may take.
         public var stepTimeout: Duration
-        /// How often to look again at `canSendWriteWithoutResponse` when no ready callback comes
-        /// (at least 1 ms).
+        /// How long a refused write waits for `peripheralIsReady(toSendWriteWithoutResponse:)`
+        /// (at least 1 ms). The callback goes missing on some macOS versions: when this runs out
+        /// and `canSendWriteWithoutResponse` is still `false`, the next write goes out anyway, as
+        /// Nordic's library does after 15 ms, so a transfer never hangs.
         public var readyPollInterval: Duration
 
         /// Creates a configuration.
@@ -55,8 +57,12 @@
         ///
         /// The first connection scans (by name or identifier; with an empty name, the first
         /// peripheral advertising the SMP service); later ones, e.g. after a reset, retrieve the same
-        /// peripheral by identifier, and scan by name again when connecting to it timed out (the
-        /// device may have come back under a new identifier). `ble://NAME` in the command line.
+        /// peripheral by identifier, and scan again when connecting to it failed or timed out (the
+        /// device may have come back under a new identifier): for the name or identifier, or, when
+        /// it is the only one around, a peripheral advertising the SMP service (a loader or
+        /// recovery image under another name). `ble://NAME` in the command line.
+        /// Each `connect()` first checks the process's Bluetooth usage description
+        /// (``BluetoothUsageDescription``) and throws `.unavailable` without one.
         /// Malformed UUIDs in `configuration` make each `connect()` throw `.invalidAddress`.
         /// - Parameters:
         ///   - target: a name, a CoreBluetooth identifier, or empty for the first SMP peripheral.

@@ -5,15 +5,19 @@
 
     /// One connection to the SMP characteristic through CoreBluetooth.
     ///
-    /// `@unchecked Sendable`: the mutable state (`waiters`, `isOpen`) is touched only on the
-    /// central's queue, where CoreBluetooth also calls back.
+    /// `@unchecked Sendable`: the mutable state (`characteristic`, `pacing`, `waiters`, `isOpen`) is
+    /// touched only on the central's queue, where CoreBluetooth also calls back.
     final class CoreBluetoothLink: GATTLink, @unchecked Sendable {
         let events: AsyncStream<GATTLinkEvent>
         private let continuation: AsyncStream<GATTLinkEvent>.Continuation
         private let central: CoreBluetoothCentral
         /// The peripheral under the link (the central compares it by identity).
         let peripheral: CBPeripheral
-        private let characteristic: CBCharacteristic
+        /// The SMP characteristic; `nil` while the central rediscovers it after the peripheral's
+        /// services changed (writes wait meanwhile).
+        private var characteristic: CBCharacteristic?
+        /// Writes even when no ready callback comes (see ``WriteWithoutResponsePacing``).
+        private var pacing = WriteWithoutResponsePacing()
         private var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
         private var nextWaiter = 0
         private var isOpen = true
@@ -35,14 +39,18 @@
                 guard isOpen, peripheral.state == .connected else {
                     throw SMPTransportError(.disconnected, "the peripheral is not connected")
                 }
-                guard peripheral.canSendWriteWithoutResponse else { return false }
+                // Paused for a rediscovery: the old characteristic is invalid; wait for the new one.
+                guard let characteristic else { return false }
+                guard pacing.mayWrite(canSend: peripheral.canSendWriteWithoutResponse) else { return false }
                 peripheral.writeValue(Data(value), for: characteristic, type: .withoutResponse)
                 return true
             }
         }
 
-        /// Waits for `peripheralIsReady(toSendWriteWithoutResponse:)`, or at most one poll interval
-        /// (the callback is known to go missing); the core then asks again. Never a failure.
+        /// Waits for `peripheralIsReady(toSendWriteWithoutResponse:)`, or at most one poll interval:
+        /// the callback is known to go missing, and the next write then goes out even if
+        /// `canSendWriteWithoutResponse` is still `false` (as Nordic's library does), so a writer
+        /// never hangs. Never a failure while the link is open.
         func waitUntilReadyForWrite() async throws {
             // At least 1 ms: a zero interval would spin on the queue while the buffer is full.
             let interval = max(central.configuration.readyPollInterval, .milliseconds(1))
@@ -55,7 +63,7 @@
                     }
                     // The ready callback may have come between the refused write and this block,
                     // and will not come again: do not wait a poll interval for nothing.
-                    if self.peripheral.canSendWriteWithoutResponse {
+                    if self.characteristic != nil, self.peripheral.canSendWriteWithoutResponse {
                         continuation.resume()
                         return
                     }
@@ -63,7 +71,16 @@
                     self.nextWaiter += 1
                     self.waiters[id] = continuation
                     self.central.queue.asyncAfter(deadline: .now() + seconds) {
-                        self.waiters.removeValue(forKey: id)?.resume()
+                        guard let waiter = self.waiters.removeValue(forKey: id) else { return }
+                        // No callback within the interval: the next write goes regardless (not
+                        // while paused, when there is nothing valid to write to).
+                        if self.characteristic != nil {
+                            self.pacing.waitEnded(
+                                byReadySignal: false,
+                                canSend: self.peripheral.canSendWriteWithoutResponse
+                            )
+                        }
+                        waiter.resume()
                     }
                 }
             }
@@ -87,10 +104,26 @@
             continuation.yield(.notification(value))
         }
 
+        /// The ready callback came (or the link resumed): wake every waiting writer.
         func resumeWriters() {
+            pacing.waitEnded(byReadySignal: true, canSend: peripheral.canSendWriteWithoutResponse)
             let ready = waiters
             waiters.removeAll()
             for waiter in ready.values { waiter.resume() }
+        }
+
+        /// The peripheral's services changed and the SMP characteristic is invalid: writes wait
+        /// until ``resume(with:)`` gives the new one.
+        func pause() {
+            characteristic = nil
+        }
+
+        /// The rediscovered, subscribed SMP characteristic: writes go on with it.
+        func resume(with characteristic: CBCharacteristic) {
+            guard isOpen else { return }
+            self.characteristic = characteristic
+            pacing.reset()
+            resumeWriters()
         }
 
         func end(_ error: SMPTransportError?) {

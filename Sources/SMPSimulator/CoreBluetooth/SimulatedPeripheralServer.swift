@@ -5,8 +5,13 @@
     import SMPCore
 
     /// Serves a ``SimulatedDevice`` as a real Bluetooth LE peripheral through `CBPeripheralManager`
-    /// (macOS), so phone apps (nRF Connect Device Manager) and other hosts can update it: the SMP
-    /// service and characteristic, Device Information and Battery, advertised under `name`.
+    /// (macOS, iOS), so phone apps (nRF Connect Device Manager) and other hosts can update it: the
+    /// SMP service and characteristic, advertised under `name`. Only SMP: CoreBluetooth refuses
+    /// Device Information and Battery for an app's peripheral (``CoreBluetoothPeripheralServices``).
+    ///
+    /// tvOS, watchOS and visionOS offer no peripheral role (Apple marks the initializers of
+    /// `CBPeripheralManager`, `CBMutableService` and `CBMutableCharacteristic` unavailable there):
+    /// the type exists so that callers compile, and ``start()`` throws `.unavailable`.
     ///
     /// Writes are reassembled by header length (as `MCUMGR_TRANSPORT_BT_REASSEMBLY` does), handled
     /// one at a time in arrival order, and answered by notifications of at most the central's
@@ -22,12 +27,10 @@
         private let queue = DispatchQueue(label: "mcumgr.ble.peripheral")
         private var manager: CBPeripheralManager?
         private var started: CheckedContinuation<Void, any Error>?
-        private let smp = CBMutableCharacteristic(
-            type: CBUUID(string: SMPGATT.characteristicUUID),
-            properties: [.writeWithoutResponse, .notify],
-            value: nil,
-            permissions: [.writeable]
-        )
+        /// The SMP characteristic, made when the services are published (its initializer exists only
+        /// where the peripheral role does).
+        private var smp: CBMutableCharacteristic?
+        private let smpUUID = CBUUID(string: SMPGATT.characteristicUUID)
         private var decoders: [UUID: SMPStreamDecoder] = [:]
         private var centrals: [UUID: CBCentral] = [:]
         private var outgoing: [(value: Data, central: CBCentral)] = []
@@ -63,19 +66,37 @@
             requests.finish()
         }
 
-        /// Powers on, publishes the services and advertises the SMP service and the name.
-        /// - Throws: ``SMPTransportError`` `.unavailable` when Bluetooth is off or not allowed.
+        /// Powers on, publishes the SMP service and advertises it and the name.
+        /// - Throws: ``SMPTransportError`` `.unavailable` when Bluetooth is off or not allowed, when
+        ///   the process has no Bluetooth usage description (the system would end it), or on tvOS,
+        ///   watchOS and visionOS, which have no peripheral role.
         public func start() async throws {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                queue.async {
-                    guard self.manager == nil, self.started == nil else {
-                        continuation.resume(throwing: SMPTransportError(.unavailable, "the server was already started"))
-                        return
+            #if os(tvOS) || os(watchOS) || os(visionOS)
+                throw SMPTransportError(
+                    .unavailable,
+                    "this platform cannot act as a Bluetooth peripheral (CoreBluetooth offers that on macOS and iOS)"
+                )
+            #else
+                // Before the first Bluetooth call: without the description the system kills the
+                // process there, with nothing to report.
+                try BluetoothUsageDescription.check(
+                    value: Bundle.main.object(forInfoDictionaryKey: BluetoothUsageDescription.key),
+                    isAppBundle: Bundle.main.bundleURL.pathExtension == "app",
+                    environment: ProcessInfo.processInfo.environment
+                )
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    queue.async {
+                        guard self.manager == nil, self.started == nil else {
+                            continuation.resume(
+                                throwing: SMPTransportError(.unavailable, "the server was already started")
+                            )
+                            return
+                        }
+                        self.started = continuation
+                        self.manager = CBPeripheralManager(delegate: self, queue: self.queue)  // → didUpdateState
                     }
-                    self.started = continuation
-                    self.manager = CBPeripheralManager(delegate: self, queue: self.queue)  // → didUpdateState
                 }
-            }
+            #endif
         }
 
         /// Stops advertising and removes the services.
@@ -105,7 +126,13 @@
         public func peripheralManager(_ peripheral: CBPeripheralManager, didAdd service: CBService, error: (any Error)?)
         {
             if let error {
-                started?.resume(throwing: SMPTransportError(.unavailable, "could not add a service", cause: error))
+                started?.resume(
+                    throwing: SMPTransportError(
+                        .unavailable,
+                        "could not add service \(service.uuid.uuidString)",
+                        cause: error
+                    )
+                )
                 started = nil
             }
         }
@@ -123,10 +150,10 @@
         /// any request cannot be honoured none is (only whole writes to the SMP characteristic).
         public func peripheralManager(_ peripheral: CBPeripheralManager, didReceiveWrite requests: [CBATTRequest]) {
             guard let first = requests.first else { return }
-            if let refused = requests.first(where: { $0.characteristic.uuid != smp.uuid || $0.offset != 0 }) {
+            if let refused = requests.first(where: { $0.characteristic.uuid != smpUUID || $0.offset != 0 }) {
                 peripheral.respond(
                     to: first,
-                    withResult: refused.characteristic.uuid != smp.uuid ? .writeNotPermitted : .invalidOffset
+                    withResult: refused.characteristic.uuid != smpUUID ? .writeNotPermitted : .invalidOffset
                 )
                 return
             }
@@ -142,8 +169,8 @@
             peripheral.respond(to: first, withResult: .success)
         }
 
-        /// Only dynamic values reach this (the information characteristics are cached and answered
-        /// by CoreBluetooth); the SMP characteristic is not readable. Answered exactly once.
+        /// The SMP characteristic is not readable (and is the only one published). Answered exactly
+        /// once.
         public func peripheralManager(_ peripheral: CBPeripheralManager, didReceiveRead request: CBATTRequest) {
             peripheral.respond(to: request, withResult: .readNotPermitted)
         }
@@ -156,7 +183,7 @@
             central: CBCentral,
             didSubscribeTo characteristic: CBCharacteristic
         ) {
-            guard characteristic.uuid == smp.uuid else { return }
+            guard characteristic.uuid == smpUUID else { return }
             decoders[central.identifier] = nil
             centrals[central.identifier] = central
             outgoing.removeAll { $0.central.identifier == central.identifier }
@@ -182,39 +209,29 @@
         // MARK: - Private
 
         private func publish(_ manager: CBPeripheralManager) {
-            // After Bluetooth is switched off and on, services added before may linger: adding
-            // them again would publish duplicates.
-            manager.removeAllServices()
-            let service = CBMutableService(type: CBUUID(string: SMPGATT.serviceUUID), primary: true)
-            service.characteristics = [smp]
-            let information = CBMutableService(
-                type: CBUUID(string: SMPGATT.deviceInformationServiceUUID),
-                primary: true
-            )
-            information.characteristics = [
-                ("2A29", "Zephyr"), ("2A24", "swift-mcumgr simulator"), ("2A26", device.configuration.factoryVersion),
-            ].map { uuid, text in
-                CBMutableCharacteristic(
-                    type: CBUUID(string: uuid),
-                    properties: [.read],
-                    value: Data(text.utf8),
-                    permissions: [.readable]
-                )
-            }
-            let battery = CBMutableService(type: CBUUID(string: SMPGATT.batteryServiceUUID), primary: true)
-            battery.characteristics = [
-                CBMutableCharacteristic(
-                    type: CBUUID(string: "2A19"),
-                    properties: [.read],
-                    value: Data([100]),
-                    permissions: [.readable]
-                )
-            ]
-            for published in [service, information, battery] { manager.add(published) }
-            manager.startAdvertising([
-                CBAdvertisementDataLocalNameKey: name,
-                CBAdvertisementDataServiceUUIDsKey: [CBUUID(string: SMPGATT.serviceUUID)],
-            ])
+            #if !os(tvOS) && !os(watchOS) && !os(visionOS)
+                // After Bluetooth is switched off and on, services added before may linger: adding
+                // them again would publish duplicates.
+                manager.removeAllServices()
+                let characteristic =
+                    smp
+                    ?? CBMutableCharacteristic(
+                        type: smpUUID,
+                        properties: [.writeWithoutResponse, .notify],
+                        value: nil,
+                        permissions: [.writeable]
+                    )
+                smp = characteristic
+                for uuid in CoreBluetoothPeripheralServices.published {
+                    let service = CBMutableService(type: CBUUID(string: uuid), primary: true)
+                    if uuid == SMPGATT.serviceUUID { service.characteristics = [characteristic] }
+                    manager.add(service)
+                }
+                manager.startAdvertising([
+                    CBAdvertisementDataLocalNameKey: name,
+                    CBAdvertisementDataServiceUUIDsKey: [CBUUID(string: SMPGATT.serviceUUID)],
+                ])
+            #endif
         }
 
         /// Forgets connected centrals and their partial requests and queued answers (on `queue`).
@@ -240,7 +257,7 @@
 
         /// Sends queued notifications until the manager's queue is full (on `queue`).
         private func drain() {
-            guard let manager else { return }
+            guard let manager, let smp else { return }
             while let next = outgoing.first {
                 guard manager.updateValue(next.value, for: smp, onSubscribedCentrals: [next.central]) else { return }
                 outgoing.removeFirst()
