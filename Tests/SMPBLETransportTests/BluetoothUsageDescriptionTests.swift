@@ -1,68 +1,40 @@
 import SMPLink
 import Testing
 
-/// The check made before the first CoreBluetooth call (a process without the description is
-/// killed by the system there, with nothing to report).
+/// The check made before the first CoreBluetooth call (a process whose Info.plist lacks the
+/// description is killed by the system there, with nothing to report).
 @Suite struct BluetoothUsageDescriptionTests {
-    /// A bare executable without the key is told how to embed an Info.plist, in one line.
-    @Test func bareExecutableIsToldHowToEmbedAnInfoPlist() throws {
-        let problem = try #require(
-            BluetoothUsageDescription.problem(value: nil, isAppBundle: false, environment: [:])
-        )
-        #expect(problem.contains("NSBluetoothAlwaysUsageDescription"))
-        #expect(problem.contains("-sectcreate -Xlinker __TEXT -Xlinker __info_plist"))
-        #expect(problem.contains("MCUMGR_BLUETOOTH_USAGE_CHECK=0"))
+    /// A program with an Info.plist but without the key is told to add it, in one line.
+    @Test func anInfoPlistWithoutTheKeyIsRefusedInOneLine() throws {
+        let problem = try #require(BluetoothUsageDescription.problem(value: nil, hasInfoPlist: true))
+        #expect(problem.hasPrefix("this program's Info.plist has no NSBluetoothAlwaysUsageDescription"))
         #expect(!problem.contains("\n"))
     }
 
-    /// An app bundle without the key is told to add it, not to embed a property list.
-    @Test func appBundleIsToldToAddTheKey() throws {
-        let problem = try #require(
-            BluetoothUsageDescription.problem(value: nil, isAppBundle: true, environment: [:])
-        )
-        #expect(problem.contains("this app's Info.plist has no NSBluetoothAlwaysUsageDescription"))
-        #expect(!problem.contains("sectcreate"))
+    /// A bare command-line tool is not refused: macOS asks the app responsible for it (the
+    /// terminal), and refusing would break `mcumgr` run from a terminal that has permission.
+    @Test func aToolWithoutAnInfoPlistIsLeftToTheSystem() {
+        #expect(BluetoothUsageDescription.problem(value: nil, hasInfoPlist: false) == nil)
     }
 
     /// An empty, blank or non-string value is no description.
     @Test(arguments: ["", "  \t"] as [String])
     func blankDescriptionCountsAsMissing(text: String) {
-        #expect(BluetoothUsageDescription.problem(value: text, isAppBundle: true, environment: [:]) != nil)
-        #expect(BluetoothUsageDescription.problem(value: 42, isAppBundle: true, environment: [:]) != nil)
+        #expect(BluetoothUsageDescription.problem(value: text, hasInfoPlist: true) != nil)
+        #expect(BluetoothUsageDescription.problem(value: 42, hasInfoPlist: true) != nil)
     }
 
     /// A description lets Bluetooth be used.
     @Test func descriptionPasses() throws {
-        let value = "Updates the firmware of your devices."
-        #expect(BluetoothUsageDescription.problem(value: value, isAppBundle: false, environment: [:]) == nil)
-        try BluetoothUsageDescription.check(value: value, isAppBundle: true, environment: [:])
-    }
-
-    /// `MCUMGR_BLUETOOTH_USAGE_CHECK=0` skips the check (a tool whose launching app has permission);
-    /// any other value does not.
-    @Test func environmentSkipsOnlyWithZero() {
-        #expect(
-            BluetoothUsageDescription.problem(
-                value: nil,
-                isAppBundle: false,
-                environment: ["MCUMGR_BLUETOOTH_USAGE_CHECK": "0"]
-            ) == nil
-        )
-        #expect(
-            BluetoothUsageDescription.problem(
-                value: nil,
-                isAppBundle: false,
-                environment: ["MCUMGR_BLUETOOTH_USAGE_CHECK": "1"]
-            ) != nil
-        )
+        try BluetoothUsageDescription.check(value: "Updates the firmware of your devices.", hasInfoPlist: true)
     }
 
     /// The failure is `.unavailable` and carries the line.
     @Test func checkThrowsUnavailable() {
         let error = #expect(throws: SMPTransportError.self) {
-            try BluetoothUsageDescription.check(value: nil, isAppBundle: false, environment: [:])
+            try BluetoothUsageDescription.check(value: nil, hasInfoPlist: true)
         }
         #expect(error?.code == .unavailable)
-        #expect(error?.message.contains("__info_plist") == true)
+        #expect(error?.message.contains("NSBluetoothAlwaysUsageDescription") == true)
     }
 }

@@ -81,8 +81,7 @@
                 // process there, with nothing to report.
                 try BluetoothUsageDescription.check(
                     value: Bundle.main.object(forInfoDictionaryKey: BluetoothUsageDescription.key),
-                    isAppBundle: Bundle.main.bundleURL.pathExtension == "app",
-                    environment: ProcessInfo.processInfo.environment
+                    hasInfoPlist: Bundle.main.bundleIdentifier != nil
                 )
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     queue.async {
