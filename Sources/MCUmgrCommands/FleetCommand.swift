@@ -309,13 +309,15 @@ struct FleetStatusCommand: AsyncParsableCommand {
         let store = try await Self.openStore(state, exclusive: false)
         let found = try await store.rollout(rollout)
         await store.close()
+        // On one host a running device is only truly running while a process holds the file.
+        let processRuns: Bool? = Self.isShared(state) ? nil : SQLiteRolloutStore.isInUse(path: state)
         guard let (description, records) = found else {
             throw CommandFailure(rollout.map { "\(state) holds no rollout \($0)" } ?? "\(state) holds no rollout yet")
         }
         if json {
-            CommandSupport.emit(FleetProgressView.json(description, records))
+            CommandSupport.emit(FleetProgressView.json(description, records, processRuns: processRuns))
         } else {
-            for line in FleetProgressView.table(description, records) { Console.out(line) }
+            for line in FleetProgressView.table(description, records, processRuns: processRuns) { Console.out(line) }
         }
     }
 

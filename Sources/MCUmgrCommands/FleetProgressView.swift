@@ -253,6 +253,37 @@ struct FleetProgressView {
         }
     }
 
+    /// What a running record means now: `running` on a worker that holds it, or `abandoned` when
+    /// its lease ran out (PostgreSQL) or no process holds the state file any more (SQLite; given
+    /// as `processRuns`). `nil` for a device that is not running.
+    static func running(
+        _ record: DeviceRecord,
+        processRuns: Bool?,
+        now: Date = Date(),
+        timeZone: TimeZone = .current
+    ) -> (status: String, detail: String)? {
+        guard record.status == .running else { return nil }
+        let worker = record.worker ?? "?"
+        func time(_ date: Date) -> String {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = timeZone
+            formatter.dateFormat = "HH:mm:ss"
+            return formatter.string(from: date)
+        }
+        if let lease = record.leaseUntil {
+            guard lease <= now else { return ("running", "on \(worker), lease to \(time(lease))") }
+            return (
+                "abandoned",
+                "\(worker)'s lease ended \(time(lease)); the next worker to claim plans it again from its own image list"
+            )
+        }
+        if processRuns == false {
+            return ("abandoned", "the process on \(worker) ended before it did; run the same command again to resume")
+        }
+        return ("running", "on \(worker)")
+    }
+
     /// A time as people read it in a table: `14:02` today, `2026-11-26 14:02` another day.
     static func clock(_ date: Date, now: Date = Date(), timeZone: TimeZone = .current) -> String {
         var calendar = Calendar(identifier: .gregorian)
@@ -276,6 +307,7 @@ struct FleetProgressView {
     static func deviceTable(
         _ records: [DeviceRecord],
         outcome: RolloutOutcome? = nil,
+        processRuns: Bool? = nil,
         now: Date = Date(),
         timeZone: TimeZone = .current
     ) -> [String] {
@@ -298,12 +330,16 @@ struct FleetProgressView {
             case .upgraded: version = "\(record.versionBefore ?? "?")→\(record.versionAfter ?? "?")"
             default: version = record.versionAfter ?? record.versionBefore ?? ""
             }
-            let detail =
+            var status = record.status.rawValue
+            var detail =
                 record.status == .upgraded || record.status == .alreadyCurrent
                 ? "" : record.failure?.summary ?? ""
+            if let running = Self.running(record, processRuns: processRuns, now: now, timeZone: timeZone) {
+                (status, detail) = running
+            }
             let seenText: String = column.map { pad($0[index], seenWidth) } ?? ""
             let line: String =
-                pad(record.id, width) + "  " + pad(record.status.rawValue, 17) + pad(version, 18)
+                pad(record.id, width) + "  " + pad(status, 17) + pad(version, 18)
                 + pad("\(record.attempts)", 7) + seenText + detail
             // STATUS is 17 wide so that `already-current` keeps a gap before the version; nothing
             // pads the end of a line (an empty DETAIL left trailing spaces).
@@ -312,11 +348,11 @@ struct FleetProgressView {
         return lines
     }
 
-    static func table(_ rollout: RolloutDescription, _ records: [DeviceRecord]) -> [String] {
+    static func table(_ rollout: RolloutDescription, _ records: [DeviceRecord], processRuns: Bool? = nil) -> [String] {
         [
             "rollout \(rollout.id): \(rollout.file) (\(rollout.mode)\(rollout.versions.isEmpty ? "" : ", " + rollout.versions.joined(separator: ", ")))"
         ]
-            + deviceTable(records) + [countsLine(records)]
+            + deviceTable(records, processRuns: processRuns) + [countsLine(records)]
     }
 
     static func jsonFields(_ record: DeviceRecord) -> [(String, JSONValue)] {
@@ -327,6 +363,7 @@ struct FleetProgressView {
             ("version_before", text(record.versionBefore)), ("version_after", text(record.versionAfter)),
             ("uploaded_bytes", .int(Int64(record.uploadedBytes))), ("worker", text(record.worker)),
             ("ended_at", text(record.endedAt.map { ISO8601DateFormatter().string(from: $0) })),
+            ("lease_until", text(record.leaseUntil.map { ISO8601DateFormatter().string(from: $0) })),
             (
                 "error",
                 record.failure.map {
@@ -378,11 +415,19 @@ struct FleetProgressView {
         ])
     }
 
-    static func json(_ rollout: RolloutDescription, _ records: [DeviceRecord]) -> JSONValue {
-        .object([
+    /// `fleet status --json`: every device with, when it is running, whether it is `abandoned`.
+    static func json(_ rollout: RolloutDescription, _ records: [DeviceRecord], processRuns: Bool? = nil)
+        -> JSONValue
+    {
+        func device(_ record: DeviceRecord) -> JSONValue {
+            let abandoned: JSONValue =
+                running(record, processRuns: processRuns).map { .bool($0.status == "abandoned") } ?? .null
+            return .object([("device", .string(record.id))] + jsonFields(record) + [("abandoned", abandoned)])
+        }
+        return .object([
             ("rollout", .string(rollout.id)), ("file", .string(rollout.file)), ("mode", .string(rollout.mode)),
             ("versions", .array(rollout.versions.map { .string($0) })), ("counts", countsJSON(records)),
-            ("devices", .array(records.map { .object([("device", .string($0.id))] + jsonFields($0)) })),
+            ("devices", .array(records.map(device))),
         ])
     }
 }

@@ -48,6 +48,9 @@ struct UpgradeProgressView {
                 Console.err("» \(to)")
             }
             lastStep = -1
+        case .imagesRead:
+            // The plan that follows says what matters to a person; the fleet records the versions.
+            break
         case .planned(let plan):
             if style == .json {
                 CommandSupport.emit(UpgradeReport.json(plan))

@@ -12,6 +12,8 @@ struct FleetDriver {
     enum Message: Sendable {
         /// A device's upgrade attempt (its number) ended.
         case ended(String, attempt: Int, AttemptResult)
+        /// A device's upgrade attempt read the version the device runs.
+        case versionRead(String, attempt: Int, String)
         /// A retry's back-off is over.
         case wake
         /// The user interrupted.
@@ -88,6 +90,8 @@ struct FleetDriver {
         case .ended(let device, _, let result):
             runs[device] = nil
             return machine.handle(.ended(device: device, result), at: Date())
+        case .versionRead(let device, _, let version):
+            return machine.handle(.versionRead(device: device, version), at: Date())
         case .wake:
             return machine.handle(.wake, at: Date())
         case .interrupt:
@@ -173,7 +177,8 @@ struct FleetDriver {
         let events = self.events
         let attempt = record.attempts
         group.addTask {
-            inbox.yield(.ended(id, attempt: attempt, await Self.outcome(of: run, device: id, events: events)))
+            let result = await Self.outcome(of: run, device: id, attempt: attempt, events: events, inbox: inbox)
+            inbox.yield(.ended(id, attempt: attempt, result))
         }
     }
 
@@ -181,11 +186,16 @@ struct FleetDriver {
     static func outcome(
         of run: FirmwareUpgradeRun,
         device: String,
-        events: AsyncThrowingStream<FleetEvent, any Error>.Continuation
+        attempt: Int,
+        events: AsyncThrowingStream<FleetEvent, any Error>.Continuation,
+        inbox: AsyncStream<Message>.Continuation
     ) async -> AttemptResult {
         do {
             for try await event in run {
                 events.yield(.upgrade(device: device, event))
+                if case .imagesRead(let slots) = event, let version = runningVersion(slots) {
+                    inbox.yield(.versionRead(device, attempt: attempt, version))
+                }
                 guard case .completed(let summary) = event else { continue }
                 let before = runningVersion(summary.before)
                 if summary.isUpToDate { return .alreadyCurrent(version: before) }

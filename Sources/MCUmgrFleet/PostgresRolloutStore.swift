@@ -203,7 +203,8 @@ public actor PostgresRolloutStore: SharedRolloutStore {
                     mode: mode,
                     versions: versions.split(separator: ",").map(String.init)
                 )
-                return (description, try await Self.records(id, connection, logger))
+                // With the leases: a running device's lease says whether its worker still holds it.
+                return (description, try await Self.records(id, connection, logger, leases: true))
             }
             return nil
         }
@@ -282,6 +283,22 @@ public actor PostgresRolloutStore: SharedRolloutStore {
             let (ended, retryAt) = RolloutTransitions.end(record, result, policy: policy, rolling: rolling, at: now)
             try await Self.write(ended, rollout: rollout, lease: nil, connection, logger)
             return (ended, retryAt)
+        }
+    }
+
+    public func versionRead(_ rollout: String, device: String, attempt: Int, worker: String, version: String)
+        async throws
+    {
+        try await transaction { connection, logger in
+            // The same rule as one host's (RolloutTransitions.versionRead): the first reading stays.
+            try await connection.query(
+                """
+                UPDATE mcumgr_devices SET version_before = COALESCE(version_before, \(version))
+                WHERE rollout = \(rollout) AND id = \(device) AND worker = \(worker) AND status = 'running'
+                    AND attempts = \(attempt)
+                """,
+                logger: logger
+            )
         }
     }
 

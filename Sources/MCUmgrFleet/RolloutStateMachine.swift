@@ -40,6 +40,8 @@ public struct RolloutStateMachine: Sendable {
         case start
         /// An upgrade attempt of a device ended.
         case ended(device: String, AttemptResult)
+        /// A running device answered with the version it runs, before its upgrade changed it.
+        case versionRead(device: String, String)
         /// A retry's back-off may have passed: look again.
         case wake
         /// The user interrupted (Ctrl-C).
@@ -113,6 +115,11 @@ public struct RolloutStateMachine: Sendable {
             return []
         case (_, .ended(let device, let result)):
             return ended(device, result, at: now)
+        case (_, .versionRead(let device, let version)):
+            if let index = indexByID[device], records[index].status == .running {
+                records[index] = RolloutTransitions.versionRead(records[index], version)
+            }
+            return []
         case (_, .wake):
             return advance(at: now)
         case (_, .interrupt):

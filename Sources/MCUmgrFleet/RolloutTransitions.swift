@@ -24,6 +24,18 @@ public enum RolloutTransitions {
         return record
     }
 
+    /// The record once a running device said what it runs: the version before the rollout, kept
+    /// from the first attempt that read it (a resumed attempt may find the new image already
+    /// running).
+    /// - Parameters:
+    ///   - record: the running record.
+    ///   - version: the version the device runs.
+    public static func versionRead(_ record: DeviceRecord, _ version: String) -> DeviceRecord {
+        var record = record
+        record.versionBefore = record.versionBefore ?? version
+        return record
+    }
+
     /// The record after an attempt ended, and when to start it again for a retry.
     /// - Parameters:
     ///   - record: the running record.
@@ -44,7 +56,8 @@ public enum RolloutTransitions {
         switch result {
         case .upgraded(let before, let after, let bytes):
             record.status = .upgraded
-            record.versionBefore = before ?? record.versionBefore
+            // The first attempt's reading wins: a resumed attempt may start from a half-done one.
+            record.versionBefore = record.versionBefore ?? before
             record.versionAfter = after
             record.uploadedBytes += bytes
             record.failure = nil

@@ -63,6 +63,20 @@ public actor SQLiteRolloutStore: RolloutStore {
         """,
     ]
 
+    /// Whether a process holds the state file's lock now (a rollout runs on it): without one, a
+    /// device recorded as running was left so by a process that ended first.
+    /// - Parameter path: the state file.
+    public static func isInUse(path: String) -> Bool {
+        let descriptor = open(path + ".lock", O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }  // never locked: no rollout ever ran here
+        defer { closeDescriptor(descriptor) }
+        // A shared lock is refused while a rollout holds the exclusive one, and taking it blocks
+        // no rollout for longer than this call.
+        guard flock(descriptor, LOCK_SH | LOCK_NB) == 0 else { return true }
+        flock(descriptor, LOCK_UN)
+        return false
+    }
+
     private static func lock(_ path: String) throws -> Int32 {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {

@@ -170,6 +170,14 @@ struct SharedFleetDriver {
             guard let (record, retryAt) = ended else { return }  // the lease was lost: not ours
             if let retryAt { events.yield(.retrying(record, at: retryAt)) }
             if record.status.isFinal { events.yield(.ended(record)) }
+        case .versionRead(let device, let attempt, let version):
+            try await store.versionRead(
+                rollout,
+                device: device,
+                attempt: attempt,
+                worker: fleet.worker,
+                version: version
+            )
         case .wake:
             try await renewIfDue(rollout)
         case .interrupt:
@@ -236,7 +244,8 @@ struct SharedFleetDriver {
         let events = self.events
         let attempt = record.attempts
         group.addTask {
-            inbox.yield(.ended(id, attempt: attempt, await FleetDriver.outcome(of: run, device: id, events: events)))
+            let result = await FleetDriver.outcome(of: run, device: id, attempt: attempt, events: events, inbox: inbox)
+            inbox.yield(.ended(id, attempt: attempt, result))
         }
     }
 }

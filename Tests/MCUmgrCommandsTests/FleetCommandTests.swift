@@ -325,6 +325,18 @@ import Testing
         let killed = try await first.finished()
         #expect(killed.status != 0)
         #expect(await fleet.counters().contains { $0.counters.uploadsStarted == 0 }, "the kill came before the end")
+        // The state says what a kill left: the device mid-upload is abandoned (no process holds the
+        // file), and what it ran before is recorded although its attempt never ended.
+        let status = await CLI.run(["fleet", "status", "--state", state, "--json"])
+        let devices = try #require(try CLI.json(status.stdout)["devices"] as? [[String: Any]], "\(status)")
+        let left = try #require(devices.first { $0["device"] as? String == midUpload })
+        #expect(left["status"] as? String == "running" && left["abandoned"] as? Bool == true, "\(left)")
+        #expect(left["version_before"] as? String != nil, "\(left)")
+        let table = await CLI.run(["fleet", "status", "--state", state])
+        #expect(
+            CLI.lines(table.stdout).contains { $0.hasPrefix(midUpload) && $0.contains("abandoned") },
+            "\(table.stdout)"
+        )
 
         let second = FleetAcceptanceTests.nice(mcumgr, command)
         defer { second.stop() }
@@ -343,5 +355,8 @@ import Testing
         }
         let summary = try #require(try CLI.jsonLines(resumed.stdout).last)
         #expect((summary["counts"] as? [String: Any])?["upgraded"] as? Int == 24, "\(resumed.stdout)")
+        // Every device answered: every one says what it ran before (no `?→`), the same for all.
+        let befores = Set((summary["devices"] as? [[String: Any]] ?? []).map { $0["version_before"] as? String })
+        #expect(befores.count == 1 && !befores.contains(nil), "\(befores)")
     }
 }

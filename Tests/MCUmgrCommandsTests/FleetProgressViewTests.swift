@@ -128,4 +128,34 @@ import Testing
         )
         #expect(devices[1]["ended_at"] as? String == "2026-11-27T14:02:00Z")
     }
+
+    /// A running device is running only while its worker holds it: a lapsed lease, or a state
+    /// file no process holds, shows it abandoned, with the worker and what to do.
+    @Test func aRunningDeviceWhoseWorkerIsGoneIsShownAbandoned() throws {
+        let utc = try Self.utc()
+        var record = Self.record("d5", .running, attempts: 1, endedSecondsAgo: nil, worker: "w1")
+        record.failure = nil
+        record.leaseUntil = Self.now.addingTimeInterval(20)
+        #expect(
+            FleetProgressView.running(record, processRuns: nil, now: Self.now, timeZone: utc)?.status == "running"
+        )
+        #expect(
+            FleetProgressView.running(record, processRuns: nil, now: Self.now, timeZone: utc)?.detail.hasPrefix(
+                "on w1, lease to "
+            ) == true
+        )
+        record.leaseUntil = Self.now.addingTimeInterval(-5)
+        let lapsed = try #require(FleetProgressView.running(record, processRuns: nil, now: Self.now, timeZone: utc))
+        #expect(lapsed.status == "abandoned" && lapsed.detail.hasPrefix("w1's lease ended "), "\(lapsed)")
+        record.leaseUntil = nil
+        let gone = try #require(FleetProgressView.running(record, processRuns: false, now: Self.now, timeZone: utc))
+        #expect(
+            gone
+                == ("abandoned", "the process on w1 ended before it did; run the same command again to resume")
+        )
+        #expect(FleetProgressView.running(record, processRuns: true, now: Self.now)?.status == "running")
+        #expect(FleetProgressView.running(Self.records[0], processRuns: false, now: Self.now) == nil)
+        let table = FleetProgressView.deviceTable([record], processRuns: false, now: Self.now, timeZone: utc)
+        #expect(table.last?.contains("abandoned") == true, "\(table)")
+    }
 }

@@ -372,6 +372,35 @@ import Testing
         #expect(outcome.records.allSatisfy { $0.status.isFinal })
         #expect(outcome.counts.values.reduce(0, +) == count)
     }
+
+    /// What a device ran is recorded when it says so, before its attempt ends: an interruption
+    /// keeps it, and a resumed attempt that finds the new image already running (the first one
+    /// got there) reports the first reading, not `?` or the new version.
+    @Test func theVersionBeforeIsTheFirstReadingAndOutlivesAnInterruption() throws {
+        var machine = Self.machine(1, RolloutPolicy())
+        #expect(machine.handle(.start, at: Self.at(0)).contains(Self.start(0, .wave(0))))
+        _ = machine.handle(.versionRead(device: "d0", "1.0.0"), at: Self.at(1))
+        #expect(machine.records[0].versionBefore == "1.0.0")
+        _ = machine.handle(.interrupt, at: Self.at(2))
+        _ = machine.handle(.ended(device: "d0", .interrupted), at: Self.at(3))
+        #expect(machine.records[0].status == .pending && machine.records[0].versionBefore == "1.0.0")
+
+        var resumed = Machine(records: machine.records, policy: RolloutPolicy(), worker: "host-a")
+        #expect(resumed.handle(.start, at: Self.at(10)).contains(Self.start(0, .wave(0), attempt: 2)))
+        _ = resumed.handle(.versionRead(device: "d0", "1.1.0"), at: Self.at(11))
+        _ = resumed.handle(.ended(device: "d0", .alreadyCurrent(version: "1.1.0")), at: Self.at(12))
+        let record = resumed.records[0]
+        #expect(record.status == .upgraded, "\(record)")
+        #expect(record.versionBefore == "1.0.0" && record.versionAfter == "1.1.0", "\(record)")
+    }
+
+    /// A reading for a device that is not running changes nothing.
+    @Test func aVersionReadForADeviceNotRunningIsIgnored() {
+        var machine = Self.machine(2, RolloutPolicy(parallel: 1))
+        _ = machine.handle(.start, at: Self.at(0))
+        _ = machine.handle(.versionRead(device: "d1", "0.9.0"), at: Self.at(1))
+        #expect(machine.records[1].versionBefore == nil)
+    }
 }
 
 /// SplitMix64, for seeded tables.
@@ -385,4 +414,5 @@ struct SplitMix {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
 }

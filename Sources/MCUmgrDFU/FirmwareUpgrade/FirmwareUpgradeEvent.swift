@@ -8,6 +8,10 @@ extension FirmwareUpgrade {
     public enum Event: Sendable {
         /// The state changed.
         case stateChanged(from: State, to: State)
+        /// The device's image list as first read, before the upgrade changed anything (once per
+        /// run): what the device ran, known as soon as it answered, so that a caller can record it
+        /// even when the upgrade later fails or is cancelled.
+        case imagesRead([ImageManagement.SlotState])
         /// The plan was made (again after a reset that freed a slot).
         case planned(FirmwareUpgradePlan)
         /// Upload progress of one image and of the whole upload.

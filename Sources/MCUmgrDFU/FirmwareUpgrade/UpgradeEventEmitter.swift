@@ -8,6 +8,7 @@ struct UpgradeEventEmitter {
     private var shownWarnings = 0
     private var shownPlan: FirmwareUpgradePlan?
     private var shownReconnect: FirmwareUpgrade.Reconnecting?
+    private var shownInitialSlots = false
 
     init(continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation, logger: Logger) {
         self.continuation = continuation
@@ -23,6 +24,10 @@ struct UpgradeEventEmitter {
         let newPlan = machine.plan.flatMap { $0 == shownPlan ? nil : $0 }
         let held = newPlan != nil && machine.visited.count > shownStates ? 1 : 0
         showStates(machine, upTo: machine.visited.count - held)
+        if !shownInitialSlots, let slots = machine.initialSlots {
+            shownInitialSlots = true
+            continuation.yield(.imagesRead(slots))
+        }
         for warning in machine.warnings.dropFirst(shownWarnings) { continuation.yield(.warning(warning)) }
         shownWarnings = machine.warnings.count
         if let newPlan {
