@@ -25,36 +25,22 @@ extension PostgresRolloutStore {
     }
 
     static func record(_ row: PostgresRandomAccessRow) throws -> DeviceRecord {
-        let statusText = try row["status"].decode(String.self)
-        guard let status = DeviceRecord.Status(rawValue: statusText) else {
-            throw RolloutStoreError("a device row has an unknown status '\(statusText)'")
-        }
-        let labels = StoredLabels.decode(try row["labels"].decode(String.self))
-        var record = DeviceRecord(
-            id: try row["id"].decode(String.self),
-            url: try row["url"].decode(String.self),
-            position: try row["position"].decode(Int.self),
-            labels: labels
+        var record = try DeviceRow.record(
+            text: { try row[$0].decode(String?.self) },
+            integer: { try row[$0].decode(Int.self) },
+            time: { try row[$0].decode(Date?.self) }
         )
-        record.status = status
-        record.phase = try row["phase"].decode(String?.self).flatMap(RolloutPhase.init)
-        record.attempts = try row["attempts"].decode(Int.self)
-        record.linkFailures = try row["link_failures"].decode(Int.self)
-        record.notBefore = try row["not_before"].decode(Date?.self)
-        record.failure = AttemptFailure(
-            storedCode: try row["failure_code"].decode(String?.self),
-            state: try row["failure_state"].decode(String?.self),
-            message: try row["failure_message"].decode(String?.self)
-        )
-        record.versionBefore = try row["version_before"].decode(String?.self)
-        record.versionAfter = try row["version_after"].decode(String?.self)
-        record.startedAt = try row["started_at"].decode(Date?.self)
-        record.firstStartedAt = try row["first_started_at"].decode(Date?.self)
-        record.endedAt = try row["ended_at"].decode(Date?.self)
-        record.worker = try row["worker"].decode(String?.self)
-        record.uploadedBytes = try row["uploaded_bytes"].decode(Int.self)
         record.leaseUntil = try row["lease_until"].decode(Date?.self)
         return record
+    }
+
+    /// The devices table's device columns, in PostgreSQL's types.
+    static let deviceColumns = DeviceRow.columnDefinitions { kind in
+        switch kind {
+        case .text: "TEXT"
+        case .integer: "BIGINT"
+        case .time: "TIMESTAMPTZ"
+        }
     }
 
     /// Inserts or replaces a device's row.
@@ -65,28 +51,24 @@ extension PostgresRolloutStore {
         _ connection: PostgresConnection,
         _ logger: Logger
     ) async throws {
-        let labels = StoredLabels.encode(record.labels)
-        try await connection.query(
+        var binds = PostgresBindings()
+        binds.append(rollout)
+        for value in DeviceRow.values(record) {
+            switch value {
+            case .text(let text): binds.append(text)
+            case .integer(let number): binds.append(number)
+            case .time(let date): binds.append(date)
+            }
+        }
+        binds.append(lease)
+        let names = ["rollout"] + DeviceRow.columns.map(\.name) + ["lease_until"]
+        let placeholders = names.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        let updates = names.dropFirst(2).map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
+        let sql = """
+            INSERT INTO mcumgr_devices (\(names.joined(separator: ", "))) VALUES (\(placeholders))
+            ON CONFLICT (rollout, id) DO UPDATE SET \(updates)
             """
-            INSERT INTO mcumgr_devices (rollout, id, url, position, labels, status, phase, attempts, link_failures,
-                not_before, failure_code, failure_state, failure_message, version_before, version_after, started_at,
-                ended_at, worker, uploaded_bytes, first_started_at, lease_until)
-            VALUES (\(rollout), \(record.id), \(record.url), \(record.position), \(labels), \(record.status.rawValue),
-                \(record.phase?.description), \(record.attempts), \(record.linkFailures), \(record.notBefore),
-                \(record.failure?.code.rawValue), \(record.failure?.state?.rawValue), \(record.failure?.message), \(record.versionBefore),
-                \(record.versionAfter), \(record.startedAt), \(record.endedAt), \(record.worker), \(record.uploadedBytes),
-                \(record.firstStartedAt), \(lease))
-            ON CONFLICT (rollout, id) DO UPDATE SET url = EXCLUDED.url, position = EXCLUDED.position,
-                labels = EXCLUDED.labels, status = EXCLUDED.status, phase = EXCLUDED.phase, attempts = EXCLUDED.attempts,
-                link_failures = EXCLUDED.link_failures, not_before = EXCLUDED.not_before,
-                failure_code = EXCLUDED.failure_code, failure_state = EXCLUDED.failure_state,
-                failure_message = EXCLUDED.failure_message, version_before = EXCLUDED.version_before,
-                version_after = EXCLUDED.version_after, started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at,
-                worker = EXCLUDED.worker, uploaded_bytes = EXCLUDED.uploaded_bytes,
-                first_started_at = EXCLUDED.first_started_at, lease_until = EXCLUDED.lease_until
-            """,
-            logger: logger
-        )
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
     }
 }
 

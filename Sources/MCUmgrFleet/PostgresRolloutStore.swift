@@ -38,7 +38,13 @@ public actor PostgresRolloutStore: SharedRolloutStore {
         } catch {
             throw RolloutStoreError(Self.describe(error, at: address, connecting: true))
         }
-        try await schema()
+        do {
+            try await schema()
+        } catch {
+            // PostgresNIO traps on a connection released unclosed: close it before giving up.
+            await close()
+            throw error
+        }
     }
 
     /// The connection settings a URL names.
@@ -90,6 +96,7 @@ public actor PostgresRolloutStore: SharedRolloutStore {
     }
 
     private func schema() async throws {
+        let address = self.address
         try await transaction { connection, logger in
             // Workers starting together must not race to create the tables.
             try await connection.query("SELECT pg_advisory_xact_lock(2202202)", logger: logger)
@@ -102,17 +109,34 @@ public actor PostgresRolloutStore: SharedRolloutStore {
                 logger: logger
             )
             try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS mcumgr_devices (rollout TEXT NOT NULL REFERENCES mcumgr_rollouts(id),
-                    id TEXT NOT NULL, url TEXT NOT NULL, position INTEGER NOT NULL, labels TEXT NOT NULL,
-                    status TEXT NOT NULL, phase TEXT, attempts INTEGER NOT NULL, link_failures INTEGER NOT NULL,
-                    not_before TIMESTAMPTZ, failure_code TEXT, failure_state TEXT, failure_message TEXT,
-                    version_before TEXT, version_after TEXT, started_at TIMESTAMPTZ, ended_at TIMESTAMPTZ,
-                    worker TEXT, uploaded_bytes BIGINT NOT NULL, first_started_at TIMESTAMPTZ,
-                    lease_until TIMESTAMPTZ, PRIMARY KEY (rollout, id))
-                """,
+                PostgresQuery(
+                    unsafeSQL: "CREATE TABLE IF NOT EXISTS mcumgr_devices (rollout TEXT NOT NULL REFERENCES "
+                        + "mcumgr_rollouts(id), \(Self.deviceColumns), lease_until TIMESTAMPTZ, PRIMARY KEY (rollout, id))"
+                ),
                 logger: logger
             )
+            // The layout's version: a database written before it was stored has layout 1.
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS mcumgr_schema (version INTEGER NOT NULL)",
+                logger: logger
+            )
+            var stored: Int?
+            for try await version in try await connection.query(
+                "SELECT max(version) FROM mcumgr_schema",
+                logger: logger
+            )
+            .decode(Int?.self) {
+                stored = version
+            }
+            if let stored, stored > DeviceRow.schemaVersion { throw DeviceRow.tooNew(address, version: stored) }
+            // Migrations from older layouts go here, one step per version.
+            if stored != DeviceRow.schemaVersion {
+                try await connection.query("DELETE FROM mcumgr_schema", logger: logger)
+                try await connection.query(
+                    "INSERT INTO mcumgr_schema (version) VALUES (\(DeviceRow.schemaVersion))",
+                    logger: logger
+                )
+            }
         }
     }
 

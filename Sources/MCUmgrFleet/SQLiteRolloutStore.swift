@@ -38,11 +38,12 @@ public actor SQLiteRolloutStore: RolloutStore {
             )
             opened = connection
             _ = try await connection.query("PRAGMA busy_timeout = 5000")
-            for statement in Self.schema { _ = try await connection.query(statement) }
+            try await Self.migrate(connection, path: path)
             self.connection = connection
         } catch {
             if let opened { await Task.detached { try? await opened.close() }.value }
             if descriptor >= 0 { closeDescriptor(descriptor) }
+            if let error = error as? RolloutStoreError { throw error }
             throw RolloutStoreError("\(path): not a usable rollout state file (\(error))")
         }
         lockDescriptor = descriptor
@@ -53,15 +54,33 @@ public actor SQLiteRolloutStore: RolloutStore {
         CREATE TABLE IF NOT EXISTS rollouts (id TEXT PRIMARY KEY, file TEXT NOT NULL, mode TEXT NOT NULL,
             versions TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL)
         """,
-        """
-        CREATE TABLE IF NOT EXISTS devices (rollout TEXT NOT NULL, id TEXT NOT NULL, url TEXT NOT NULL,
-            position INTEGER NOT NULL, labels TEXT NOT NULL, status TEXT NOT NULL, phase TEXT,
-            attempts INTEGER NOT NULL, link_failures INTEGER NOT NULL, not_before REAL,
-            failure_code TEXT, failure_state TEXT, failure_message TEXT, version_before TEXT,
-            version_after TEXT, started_at REAL, ended_at REAL, worker TEXT, uploaded_bytes INTEGER NOT NULL,
-            first_started_at REAL, PRIMARY KEY (rollout, id))
-        """,
+        "CREATE TABLE IF NOT EXISTS devices (rollout TEXT NOT NULL, "
+            + DeviceRow.columnDefinitions { kind in
+                switch kind {
+                case .text: "TEXT"
+                case .integer: "INTEGER"
+                case .time: "REAL"
+                }
+            } + ", PRIMARY KEY (rollout, id))",
     ]
+
+    /// Creates the tables, or checks and migrates the layout of a file written before: the
+    /// layout's version is SQLite's `user_version` (0 in a file written before it was stored,
+    /// whose layout is version 1).
+    private static func migrate(_ connection: SQLiteConnection, path: String) async throws {
+        let version = try await connection.query("PRAGMA user_version").first?.column("user_version")?.integer ?? 0
+        guard version <= DeviceRow.schemaVersion else { throw DeviceRow.tooNew(path, version: version) }
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            for statement in schema { _ = try await connection.query(statement) }
+            // Migrations from older layouts go here, one step per version.
+            _ = try await connection.query("PRAGMA user_version = \(DeviceRow.schemaVersion)")
+            _ = try await connection.query("COMMIT")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
 
     /// Whether a process holds the state file's lock now (a rollout runs on it): without one, a
     /// device recorded as running was left so by a process that ended first.
@@ -95,6 +114,24 @@ public actor SQLiteRolloutStore: RolloutStore {
         -> [DeviceRecord]
     {
         let now = Date().timeIntervalSince1970
+        // One transaction, as in PostgreSQL: the rollout's row and every device's, or nothing.
+        try await run("BEGIN IMMEDIATE", [])
+        do {
+            let records = try await prepareRows(rollout, devices: devices, retryFailed: retryFailed, now: now)
+            try await run("COMMIT", [])
+            return records
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func prepareRows(
+        _ rollout: RolloutDescription,
+        devices: [Inventory.Device],
+        retryFailed: Bool,
+        now: TimeInterval
+    ) async throws -> [DeviceRecord] {
         try await run(
             """
             INSERT INTO rollouts (id, file, mode, versions, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
@@ -122,7 +159,7 @@ public actor SQLiteRolloutStore: RolloutStore {
                 (existing[device.id] ?? fresh).prepared(for: device, position: position, retryFailed: retryFailed)
             )
         }
-        try await save(records, rollout: rollout.id)
+        for record in records { try await run(Self.upsert, Self.binds(record, rollout: rollout.id)) }
         return records
     }
 
@@ -138,12 +175,9 @@ public actor SQLiteRolloutStore: RolloutStore {
         }
     }
 
-    static let upsert = """
-        INSERT OR REPLACE INTO devices (rollout, id, url, position, labels, status, phase, attempts, link_failures,
-            not_before, failure_code, failure_state, failure_message, version_before, version_after, started_at,
-            ended_at, worker, uploaded_bytes, first_started_at)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
-        """
+    static let upsert =
+        "INSERT OR REPLACE INTO devices (rollout, \(DeviceRow.columnList)) VALUES ("
+        + (1...DeviceRow.columns.count + 1).map { "?\($0)" }.joined(separator: ", ") + ")"
 
     public func rollout(_ id: String?) async throws -> (RolloutDescription, [DeviceRecord])? {
         let rows = try await query(
@@ -190,65 +224,22 @@ public actor SQLiteRolloutStore: RolloutStore {
     }
 
     static func binds(_ record: DeviceRecord, rollout: String) -> [SQLiteData] {
-        func text(_ value: String?) -> SQLiteData { value.map { .text($0) } ?? .null }
-        func time(_ value: Date?) -> SQLiteData { value.map { .float($0.timeIntervalSince1970) } ?? .null }
-        return [
-            .text(rollout), .text(record.id), .text(record.url), .integer(record.position),
-            .text(StoredLabels.encode(record.labels)), .text(record.status.rawValue), text(record.phase?.description),
-            .integer(record.attempts), .integer(record.linkFailures), time(record.notBefore),
-            text(record.failure?.code.rawValue), text(record.failure?.state?.rawValue), text(record.failure?.message),
-            text(record.versionBefore), text(record.versionAfter), time(record.startedAt), time(record.endedAt),
-            text(record.worker), .integer(record.uploadedBytes), time(record.firstStartedAt),
-        ]
+        [.text(rollout)]
+            + DeviceRow.values(record).map { value in
+                switch value {
+                case .text(let text): text.map { .text($0) } ?? .null
+                case .integer(let number): .integer(number)
+                case .time(let date): date.map { .float($0.timeIntervalSince1970) } ?? .null
+                }
+            }
     }
 
     static func record(_ row: SQLiteRow) throws -> DeviceRecord {
-        func string(_ name: String) -> String? { row.column(name).flatMap { $0.isNull ? nil : $0.string } }
-        func int(_ name: String) -> Int { row.column(name)?.integer.map { Int($0) } ?? 0 }
-        func time(_ name: String) -> Date? {
-            row.column(name).flatMap { $0.isNull ? nil : $0.double }.map(Date.init(timeIntervalSince1970:))
-        }
-        guard let id = string("id"), let url = string("url"), let statusText = string("status"),
-            let status = DeviceRecord.Status(rawValue: statusText)
-        else { throw RolloutStoreError("a device row of the state file is damaged: \(row)") }
-        var record = DeviceRecord(
-            id: id,
-            url: url,
-            position: int("position"),
-            labels: StoredLabels.decode(string("labels"))
+        try DeviceRow.record(
+            text: { row.column($0).flatMap { $0.isNull ? nil : $0.string } },
+            integer: { row.column($0)?.integer.map { Int($0) } ?? 0 },
+            time: { row.column($0).flatMap { $0.isNull ? nil : $0.double }.map(Date.init(timeIntervalSince1970:)) }
         )
-        record.status = status
-        record.phase = string("phase").flatMap(RolloutPhase.init)
-        record.attempts = int("attempts")
-        record.linkFailures = int("link_failures")
-        record.notBefore = time("not_before")
-        record.failure = AttemptFailure(
-            storedCode: string("failure_code"),
-            state: string("failure_state"),
-            message: string("failure_message")
-        )
-        record.versionBefore = string("version_before")
-        record.versionAfter = string("version_after")
-        record.startedAt = time("started_at")
-        record.firstStartedAt = time("first_started_at")
-        record.endedAt = time("ended_at")
-        record.worker = string("worker")
-        record.uploadedBytes = int("uploaded_bytes")
-        return record
-    }
-}
-
-/// Labels stored as one text column: JSON, keys sorted.
-enum StoredLabels {
-    static func encode(_ labels: [String: String]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(labels)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
-    }
-
-    static func decode(_ text: String?) -> [String: String] {
-        guard let data = text?.data(using: .utf8) else { return [:] }
-        return (try? JSONDecoder().decode([String: String].self, from: data)) ?? [:]
     }
 }
 

@@ -193,6 +193,25 @@ struct PostgresRolloutStoreTests {
         }
     }
 
+    /// A database whose layout is newer than this version reads is refused before anything is
+    /// written; one written before the layout was versioned is marked layout 1.
+    @Test func aDatabaseOfANewerLayoutIsRefusedAndAnOlderOneIsMarked() async throws {
+        let newer = try await TestPostgres.freshDatabase()
+        _ = try await TestPostgres.query(
+            newer,
+            "CREATE TABLE mcumgr_schema (version INTEGER NOT NULL); INSERT INTO mcumgr_schema VALUES (9)"
+        )
+        let error = await #expect(throws: RolloutStoreError.self) { _ = try await PostgresRolloutStore(url: newer) }
+        #expect(
+            error?.message.contains("of layout 9, written by a newer mcumgr") == true,
+            "\(String(describing: error))"
+        )
+        let older = try await TestPostgres.freshDatabase()
+        let store = try await PostgresRolloutStore(url: older)
+        await store.close()
+        #expect(try await TestPostgres.query(older, "SELECT version FROM mcumgr_schema") == [["1"]])
+    }
+
     @Test(arguments: ["mysql://h/db", "postgres://h", "postgres:///db", "postgres://h/db?sslmode=maybe"])
     func refusesURLsItCannotUse(_ url: String) async {
         await #expect(throws: RolloutStoreError.self) { _ = try await PostgresRolloutStore(url: url) }

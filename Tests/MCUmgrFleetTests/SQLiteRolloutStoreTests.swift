@@ -2,9 +2,59 @@ import Foundation
 import MCUmgrConnect
 import MCUmgrDFU
 import MCUmgrFleet
+import SMPTestSupport
 import Testing
 
 @Suite struct SQLiteRolloutStoreTests {
+    /// The layout of every state file written before the layout's version was stored (issue 28),
+    /// with a failure in the engine's words, as Python's own sqlite3 writes it: it opens, reads
+    /// typed, and is marked layout 1.
+    static let unversionedFile = """
+        import sqlite3, sys
+        db = sqlite3.connect(sys.argv[1])
+        db.execute("CREATE TABLE rollouts (id TEXT PRIMARY KEY, file TEXT NOT NULL, mode TEXT NOT NULL, "
+                   "versions TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL)")
+        db.execute("CREATE TABLE devices (rollout TEXT NOT NULL, id TEXT NOT NULL, url TEXT NOT NULL, "
+                   "position INTEGER NOT NULL, labels TEXT NOT NULL, status TEXT NOT NULL, phase TEXT, "
+                   "attempts INTEGER NOT NULL, link_failures INTEGER NOT NULL, not_before REAL, failure_code TEXT, "
+                   "failure_state TEXT, failure_message TEXT, version_before TEXT, version_after TEXT, "
+                   "started_at REAL, ended_at REAL, worker TEXT, uploaded_bytes INTEGER NOT NULL, "
+                   "first_started_at REAL, PRIMARY KEY (rollout, id))")
+        db.execute("INSERT INTO rollouts VALUES ('abc123', 'app.bin', 'confirm-only', '1.1.0', 1, 2)")
+        db.execute("INSERT INTO devices VALUES ('abc123', 'd0', 'udp://10.0.0.1:1337', 0, '{}', 'failed', "
+                   "'wave-1', 3, 3, NULL, 'link failed', 'uploading', 'gone', '1.0.0', NULL, 5, 6, 'gw1', "
+                   "1024, 4)")
+        db.execute("PRAGMA user_version = %d" % int(sys.argv[2]))
+        db.commit()
+        """
+
+    @Test func aStateFileWrittenBeforeTheLayoutWasVersionedOpensAndReadsTyped() async throws {
+        let path = FleetHarness.scratch("old.sqlite")
+        _ = try await Peers.python(Self.unversionedFile, [path, "0"])
+        let store = try await SQLiteRolloutStore(path: path)
+        let (_, records) = try #require(try await store.rollout(nil))
+        await store.close()
+        let record = try #require(records.first)
+        #expect(record.status == .failed && record.versionBefore == "1.0.0" && record.worker == "gw1")
+        #expect(record.failure == AttemptFailure(code: .linkFailed, state: .uploading, message: "gone"))
+        let version = try await Peers.python(
+            "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0])",
+            [path]
+        )
+        #expect(String(decoding: version, as: UTF8.self) == "1\n")
+    }
+
+    @Test func aStateFileOfANewerLayoutIsRefusedInOneLine() async throws {
+        let path = FleetHarness.scratch("new.sqlite")
+        _ = try await Peers.python(Self.unversionedFile, [path, "7"])
+        let error = await #expect(throws: RolloutStoreError.self) { _ = try await SQLiteRolloutStore(path: path) }
+        #expect(
+            error?.message
+                == "\(path) holds rollout state of layout 7, written by a newer mcumgr (this one reads up to 1): "
+                + "use that mcumgr, or another --state"
+        )
+    }
+
     static let rollout = RolloutDescription(id: "abc123", file: "app.bin", mode: "confirm-only", versions: ["1.1.0"])
 
     static func devices(_ count: Int) throws -> [Inventory.Device] {
