@@ -120,7 +120,12 @@ extension MCUbootImage {
 
         let signatureCheck = checkSignature(publicKey: publicKey, digest: digest)
         let notes = featureNotes()
-        let verdict = Self.verdict(hash: hashCheck, signature: signatureCheck, header: header)
+        let verdict = Self.verdict(
+            hash: hashCheck,
+            signature: signatureCheck,
+            header: header,
+            keyGiven: publicKey != nil
+        )
         return ImageVerification(
             hash: hashCheck,
             computedHash: digest?.bytes,
@@ -267,7 +272,8 @@ extension MCUbootImage {
     private static func verdict(
         hash: ImageVerification.HashCheck,
         signature: ImageVerification.SignatureCheck,
-        header: ImageHeader
+        header: ImageHeader,
+        keyGiven: Bool
     ) -> ImageVerification.Verdict {
         switch hash {
         case .mismatch: return .rejected("the hash TLV does not match the image (changed after signing)")
@@ -292,6 +298,8 @@ extension MCUbootImage {
                 "hash ok; signature not checked (\(why)): accepted if signed with a key the bootloader trusts" + suffix
             )
         case .unsigned:
+            // A bootloader that holds the given key checks signatures: it erases an unsigned image.
+            if keyGiven { return .rejected("unsigned, and a bootloader that holds this key requires its signature") }
             if case .notCheckable(let hashWhy) = hash { return .depends(hashWhy) }
             return .depends(
                 "hash ok but unsigned: only a bootloader built without signature checks "

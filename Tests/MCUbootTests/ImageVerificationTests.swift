@@ -35,10 +35,17 @@ import Testing
         }
     }
 
-    @Test func unsignedImagesDependOnTheBootloader() throws {
-        let report = try Fixture.image("unsigned.bin").verify(publicKey: Self.fixtureKey("ecdsa_p256.pub.pem"))
+    /// Without a key the bootloader's build decides; with one, the bootloader holding it checks
+    /// signatures and erases an unsigned image.
+    @Test func unsignedImagesDependOnTheBootloaderAndAreRejectedAgainstAKey() throws {
+        let report = try Fixture.image("unsigned.bin").verify()
         #expect(report.signature == .unsigned)
         #expect(report.verdict.description.contains("MCUBOOT_SIGNATURE_TYPE_NONE"))
+        let againstKey = try Fixture.image("unsigned.bin").verify(publicKey: Self.fixtureKey("ecdsa_p256.pub.pem"))
+        #expect(againstKey.signature == .unsigned)
+        #expect(
+            againstKey.verdict == .rejected("unsigned, and a bootloader that holds this key requires its signature")
+        )
     }
 
     @Test func anotherKeyIsAKeyMismatch() throws {

@@ -103,6 +103,26 @@ import Testing
         #expect(image["hash"] as? String == "6658ea560262696dd1f13b782239a064da7c6c5cbaf52fded428a6fc83c7e5af")
     }
 
+    /// README: with `--key`, an unsigned image is rejected (a bootloader that holds the key erases
+    /// it), status 1; without a key it depends on the bootloader, status 0.
+    @Test func anUnsignedImageAgainstAKeyIsARejectionWithExitStatusOne() async throws {
+        let result = await Self.info([Self.fixture("unsigned.bin"), "--key", Self.fixture("ecdsa_p256.pub.pem")])
+        #expect(result.status == 1, "\(result.stdout)")
+        #expect(
+            result.stdout.contains(
+                "bootloader   rejected: unsigned, and a bootloader that holds this key requires its signature"
+            ),
+            "\(result.stdout)"
+        )
+        #expect(
+            result.stderr
+                == "error: unsigned.bin (image 0) would be rejected by MCUboot: unsigned, and a bootloader that "
+                + "holds this key requires its signature\n"
+        )
+        let withoutKey = await Self.info([Self.fixture("unsigned.bin")])
+        #expect(withoutKey.status == 0 && withoutKey.stdout.contains("depends on the bootloader"))
+    }
+
     @Test func aWrongKeyIsARejectionWithExitStatusOne() async throws {
         let result = await Self.info([
             Self.fixture("ecdsa_p256_protected.bin"), "--key", Self.fixture("ed25519.pub.pem"),
