@@ -119,7 +119,7 @@ struct UpgradeProgressView {
             CommandSupport.emit(
                 .object([
                     ("event", .string("failed")), ("state", .string("\(upgrade.state)")),
-                    ("kind", .string(report.kind)), ("code", .string(UpgradeReport.snakeCase(upgrade.code))),
+                    ("kind", .string(report.kind)), ("code", .string(upgrade.code.name)),
                     ("message", .string(report.message)),
                 ])
             )

@@ -53,11 +53,7 @@ enum UpgradeReport {
                 } ?? true
             lines.append("\(file): \(runs ? "the device already runs it" : "already on the device"); nothing to do")
         } else {
-            // Upload-only changes nothing the bootloader acts on: an upload, not an upgrade.
-            let done = summary.plan?.resets == false && !summary.reverted ? "uploaded" : "upgraded"
-            lines.append(
-                "\(file): \(done) in \(TransferProgressView.duration(summary.duration)) (\(TransferProgressView.bytes(summary.uploadedBytes)) uploaded, mode \(summary.plan?.mode.rawValue ?? "?"))"
-            )
+            lines.append(doneLine(summary, file: file))
         }
         lines += downgrades(summary)
         if !summary.before.isEmpty {
@@ -70,6 +66,30 @@ enum UpgradeReport {
         }
         let next = nextSteps(summary, hints: hints)
         return lines + next + (next.isEmpty ? [] : [hints.simulatorNote].compactMap { $0 })
+    }
+
+    /// What a run that did something did, in its own verb: a run that uploaded nothing (the image
+    /// was on the device) only confirmed or marked it, and says so rather than "0 B uploaded".
+    static func doneLine(_ summary: FirmwareUpgrade.Summary, file: String) -> String {
+        let steps = summary.plan?.steps ?? []
+        let mode = summary.plan?.mode.rawValue ?? "?"
+        let took = TransferProgressView.duration(summary.duration)
+        let uploads = steps.contains {
+            switch $0 {
+            case .upload, .suitUploadEnvelope, .suitUploadCache: true
+            default: false
+            }
+        }
+        guard uploads || summary.uploadedBytes > 0 else {
+            let confirms = steps.contains { if case .confirm = $0 { true } else { false } }
+            let tests = steps.contains { if case .test = $0 { true } else { false } }
+            let done = confirms ? "confirmed" : tests ? "marked for test" : "upgraded"
+            return "\(file): \(done) in \(took) (the image was already on the device, nothing uploaded; mode \(mode))"
+        }
+        // Upload-only changes nothing the bootloader acts on: an upload, not an upgrade.
+        let done = summary.plan?.resets == false && !summary.reverted ? "uploaded" : "upgraded"
+        return
+            "\(file): \(done) in \(took) (\(TransferProgressView.bytes(summary.uploadedBytes)) uploaded, mode \(mode))"
     }
 
     /// The images the upgrade took to an older version than the one the device ran, named as
@@ -88,9 +108,11 @@ enum UpgradeReport {
     /// What the device is left with when the mode stops short of a confirmed image, and the
     /// command that finishes the job.
     static func nextSteps(_ summary: FirmwareUpgrade.Summary, hints: CommandHints) -> [String] {
-        guard let plan = summary.plan, !summary.isUpToDate else { return [] }
+        // Also when there was nothing to do: a second test-only run leaves the image as unconfirmed
+        // as the first, and the reminder is as true as it was.
+        guard let plan = summary.plan else { return [] }
         var lines: [String] = []
-        for image in plan.images where image.action != .skip {
+        for image in plan.images where image.action != .skip || summary.isUpToDate {
             let hash = Data(image.hash)
             let slots = summary.after.filter { $0.hash == hash && Int($0.imageNumber) == image.imageIndex }
             let version = image.version ?? slots.first?.version ?? "the new image"
@@ -131,11 +153,6 @@ enum UpgradeReport {
         var refused = error
         refused.message = text
         return refused
-    }
-
-    /// A code in the snake_case of the JSON vocabulary (`slot busy` → `slot_busy`).
-    static func snakeCase(_ code: FirmwareUpgradeError.Code) -> String {
-        "\(code)".lowercased().replacingOccurrences(of: " ", with: "_")
     }
 
     static func json(_ summary: FirmwareUpgrade.Summary) throws -> JSONValue {

@@ -198,6 +198,28 @@ import Testing
         #expect(again.stdout.contains("already runs it"))
     }
 
+    /// A second test-only run keeps the reminder; a confirm-only run after it uploads nothing and
+    /// says it confirmed, not "0 B uploaded".
+    @Test func aRunThatOnlyConfirmsSaysSoAndATestedImageKeepsItsReminder() async throws {
+        let device = SimDevice(options: "mode=swap")
+        let first = await CLI.sim(arguments: ["upgrade", Self.example, "--mode", "test-only"], device: device)
+        #expect(first.status == 0, "\(first.stderr)")
+        let reminder = "running 1.1.0 in test mode: confirm it"
+        #expect(first.stdout.contains(reminder), "\(first.stdout)")
+        let again = await CLI.sim(arguments: ["upgrade", Self.example, "--mode", "test-only"], device: device)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("nothing to do") && again.stdout.contains(reminder), "\(again.stdout)")
+        let confirm = await CLI.sim(arguments: ["upgrade", Self.example, "--mode", "confirm-only"], device: device)
+        #expect(confirm.status == 0, "\(confirm.stderr)")
+        let done = CLI.lines(confirm.stdout).first { $0.hasPrefix("hello-1.1.0.bin: ") }
+        #expect(done?.contains(": confirmed in ") == true, "\(confirm.stdout)")
+        #expect(
+            done?.hasSuffix("(the image was already on the device, nothing uploaded; mode confirm-only)") == true,
+            "\(confirm.stdout)"
+        )
+        #expect(!confirm.stdout.contains("0 B uploaded") && !confirm.stdout.contains(reminder), "\(confirm.stdout)")
+    }
+
     @Test func plainLinesShowThePlanAndStates() async throws {
         let result = await CLI.sim("upgrade", Self.example, "--mode", "test-only")
         #expect(result.status == 0, "\(result.stderr)")
