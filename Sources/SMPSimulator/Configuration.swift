@@ -104,6 +104,15 @@ public enum ZephyrRelease: String, Sendable, Hashable, CaseIterable, CustomStrin
     case latest
 
     public var description: String { rawValue }
+
+    /// The kernel version the device reports (`os info`, the shell's `kernel version`): the
+    /// release it answers as, so that no answer names another.
+    public var kernelVersion: String {
+        switch self {
+        case .v3_4: "3.4.0"
+        case .latest: "4.2.0"
+        }
+    }
 }
 
 extension SimulatedDevice {

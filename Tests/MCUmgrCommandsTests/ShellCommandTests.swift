@@ -7,7 +7,7 @@ import Testing
     @Test func printsTheOutput() async {
         let result = await CLI.sim("shell", "exec", "kernel", "version")
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == "Zephyr version 4.2.0\n")
+        #expect(result.stdout == "Zephyr version 3.4.0\n")
         #expect(result.stderr == "")
     }
 

@@ -160,8 +160,9 @@ enum OSHandler {
     /// Application info: letters in any order, fields in Zephyr's fixed order.
     static func applicationInfo(_ request: SMPServerRequest, device: DeviceCore) throws(HandlerFailure) -> CBORMap {
         let format = try request.decode(OSManagement.ApplicationInfo.self).format ?? ""
+        let version = device.configuration.release.kernelVersion
         let order: [(letter: Character, value: String)] = [
-            ("s", "Zephyr"), ("n", device.configuration.nodeName), ("r", "v4.2.0-sim"), ("v", "4.2.0"),
+            ("s", "Zephyr"), ("n", device.configuration.nodeName), ("r", "v\(version)-sim"), ("v", version),
             ("b", "Sun Nov 22 12:00:00 2026"), ("m", "posix"), ("p", "native"), ("i", "native_sim/native/64"),
             ("o", "Zephyr"),
         ]

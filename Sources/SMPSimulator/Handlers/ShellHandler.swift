@@ -36,7 +36,7 @@ enum ShellHandler {
         case let args where args.first == "echo":
             return (args.dropFirst().joined(separator: " ") + "\n", 0)
         case ["kernel", "version"]:
-            return ("Zephyr version 4.2.0\n", 0)
+            return ("Zephyr version \(device.configuration.release.kernelVersion)\n", 0)
         case ["kernel", "uptime"]:
             return ("Uptime: \(device.requestCount * 10) ms\n", 0)
         case ["kernel"]:

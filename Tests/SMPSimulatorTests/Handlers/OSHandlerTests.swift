@@ -133,9 +133,9 @@ struct OSHandlerTests {
         "application info: letters in any order, fields in fixed order",
         arguments: [
             (nil as String?, "Zephyr"), ("s", "Zephyr"), ("n", "zephyr"), ("on", "zephyr Zephyr"),
-            ("sv", "Zephyr 4.2.0"),
-            ("vs", "Zephyr 4.2.0"),
-            ("a", "Zephyr zephyr v4.2.0-sim 4.2.0 Sun Nov 22 12:00:00 2026 posix native native_sim/native/64 Zephyr"),
+            ("sv", "Zephyr 3.4.0"),
+            ("vs", "Zephyr 3.4.0"),
+            ("a", "Zephyr zephyr v3.4.0-sim 3.4.0 Sun Nov 22 12:00:00 2026 posix native native_sim/native/64 Zephyr"),
             ("mi", "posix native_sim/native/64"),
         ]
     )
@@ -329,7 +329,7 @@ struct OSHandlerTests {
             OSManagement.ApplicationInfo(format: "vs"),
             [
                 "bf",  // {_
-                "666f75747075746c5a657068797220342e322e30",  //   "output": "Zephyr 4.2.0"
+                "666f75747075746c5a657068797220332e342e30",  //   "output": "Zephyr 3.4.0"
                 "ff",  // }
             ]
         ),
