@@ -25,7 +25,7 @@ import Testing
         let silent = try SilentDevice()
         let result = await CLI.run(["--conn", silent.url, "--timeout", "1", "--retries", "1", "os", "echo", "hi"])
         #expect(result.status == 2)
-        #expect(result.stderr.hasPrefix("error: no answer to os command 0 after 2 attempts of 1.0 seconds"))
+        #expect(result.stderr.hasPrefix("error: no answer to os command 0 (Echo) after 2 attempts of 1.0 seconds"))
         #expect(CLI.lines(result.stderr).count == 1)
         // Two attempts, no more: what the options promise.
         #expect(try silent.datagrams() == 2)

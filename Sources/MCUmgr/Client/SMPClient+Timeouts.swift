@@ -6,6 +6,9 @@ struct RequestTimeout: Sendable {
     /// The frame's bytes; each attempt rewrites the version and sequence number in place.
     var frame: [UInt8]
     var expectation: SMPClient.Expectation
+    /// The request's name for messages (`os command 0 (Echo)`): group and number alone mean
+    /// nothing to a person.
+    var name: String
     /// Per attempt; `nil` when the caller times the request out (no watchdog here).
     var timeout: Duration?
     var retries: Int
@@ -59,7 +62,7 @@ extension SMPClient {
             await sendAttempt(id)
             return
         }
-        let what = "\(entry.expectation.group) command \(entry.expectation.command)"
+        let what = entry.name
         guard entry.idempotent else {
             fail(
                 id,

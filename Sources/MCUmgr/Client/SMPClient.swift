@@ -329,6 +329,7 @@ public actor SMPClient {
             // Moved, not copied: the first attempt then rewrites its header in place.
             frame: consume frame,
             expectation: expectation,
+            name: "\(R.group) command \(R.command) (\(R.self))",
             timeout: timeout,
             retries: retries,
             idempotent: request.isIdempotent
