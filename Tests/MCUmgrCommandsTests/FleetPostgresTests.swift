@@ -224,10 +224,10 @@ struct FleetPostgresTests {
         }
         let mcumgr = try EntryTests.executable()
         let scratch = Scratch()
-        let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 256 * 1024))
+        let image = try scratch.file("app.bin", try BLEBenchmark.syntheticImage(size: 448 * 1024))
         let simulator = RunningProcess(
             mcumgr,
-            ["simulator", "--udp", "127.0.0.1:0", "--count", "2", "--latency-ms", "20", "--slot-size", "0x80000"],
+            ["simulator", "--udp", "127.0.0.1:0", "--count", "2", "--latency-ms", "40", "--slot-size", "0x80000"],
             timeout: .seconds(3_600)
         )
         defer { simulator.stop() }
@@ -247,11 +247,21 @@ struct FleetPostgresTests {
             if !uploading { try await Task.sleep(for: .milliseconds(20)) }
         }
         try #require(uploading, "the rollout never uploaded: \(worker.output.stderr)")
+        // The devices hold still while the database goes away, so the rollout cannot end before
+        // it has to use the store again: bound by the devices, not by how fast this test runs.
+        simulator.send(SIGSTOP)
+        defer { simulator.send(SIGCONT) }
+        worker.readEvents(into: &read)
+        try #require(
+            !read.objects.contains { $0["event"] as? String == "summary" },
+            "the rollout ended before the database was taken away; the test proves nothing"
+        )
         _ = try await TestPostgres.query(
             database,
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 + "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+        simulator.send(SIGCONT)
         let result = try await worker.finished()
         #expect(result.status == 4, "\(result.stderr.suffix(2000))")
         let errors = CLI.lines(result.stderr).filter { $0.hasPrefix("error: ") }
