@@ -301,3 +301,66 @@ final class LockedCounter: @unchecked Sendable {
         set { lock.withLock { stored = newValue } }
     }
 }
+
+/// The connection against a bus that closes it at a chosen moment: a socket of the test's own
+/// that speaks just enough of the handshake, so the moment does not depend on a daemon's clock.
+struct DBusConnectionClosedEarlyTests {
+    /// What the fake bus does after the client's `BEGIN`.
+    enum Moment: Sendable, CustomStringConvertible {
+        case atAuth, afterBegin
+        var description: String { self == .atAuth ? "during authentication" : "before Hello" }
+    }
+
+    /// Listens on a fresh Unix socket, accepts one client, answers `AUTH` and
+    /// `NEGOTIATE_UNIX_FD` as a bus does (unless `moment` is `.atAuth`), and closes.
+    static func fakeBus(closing moment: Moment) throws -> (address: String, done: Task<Void, Never>) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fake-bus-\(UUID().uuidString)").path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        try #require(bound == 0 && listen(listener, 1) == 0)
+        let done = Task.detached {
+            let client = accept(listener, nil, nil)
+            close(listener)
+            unlink(path)
+            guard client >= 0 else { return }
+            defer { close(client) }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 512)
+            while moment == .afterBegin, !String(decoding: received, as: UTF8.self).contains("BEGIN\r\n") {
+                let count = read(client, &buffer, buffer.count)
+                guard count > 0 else { return }
+                received += buffer[0..<count]
+                let text = String(decoding: buffer[0..<count], as: UTF8.self)
+                if text.contains("AUTH EXTERNAL") { _ = write(client, "OK 0123456789abcdef0123456789abcdef\r\n", 37) }
+                if text.contains("NEGOTIATE_UNIX_FD") { _ = write(client, "AGREE_UNIX_FD\r\n", 15) }
+            }
+        }
+        return ("unix:path=\(path)", done)
+    }
+
+    @Test(arguments: [Moment.atAuth, .afterBegin])
+    func aBusThatClosesEarlySaysWhen(_ moment: Moment) async throws {
+        let (address, done) = try Self.fakeBus(closing: moment)
+        let error = await #expect(throws: DBusError.self) {
+            _ = try await DBusConnection.connect(to: try DBusAddress(address))
+        }
+        await done.value
+        switch moment {
+        case .atAuth:
+            #expect(error?.code == .authenticationFailed)
+            #expect(error?.message.contains("during authentication") == true, "\(String(describing: error))")
+        case .afterBegin:
+            #expect(error?.code == .connectionFailed)
+            #expect(error?.message.contains("before answering Hello") == true, "\(String(describing: error))")
+        }
+        #expect(error?.message.contains("auth_timeout") == true)
+    }
+}

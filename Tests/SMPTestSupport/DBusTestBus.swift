@@ -2,7 +2,11 @@ import Foundation
 
 /// A private `dbus-daemon` for a test: its own socket in a scratch folder, a permissive policy
 /// (or one denying a destination), and dbus-daemon's system-bus reply limit (128 pending calls
-/// per connection). Stop it with ``stop()`` (tests do so in `defer`, so it ends on failure too);
+/// per connection). Its `auth_timeout` is the bus's lifetime: with dbus-daemon's default (30 s
+/// by its own clock) the bus closed connections of a fresh-clone CI run that were stalled between
+/// authenticating and `Hello` at the loaded start of the suite ("the bus closed the
+/// connection"), and it closed one here within a millisecond, logging 30 s elapsed, after the
+/// virtual machine's clock jumped. Stop it with ``stop()`` (tests do so in `defer`, so it ends on failure too);
 /// it is killed after ``lifetime`` whatever happens.
 public final class DBusTestBus: Sendable {
     /// The bus address, for `DBUS_SYSTEM_BUS_ADDRESS`.
@@ -51,6 +55,7 @@ public final class DBusTestBus: Sendable {
               </policy>
               <limit name="max_replies_per_connection">128</limit>
               <limit name="reply_timeout">60000</limit>
+              <limit name="auth_timeout">\(lifetime.components.seconds * 1000)</limit>
             </busconfig>
             """
         let configFile = directory.appendingPathComponent("bus.conf")

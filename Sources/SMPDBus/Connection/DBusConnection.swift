@@ -55,8 +55,8 @@ public final class DBusConnection: @unchecked Sendable {
     ///   - address: the bus; by default the system bus (`DBUS_SYSTEM_BUS_ADDRESS`).
     ///   - timeout: how long the handshake may take.
     /// - Returns: the connection.
-    /// - Throws: ``DBusError`` `.connectionFailed` (no bus there, permission denied),
-    ///   `.authenticationFailed`, `.timeout`.
+    /// - Throws: ``DBusError`` `.connectionFailed` (no bus there, permission denied, the bus
+    ///   closed the connection before answering `Hello`), `.authenticationFailed`, `.timeout`.
     public static func connect(to address: DBusAddress? = nil, timeout: Duration = .seconds(10)) async throws
         -> DBusConnection
     {
@@ -80,6 +80,14 @@ public final class DBusConnection: @unchecked Sendable {
             }
             connection.uniqueNameStorage.withLock { $0 = name }
             return connection
+        } catch let error as DBusError where error.code == .disconnected {
+            connection.close()
+            throw DBusError(
+                .connectionFailed,
+                "the bus closed the connection before answering Hello (dbus-daemon closes a connection "
+                    + "that has not authenticated and said Hello within its auth_timeout)",
+                cause: error
+            )
         } catch {
             connection.close()
             throw error
@@ -177,7 +185,11 @@ public final class DBusConnection: @unchecked Sendable {
         do {
             try socket.send(try outgoing.encoded(), descriptors: descriptors)
         } catch {
-            _ = lock.withLock { pending.removeValue(forKey: outgoing.serial) }
+            // The reader may have closed the connection meanwhile and completed the call with
+            // the reason: then the call has its outcome, and throwing as well would complete it
+            // twice (a crash, seen when a bus closed the connection during `Hello`).
+            let stillPending = lock.withLock { pending.removeValue(forKey: outgoing.serial) != nil }
+            guard stillPending else { return outgoing.serial }
             throw error
         }
         return outgoing.serial

@@ -32,9 +32,36 @@ enum DBusHandshake {
         }
     }
 
+    /// The error for a bus that goes away mid-handshake, whether a read (end of stream, or a reset
+    /// when our bytes were left unread) or a write notices it.
+    private static func closedDuringAuthentication(cause: DBusError?) -> DBusError {
+        DBusError(
+            .authenticationFailed,
+            "the bus closed the connection during authentication (dbus-daemon closes a connection "
+                + "that has not authenticated within its auth_timeout)",
+            cause: cause
+        )
+    }
+
+    private static func send(_ bytes: [UInt8], on socket: DBusSocket) throws(DBusError) {
+        do {
+            try socket.send(bytes)
+        } catch {
+            throw error.code == .disconnected ? closedDuringAuthentication(cause: error) : error
+        }
+    }
+
+    private static func receive(on socket: DBusSocket) throws(DBusError) -> (bytes: [UInt8], descriptors: [Int32]) {
+        do {
+            return try socket.receive(maximumCount: 4096)
+        } catch {
+            throw error.code == .disconnected ? closedDuringAuthentication(cause: error) : error
+        }
+    }
+
     private static func blocking(_ socket: DBusSocket, timeout: Duration) throws(DBusError) -> Result {
         var auth = DBusAuthentication(uid: UInt32(getuid()), negotiateUnixFDs: true)
-        try socket.send(auth.initialBytes)
+        try send(auth.initialBytes, on: socket)
         let deadline = ContinuousClock.now + timeout
         var buffer: [UInt8] = []
         while true {
@@ -45,11 +72,9 @@ enum DBusHandshake {
                 guard socket.waitReadable(until: deadline) else {
                     throw DBusError(.timeout, "the bus did not answer the authentication within \(timeout)")
                 }
-                let (bytes, descriptors) = try socket.receive(maximumCount: 4096)
+                let (bytes, descriptors) = try receive(on: socket)
                 for descriptor in descriptors { _ = systemClose(descriptor) }
-                guard !bytes.isEmpty else {
-                    throw DBusError(.authenticationFailed, "the bus closed the connection during authentication")
-                }
+                guard !bytes.isEmpty else { throw closedDuringAuthentication(cause: nil) }
                 buffer += bytes
                 continue
             }
@@ -57,9 +82,9 @@ enum DBusHandshake {
             buffer.removeSubrange(..<end.upperBound)
             switch try auth.receive(line: line) {
             case .send(let bytes):
-                try socket.send(bytes)
+                try send(bytes, on: socket)
             case .authenticated(let bytes, let guid, let unixFDs):
-                try socket.send(bytes)
+                try send(bytes, on: socket)
                 return Result(unixFDs: unixFDs, guid: guid, leftover: buffer)
             }
         }
