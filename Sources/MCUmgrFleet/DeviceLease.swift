@@ -11,20 +11,24 @@ import SMPLink
 /// this, a resumed worker's upgrade went on sending to a device another worker was upgrading,
 /// for as long as it took the resumed worker to notice.
 actor DeviceLease {
-    private var deadline: ContinuousClock.Instant
+    private let clock: FleetClock
+    /// On ``clock``'s elapsed time.
+    private var deadline: Duration
     private var revoked = false
     private var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
     private var nextWaiter = 0
 
     /// A lease granted by a claim.
     /// - Parameters:
-    ///   - asked: when the claim was asked for (the store's lease starts after it).
+    ///   - asked: when the claim was asked for, on `clock` (the store's lease starts after it).
     ///   - lease: the lease's length.
-    init(asked: ContinuousClock.Instant, lease: Duration) {
+    ///   - clock: the rollout's clock.
+    init(asked: Duration, lease: Duration, clock: FleetClock) {
+        self.clock = clock
         deadline = Self.deadline(asked: asked, lease: lease)
     }
 
-    private static func deadline(asked: ContinuousClock.Instant, lease: Duration) -> ContinuousClock.Instant {
+    private static func deadline(asked: Duration, lease: Duration) -> Duration {
         asked + lease - lease / 3
     }
 
@@ -33,7 +37,7 @@ actor DeviceLease {
     ///   task is cancelled.
     func permit() async throws {
         if revoked { throw CancellationError() }
-        guard ContinuousClock.now >= deadline else { return }
+        guard clock.elapsed >= deadline else { return }
         let id = nextWaiter
         nextWaiter += 1
         try await withTaskCancellationHandler {
@@ -52,11 +56,11 @@ actor DeviceLease {
 
     /// The store renewed the lease.
     /// - Parameters:
-    ///   - asked: when the renewal was asked for.
+    ///   - asked: when the renewal was asked for, on the rollout's clock.
     ///   - lease: the lease's length.
-    func renewed(asked: ContinuousClock.Instant, lease: Duration) {
+    func renewed(asked: Duration, lease: Duration) {
         deadline = max(deadline, Self.deadline(asked: asked, lease: lease))
-        guard !revoked, ContinuousClock.now < deadline else { return }
+        guard !revoked, clock.elapsed < deadline else { return }
         for waiter in waiters.values { waiter.resume() }
         waiters = [:]
     }

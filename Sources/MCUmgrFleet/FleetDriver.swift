@@ -1,12 +1,11 @@
 import Foundation
-import Logging
 import MCUboot
 import MCUmgrDFU
-import SMPCore
 import SMPLink
 
-/// Performs a ``RolloutStateMachine``'s actions: starts the upgrades, feeds back how each ended,
-/// writes every change to the store before acting on it; decides nothing. One per run.
+/// Performs a rollout's decisions, on one host or as one worker of many: asks its
+/// ``RolloutCoordinator`` what starts, starts those upgrades (``FleetUpgradeLauncher``), feeds
+/// back how each ended, renews leases and wakes for retries; decides nothing. One per run.
 struct FleetDriver {
     /// What the driver's loop waits for.
     enum Message: Sendable {
@@ -14,36 +13,41 @@ struct FleetDriver {
         case ended(String, attempt: Int, AttemptResult)
         /// A device's upgrade attempt read the version the device runs.
         case versionRead(String, attempt: Int, String)
-        /// A retry's back-off is over.
+        /// A retry's back-off is over, or it is time to look again.
         case wake
         /// The user interrupted.
         case interrupt
     }
 
     let fleet: FleetUpgrade
-    let package: FirmwarePackage
-    let devices: [String: Inventory.Device]
     let store: any RolloutStore
+    let launcher: FleetUpgradeLauncher
     let events: AsyncThrowingStream<FleetEvent, any Error>.Continuation
     let inbox: AsyncStream<Message>.Continuation
-    private var runs: [String: FirmwareUpgradeRun] = [:]
-    private var saved: [DeviceRecord] = []
+    /// The upgrades running here, with the attempt each is (a device this worker lost and then
+    /// claimed again has a new attempt; the old one's end is not the device's).
+    private var runs: [String: (attempt: Int, run: FirmwareUpgradeRun)] = [:]
     private var interrupted = false
 
     init(
         fleet: FleetUpgrade,
         package: FirmwarePackage,
-        devices: [String: Inventory.Device],
+        devices: [Inventory.Device],
         store: any RolloutStore,
         events: AsyncThrowingStream<FleetEvent, any Error>.Continuation,
         inbox: AsyncStream<Message>.Continuation
     ) {
         self.fleet = fleet
-        self.package = package
-        self.devices = devices
         self.store = store
         self.events = events
         self.inbox = inbox
+        launcher = FleetUpgradeLauncher(
+            fleet: fleet,
+            package: package,
+            devices: Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }),
+            events: events,
+            inbox: inbox
+        )
     }
 
     mutating func run(_ rollout: RolloutDescription, devices list: [Inventory.Device], messages: AsyncStream<Message>)
@@ -56,165 +60,134 @@ struct FleetDriver {
                 retryFailed: fleet.retryFailed,
                 events: events
             )
-            saved = records
-            var machine = RolloutStateMachine(records: records, policy: fleet.policy, worker: fleet.worker)
+            var coordinator = store.coordinator(rollout, records: records, fleet: fleet)
             try await withThrowingTaskGroup(of: Void.self) { group in
+                if let poll = coordinator.pollInterval { startTicker(every: poll, group: &group) }
                 var iterator = messages.makeAsyncIterator()
-                var actions = machine.handle(.start, at: Date())
                 do {
-                    while true {
-                        try await persist(machine, rollout: rollout.id)
-                        if perform(actions, machine: machine, group: &group) { break }
+                    while try await !step(&coordinator, group: &group) {
                         guard let message = await iterator.next() else { break }
-                        actions = handle(message, machine: &machine)
+                        try await handle(message, &coordinator, group: &group)
                     }
                 } catch {
                     // The group waits for its children before it rethrows, and they wait for the
-                    // upgrades: a store that failed stops the rollout now, not after every
-                    // upgrade in flight has ended unrecorded.
-                    for run in runs.values { run.cancel() }
+                    // upgrades (with a shared store, for leases nobody can renew now): a store
+                    // that failed stops the rollout now, not after every upgrade has ended
+                    // unrecorded.
+                    await stopRuns(&coordinator)
                     throw error
                 }
                 group.cancelAll()
             }
             events.finish()
         } catch {
-            for run in runs.values { run.cancel() }
             events.finish(throwing: error)
         }
     }
 
-    private mutating func handle(_ message: Message, machine: inout RolloutStateMachine) -> [RolloutStateMachine.Action]
-    {
+    /// Cancels every upgrade running here and gives up its lease, so that none goes on sending.
+    private mutating func stopRuns(_ coordinator: inout any RolloutCoordinator) async {
+        for (device, entry) in runs {
+            entry.run.cancel()
+            await coordinator.release(device)
+        }
+    }
+
+    /// Wakes the loop every `interval` (a shared rollout: other workers' devices end, leases
+    /// lapse, leases are renewed).
+    private func startTicker(every interval: Duration, group: inout ThrowingTaskGroup<Void, any Error>) {
+        let inbox = self.inbox
+        let clock = fleet.clock
+        group.addTask {
+            while !Task.isCancelled {
+                try? await clock.sleep(for: interval)
+                inbox.yield(.wake)
+            }
+        }
+    }
+
+    /// Performs one step of the coordinator; returns whether the rollout is over for this run.
+    private mutating func step(
+        _ coordinator: inout any RolloutCoordinator,
+        group: inout ThrowingTaskGroup<Void, any Error>
+    ) async throws -> Bool {
+        let step = try await coordinator.step(
+            capacity: fleet.policy.parallel - runs.count,
+            interrupted: interrupted,
+            running: runs.count
+        )
+        for record in step.ended { events.yield(.ended(record)) }
+        if let halt = step.halt { events.yield(.halted(halt)) }
+        // Each phase is announced before the first device it starts.
+        var phases = step.phases
+        for record in step.started {
+            if let index = phases.firstIndex(where: { $0 == record.phase }) {
+                for phase in phases[...index] { events.yield(.phase(phase)) }
+                phases.removeFirst(index + 1)
+            }
+            events.yield(.started(record))
+            await start(record, &coordinator, group: &group)
+        }
+        for phase in phases { events.yield(.phase(phase)) }
+        guard let outcome = step.outcome else { return false }
+        events.yield(.finished(outcome))
+        return true
+    }
+
+    private mutating func handle(
+        _ message: Message,
+        _ coordinator: inout any RolloutCoordinator,
+        group: inout ThrowingTaskGroup<Void, any Error>
+    ) async throws {
         switch message {
-        case .ended(let device, _, let result):
-            runs[device] = nil
-            return machine.handle(.ended(device: device, result), at: Date())
-        case .versionRead(let device, _, let version):
-            return machine.handle(.versionRead(device: device, version), at: Date())
+        case .ended(let device, let attempt, let result):
+            if let entry = runs[device], entry.attempt == attempt {
+                runs[device] = nil
+                await coordinator.release(device)
+            }
+            if let (record, at) = try await coordinator.finish(device: device, attempt: attempt, result: result) {
+                events.yield(.retrying(record, at: at))
+                wake(at: at, group: &group)
+            }
+        case .versionRead(let device, let attempt, let version):
+            try await coordinator.versionRead(device: device, attempt: attempt, version: version)
         case .wake:
-            return machine.handle(.wake, at: Date())
+            for device in try await coordinator.renew(running: Array(runs.keys)) {
+                runs.removeValue(forKey: device)?.run.cancel()
+            }
         case .interrupt:
             interrupted = true
-            for run in runs.values { run.cancel() }
-            return machine.handle(.interrupt, at: Date())
-        }
-    }
-
-    /// Writes the records that changed, and reports the devices that ended.
-    private mutating func persist(_ machine: RolloutStateMachine, rollout: String) async throws {
-        let changed = machine.records.enumerated().filter { $0.offset >= saved.count || saved[$0.offset] != $0.element }
-        guard !changed.isEmpty else { return }
-        try await store.save(changed.map(\.element), rollout: rollout)
-        for (index, record) in changed
-        where record.status.isFinal && !(index < saved.count && saved[index].status.isFinal) {
-            events.yield(.ended(record))
-        }
-        saved = machine.records
-    }
-
-    /// Performs the actions; returns whether the rollout finished.
-    private mutating func perform(
-        _ actions: [RolloutStateMachine.Action],
-        machine: RolloutStateMachine,
-        group: inout ThrowingTaskGroup<Void, any Error>
-    ) -> Bool {
-        for action in actions {
-            switch action {
-            case .enterPhase(let phase):
-                events.yield(.phase(phase))
-            case .start(let device, _, _):
-                guard let record = machine.record(device) else { continue }
-                events.yield(.started(record))
-                start(record, group: &group)
-            case .retry(let device, let at, _):
-                if let record = machine.record(device) { events.yield(.retrying(record, at: at)) }
-                let inbox = self.inbox
-                group.addTask {
-                    let wait = max(0, at.timeIntervalSinceNow)
-                    try? await Task.sleep(for: .milliseconds(Int64(wait * 1000) + 1))
-                    inbox.yield(.wake)
-                }
-            case .halt(let reason):
-                events.yield(.halted(reason))
-            case .finish(let outcome):
-                events.yield(.finished(outcome))
-                return true
+            for (device, entry) in runs {
+                entry.run.cancel()
+                await coordinator.release(device)
             }
         }
-        return false
     }
 
-    private mutating func start(_ record: DeviceRecord, group: inout ThrowingTaskGroup<Void, any Error>) {
-        let id = record.id
+    /// Wakes the loop at a retry's time, by the rollout's clock.
+    private func wake(at date: Date, group: inout ThrowingTaskGroup<Void, any Error>) {
         let inbox = self.inbox
-        guard let device = devices[id] else {
-            inbox.yield(
-                .ended(
-                    id,
-                    attempt: record.attempts,
-                    .failed(AttemptFailure(code: .notInInventory, state: nil, message: "not in the inventory"))
-                )
-            )
-            return
-        }
-        let transport: any SMPTransport
-        do {
-            transport = try fleet.makeTransport(device)
-        } catch {
-            let failure = AttemptFailure(code: .transportUnavailable, state: nil, message: "\(error)")
-            inbox.yield(.ended(id, attempt: record.attempts, .failed(failure)))
-            return
-        }
-        let upgrade = FirmwareUpgrade(
-            transport: transport,
-            configuration: fleet.configuration,
-            clientConfiguration: fleet.clientConfiguration,
-            logger: fleet.logger
-        )
-        let run = upgrade.run(package)
-        runs[id] = run
-        let events = self.events
-        let attempt = record.attempts
+        let clock = fleet.clock
         group.addTask {
-            let result = await Self.outcome(of: run, device: id, attempt: attempt, events: events, inbox: inbox)
-            inbox.yield(.ended(id, attempt: attempt, result))
+            try? await clock.sleep(until: date)
+            inbox.yield(.wake)
         }
     }
 
-    /// Follows one upgrade to its end and classifies it.
-    static func outcome(
-        of run: FirmwareUpgradeRun,
-        device: String,
-        attempt: Int,
-        events: AsyncThrowingStream<FleetEvent, any Error>.Continuation,
-        inbox: AsyncStream<Message>.Continuation
-    ) async -> AttemptResult {
-        do {
-            for try await event in run {
-                events.yield(.upgrade(device: device, event))
-                if case .imagesRead(let slots) = event, let version = runningVersion(slots) {
-                    inbox.yield(.versionRead(device, attempt: attempt, version))
-                }
-                guard case .completed(let summary) = event else { continue }
-                let before = runningVersion(summary.before)
-                if summary.isUpToDate { return .alreadyCurrent(version: before) }
-                return .upgraded(
-                    versionBefore: before,
-                    versionAfter: runningVersion(summary.after),
-                    uploadedBytes: summary.uploadedBytes
-                )
-            }
-            return .interrupted
-        } catch let error as FirmwareUpgradeError {
-            return AttemptResult(error)
-        } catch {
-            return .interrupted
+    private mutating func start(
+        _ record: DeviceRecord,
+        _ coordinator: inout any RolloutCoordinator,
+        group: inout ThrowingTaskGroup<Void, any Error>
+    ) async {
+        // A run of an earlier attempt still here is stale (the device was claimed again): stop it.
+        if let stale = runs.removeValue(forKey: record.id) {
+            stale.run.cancel()
         }
-    }
-
-    /// The version image 0 runs, from an image list.
-    static func runningVersion(_ slots: [ImageManagement.SlotState]) -> String? {
-        slots.first { $0.imageNumber == 0 && $0.isActive }?.version ?? slots.first { $0.isActive }?.version
+        let lease = coordinator.lease(for: record.id)
+        let wrap: (any SMPTransport) -> any SMPTransport = { transport in
+            lease.map { LeasedTransport(inner: transport, lease: $0) } ?? transport
+        }
+        guard let run = launcher.start(record, wrap: wrap, group: &group) else { return }
+        runs[record.id] = (record.attempts, run)
     }
 }

@@ -40,6 +40,8 @@ public struct FleetUpgrade: Sendable {
     public var lease: Duration = .seconds(30)
     /// With a shared store: how often the worker asks for more devices while it waits.
     public var pollInterval: Duration = .milliseconds(500)
+    /// The clock the rollout dates its records by and waits on (back-offs, leases, polling).
+    public var clock: FleetClock = .system
     let makeTransport: @Sendable (Inventory.Device) throws -> any SMPTransport
     let logger: Logger
 
@@ -99,24 +101,11 @@ public struct FleetUpgrade: Sendable {
     public func run(_ package: FirmwarePackage, file: String, inventory: Inventory, store: any RolloutStore) -> FleetRun
     {
         let rollout = rollout(of: package, file: file)
-        if let shared = store as? any SharedRolloutStore {
-            return FleetRun { events, inbox, messages in
-                var driver = SharedFleetDriver(
-                    fleet: self,
-                    package: package,
-                    devices: Dictionary(inventory.devices.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }),
-                    store: shared,
-                    events: events,
-                    inbox: inbox
-                )
-                await driver.run(rollout, devices: inventory.devices, messages: messages)
-            }
-        }
         return FleetRun { events, inbox, messages in
             var driver = FleetDriver(
                 fleet: self,
                 package: package,
-                devices: Dictionary(inventory.devices.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }),
+                devices: inventory.devices,
                 store: store,
                 events: events,
                 inbox: inbox

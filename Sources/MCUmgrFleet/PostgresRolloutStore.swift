@@ -7,8 +7,10 @@ import PostgresNIO
 /// A rollout's state in PostgreSQL, shared by `mcumgr fleet` workers on several hosts.
 ///
 /// No coordination protocol of our own: every decision is one transaction. A claim locks the
-/// rollout's row (`FOR UPDATE`), so claims and ends are serialised and every worker decides the
-/// canary, wave and budget gates from the same rows (``RolloutGates``); the devices it takes are
+/// rollout's row (`FOR UPDATE`), so claims and ends are serialised, and the rollout machine
+/// decides from the same rows (``RolloutStateMachine/claim(_:policy:worker:capacity:lease:at:)``,
+/// ``RolloutStateMachine/finish(_:device:attempt:worker:result:policy:at:)``): this store only
+/// reads, locks and writes. The devices a worker takes are
 /// locked with `FOR UPDATE SKIP LOCKED` and leased to the worker, which renews the lease while it
 /// runs them. A worker that dies stops renewing: its devices go back to pending when the lease
 /// expires, and another worker plans them again from their own image list. Times are the
@@ -156,46 +158,16 @@ public actor PostgresRolloutStore: SharedRolloutStore {
                 logger: logger
             )
             let now = try await Self.lockRollout(rollout.id, connection, logger)
-            let existing = Dictionary(
-                try await Self.records(rollout.id, connection, logger, leases: true).map { ($0.id, $0) },
-                uniquingKeysWith: { a, _ in a }
+            let writes = try RolloutStateMachine.prepareShared(
+                try await Self.records(rollout.id, connection, logger, leases: true),
+                devices: devices,
+                retryFailed: retryFailed,
+                at: now
             )
-            var records: [DeviceRecord] = []
-            var leases: [Date?] = []
-            for (position, device) in devices.enumerated() {
-                let fresh = DeviceRecord(
-                    id: device.id,
-                    url: device.url.description,
-                    position: position,
-                    labels: device.labels
-                )
-                var record = existing[device.id] ?? fresh
-                if record.status == .running, !record.belongs(to: device),
-                    record.leaseUntil.map({ $0 >= now }) ?? true
-                {
-                    // Another worker upgrades the device of this name at another URL right now:
-                    // the workers were given different inventories, and replacing the record
-                    // would leave that upgrade unrecorded.
-                    throw RolloutStoreError(
-                        "\(device.id) is being upgraded at \(record.url) by worker \(record.worker ?? "?"), but this inventory has \(device.url.description); give every worker the same inventory, or this one another --state"
-                    )
-                }
-                if record.status != .running || !record.belongs(to: device) {
-                    record = record.prepared(for: device, position: position, retryFailed: retryFailed)
-                } else {
-                    // A running device is some worker's: only its inventory facts change.
-                    record.position = position
-                    record.labels = device.labels
-                }
-                // A device that still runs keeps its worker's lease: written as none, it would
-                // never expire, and a worker that dies now would wedge the rollout.
-                leases.append(record.status == .running ? record.leaseUntil : nil)
-                record.leaseUntil = nil
-                records.append(record)
+            for write in writes {
+                try await Self.write(write.record, rollout: rollout.id, lease: write.leaseUntil, connection, logger)
             }
-            for (record, lease) in zip(records, leases) {
-                try await Self.write(record, rollout: rollout.id, lease: lease, connection, logger)
-            }
+            let records = writes.map(\.record)
             return records
         }
     }
@@ -241,49 +213,54 @@ public actor PostgresRolloutStore: SharedRolloutStore {
 
     // MARK: - SharedRolloutStore
 
+    public nonisolated var sharing: (any SharedRolloutStore)? { self }
+
     public func claim(_ rollout: String, worker: String, policy: RolloutPolicy, capacity: Int, lease: Duration)
         async throws -> RolloutClaim
     {
         try await transaction { connection, logger in
+            // Every decision is the rollout machine's; this only reads, locks rows and writes.
             let now = try await Self.lockRollout(rollout, connection, logger)
-            var records = try await Self.records(rollout, connection, logger, leases: true)
-            // A dead worker's devices: pending again once their lease expired. A running device
-            // with no lease at all (written so by an older version) gets one from now: it comes
-            // back unless its worker, if alive, renews it.
-            for index in records.indices where records[index].status == .running {
-                guard let until = records[index].leaseUntil else {
-                    let until = now.addingTimeInterval(RolloutTransitions.seconds(lease))
-                    try await Self.write(records[index], rollout: rollout, lease: until, connection, logger)
-                    continue
-                }
-                guard until < now else { continue }
-                records[index].status = .pending
-                try await Self.write(records[index], rollout: rollout, lease: nil, connection, logger)
+            let records = try await Self.records(rollout, connection, logger, leases: true)
+            let claim = RolloutStateMachine.claim(
+                records,
+                policy: policy,
+                worker: worker,
+                capacity: capacity,
+                lease: lease,
+                at: now
+            )
+            for write in claim.writes {
+                try await Self.write(write.record, rollout: rollout, lease: write.leaseUntil, connection, logger)
             }
-            let verdict = RolloutGates.verdict(records, policy: policy)
-            var closed: [DeviceRecord] = []
-            if case .halted(let reason) = verdict, !records.contains(where: { $0.status == .running }) {
-                for index in records.indices where records[index].status == .pending {
-                    records[index] = RolloutTransitions.close(records[index], reason: reason, at: now)
-                    closed.append(records[index])
-                    try await Self.write(records[index], rollout: rollout, lease: nil, connection, logger)
-                }
-            }
-            let chosen = RolloutGates.starts(records, policy: policy, worker: worker, now: now).prefix(max(0, capacity))
-            let locked = try await Self.lock(chosen.map { records[$0.index].id }, rollout: rollout, connection, logger)
+            var after = claim.records
+            let ids = claim.candidates.map { after[$0.index].id }
+            let locked = try await Self.lock(ids, rollout: rollout, connection, logger)
             var started: [DeviceRecord] = []
-            for (index, phase) in chosen where locked.contains(records[index].id) {
-                records[index] = RolloutTransitions.start(records[index], phase: phase, worker: worker, at: now)
-                let until = now.addingTimeInterval(RolloutTransitions.seconds(lease))
-                try await Self.write(records[index], rollout: rollout, lease: until, connection, logger)
-                started.append(records[index])
+            for candidate in claim.candidates where locked.contains(after[candidate.index].id) {
+                let write = RolloutStateMachine.started(
+                    after[candidate.index],
+                    phase: candidate.phase,
+                    worker: worker,
+                    lease: lease,
+                    at: now
+                )
+                try await Self.write(write.record, rollout: rollout, lease: write.leaseUntil, connection, logger)
+                after[candidate.index] = write.record
+                started.append(write.record)
             }
-            let plain = records.map {
+            let plain = after.map {
                 var record = $0
                 record.leaseUntil = nil
                 return record
             }
-            return RolloutClaim(started: started, closed: closed, records: plain, verdict: verdict, now: now)
+            return RolloutClaim(
+                started: started,
+                closed: claim.closed,
+                records: plain,
+                verdict: claim.verdict,
+                now: now
+            )
         }
     }
 
@@ -298,13 +275,17 @@ public actor PostgresRolloutStore: SharedRolloutStore {
         try await transaction { connection, logger in
             let now = try await Self.lockRollout(rollout, connection, logger)
             let records = try await Self.records(rollout, connection, logger)
-            guard let record = records.first(where: { $0.id == device }), record.status == .running,
-                record.worker == worker, record.attempts == attempt
+            guard
+                let (ended, retryAt) = RolloutStateMachine.finish(
+                    records,
+                    device: device,
+                    attempt: attempt,
+                    worker: worker,
+                    result: result,
+                    policy: policy,
+                    at: now
+                )
             else { return nil }
-            var rolling = true
-            if case .halted = RolloutGates.verdict(records, policy: policy) { rolling = false }
-            if case .interrupted = result { rolling = false }
-            let (ended, retryAt) = RolloutTransitions.end(record, result, policy: policy, rolling: rolling, at: now)
             try await Self.write(ended, rollout: rollout, lease: nil, connection, logger)
             return (ended, retryAt)
         }
@@ -315,7 +296,7 @@ public actor PostgresRolloutStore: SharedRolloutStore {
     {
         try await transaction { connection, logger in
             // The same rule as one host's (RolloutTransitions.versionRead): the first reading stays.
-            try await connection.query(
+            _ = try await connection.query(
                 """
                 UPDATE mcumgr_devices SET version_before = COALESCE(version_before, \(version))
                 WHERE rollout = \(rollout) AND id = \(device) AND worker = \(worker) AND status = 'running'

@@ -59,6 +59,15 @@ public protocol RolloutStore: Sendable {
 
     /// Releases the store.
     func close() async
+
+    /// The same store as one that several workers share a rollout through, when it is one
+    /// (their claims and leases); `nil` for a store of one host.
+    var sharing: (any SharedRolloutStore)? { get }
+}
+
+extension RolloutStore {
+    /// A store of one host.
+    public var sharing: (any SharedRolloutStore)? { nil }
 }
 
 /// A store that cannot be used, with what to try: its server cannot be reached or was lost, its

@@ -143,22 +143,11 @@ public actor SQLiteRolloutStore: RolloutStore {
                 .float(now),
             ]
         )
-        let existing = Dictionary(
-            try await records(rollout.id).map { ($0.id, $0) },
-            uniquingKeysWith: { first, _ in first }
+        let records = RolloutStateMachine.prepare(
+            try await records(rollout.id),
+            devices: devices,
+            retryFailed: retryFailed
         )
-        var records: [DeviceRecord] = []
-        for (position, device) in devices.enumerated() {
-            let fresh = DeviceRecord(
-                id: device.id,
-                url: device.url.description,
-                position: position,
-                labels: device.labels
-            )
-            records.append(
-                (existing[device.id] ?? fresh).prepared(for: device, position: position, retryFailed: retryFailed)
-            )
-        }
         for record in records { try await run(Self.upsert, Self.binds(record, rollout: rollout.id)) }
         return records
     }

@@ -1,9 +1,10 @@
 import Foundation
 
-/// A store several processes, on several hosts, share one rollout through. The store decides
-/// who starts which device: claims take the devices the gates allow under the rollout's lock,
-/// with a lease that the claiming worker renews while it runs; a dead worker's devices go back to
-/// pending once their lease expires.
+/// A store several processes, on several hosts, share one rollout through. Under the rollout's
+/// lock the store reads every record and applies what the rollout machine decides
+/// (``RolloutStateMachine/claim(_:policy:worker:capacity:lease:at:)``): claims take the devices
+/// the gates allow, with a lease that the claiming worker renews while it runs; a dead worker's
+/// devices go back to pending once their lease expires.
 public protocol SharedRolloutStore: RolloutStore {
     /// Frees expired leases, decides the gates from every record, ends the devices a halted
     /// rollout will not start once none runs anywhere, and claims the devices this worker may

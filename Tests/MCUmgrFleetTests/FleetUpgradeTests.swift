@@ -2,7 +2,9 @@ import Foundation
 import MCUboot
 import MCUmgrDFU
 import MCUmgrFleet
+import SMPLink
 import SMPSimulator
+import SMPTestSupport
 import Testing
 
 /// Rollouts against simulated fleets over real UDP sockets, in this process. Bounded by events
@@ -124,5 +126,52 @@ import Testing
         #expect(outcome.records.map(\.status) == [.failed, .skipped, .skipped, .skipped])
         #expect(outcome.halt == .canaryFailed(device: "sim-001"))
         for member in fleet.members.dropFirst() { #expect(await member.device.counters.requests == 0) }
+    }
+
+    /// A transport whose device never answers a connection (nothing at the address).
+    struct RefusingTransport: SMPTransport {
+        var endpointDescription: String { "udp://192.0.2.1:1337" }
+        func connect() async throws -> any SMPConnection {
+            throw SMPTransportError(.connectionFailed, "connection refused")
+        }
+    }
+
+    /// A retry's back-off waits on the rollout's clock, not the machine's: an hour of it passes
+    /// when the test advances the clock, and the records are dated by it.
+    @Test func aRetryWaitsItsBackOffOnTheRolloutsClock() async throws {
+        let clock = ManualClock()
+        let origin = Date(timeIntervalSince1970: 3_000_000)
+        var upgrade = FleetUpgrade(
+            policy: RolloutPolicy(linkRetries: 1, backoff: .seconds(3_600), maximumBackoff: .seconds(3_600)),
+            configuration: FirmwareUpgrade.Configuration(mode: .confirmOnly),
+            clientConfiguration: FleetHarness.client,
+            worker: "test-host",
+            makeTransport: { _ in RefusingTransport() }
+        )
+        upgrade.clock = FleetClock(clock, origin: origin)
+        let store = try await SQLiteRolloutStore(path: FleetHarness.scratch("state.sqlite"))
+        let package = try FleetHarness.package(size: 8 * 1024)
+        let inventory = try Inventory(parsing: "udp://192.0.2.1:1337 dev-1\n")
+        var starts: [Date] = []
+        var outcome: RolloutOutcome?
+        for try await event in upgrade.run(package, file: "app.bin", inventory: inventory, store: store) {
+            switch event {
+            case .started(let record):
+                starts.append(try #require(record.startedAt))
+            case .retrying(_, let at):
+                #expect(at == origin.addingTimeInterval(3_600))
+                #expect(starts.count == 1, "the retry started before its back-off passed")
+                clock.advance(by: .seconds(3_600))
+            case .finished(let ended):
+                outcome = ended
+            default:
+                break
+            }
+        }
+        await store.close()
+        #expect(starts == [origin, origin.addingTimeInterval(3_600)])
+        let record = try #require(outcome?.records.first)
+        #expect(record.status == .unreachable && record.attempts == 2)
+        #expect(record.endedAt == origin.addingTimeInterval(3_600))
     }
 }
