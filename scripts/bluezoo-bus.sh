@@ -49,7 +49,15 @@ stop_all() {
     wait 2>/dev/null || true
 }
 trap stop_all EXIT
-trap 'kill "$zoo" 2>/dev/null; wait "$zoo" 2>/dev/null; start_bluezoo; echo "bluezoo restarted" >&2' HUP
+# Under `set -e` a trap's failing command ends the script: `wait` returns bluezoo's 143 (its
+# SIGTERM), which stopped the whole bus instead of restarting bluezoo.
+restart_bluezoo() {
+    kill "$zoo" 2>/dev/null || true
+    wait "$zoo" 2>/dev/null || true
+    start_bluezoo
+    echo "bluezoo restarted (pid $zoo)" >&2
+}
+trap restart_bluezoo HUP
 for _ in $(seq 100); do [[ -S $folder/bus ]] && break; sleep 0.05; done
 start_bluezoo
 echo "export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$folder/bus"

@@ -129,7 +129,7 @@ public enum RolloutPhase: Sendable, Hashable, CustomStringConvertible {
 /// can be stored.
 public struct AttemptFailure: Sendable, Hashable {
     /// What failed. An open set spelled in snake_case, as the fleet's JSON and its stores write it:
-    /// the engine's codes (``FirmwareUpgradeError/Code/name``) and the rollout's own.
+    /// the engine's codes (`FirmwareUpgradeError.Code.name`) and the rollout's own.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         public let rawValue: String
 

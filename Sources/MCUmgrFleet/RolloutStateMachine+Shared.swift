@@ -141,7 +141,7 @@ extension RolloutStateMachine {
     }
 
     /// The records of a rollout that opens or resumes on one host: every inventory device, in
-    /// inventory order, from its earlier record when it has one (``DeviceRecord/prepared(for:position:retryFailed:)``).
+    /// inventory order, from its earlier record when it has one (`DeviceRecord.prepared(for:position:retryFailed:)`).
     /// - Parameters:
     ///   - existing: the rollout's records in the store.
     ///   - devices: the inventory.

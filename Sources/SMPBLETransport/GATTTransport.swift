@@ -164,7 +164,7 @@ public final class GATTConnection: SMPConnection, Sendable {
     /// Writes one frame as consecutive writes without response, waiting out a full buffer.
     /// - Throws: `SMPTransportError` `.frameTooLarge` or `.disconnected`.
     public func send(_ frame: [UInt8]) async throws {
-        guard !closed.value else { throw SMPTransportError(.disconnected, "the connection is closed") }
+        guard !closed.value else { throw SMPTransportError.closed("the connection is closed") }
         let limit = configuration.deviceReassembles ? SMPHeader.size + SMPFrame.maximumPayloadSize : maximumFrameSize
         guard frame.count <= limit else {
             throw SMPTransportError.frameTooLarge(

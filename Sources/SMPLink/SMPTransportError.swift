@@ -60,6 +60,10 @@ public struct SMPTransportError: CodedError {
     public var frameLimit: Int?
     /// The underlying error, e.g. an `errno` description.
     public var cause: (any Error & Sendable)?
+    /// The frame never left: the connection was closed before it was handed over. Sending it
+    /// again on a new connection cannot carry out a request twice (a reset whose send failed so
+    /// was never seen by the device, not one whose answer is unknown).
+    public var nothingSent = false
 
     /// Creates an error.
     /// - Parameters:
@@ -82,6 +86,15 @@ public struct SMPTransportError: CodedError {
         var error = SMPTransportError(.frameTooLarge, message)
         error.frameSize = size
         error.frameLimit = limit
+        return error
+    }
+
+    /// The error for a frame that a closed connection refused: nothing was sent.
+    /// - Parameter message: which connection, e.g. "the UDP socket is closed".
+    /// - Returns: a ``Code/disconnected`` error with ``nothingSent`` set.
+    public static func closed(_ message: String) -> SMPTransportError {
+        var error = SMPTransportError(.disconnected, message)
+        error.nothingSent = true
         return error
     }
 

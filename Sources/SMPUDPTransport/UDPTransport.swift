@@ -115,7 +115,7 @@ final class UDPConnection: SMPConnection {
                 "\(frame.count) bytes exceed the \(maximumFrameSize)-byte datagram limit"
             )
         }
-        guard !socket.isClosed else { throw SMPTransportError(.disconnected, "the UDP socket is closed") }
+        guard !socket.isClosed else { throw SMPTransportError.closed("the UDP socket is closed") }
         do {
             try socket.send(frame)
         } catch {

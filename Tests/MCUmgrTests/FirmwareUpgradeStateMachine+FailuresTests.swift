@@ -41,6 +41,17 @@ import Testing
         Case(error: SMPTransportError(.outcomeUnknown), action: .reset(force: false), expected: "outcomeUnknown"),
         Case(error: SMPTransportError(.disconnected), action: .reset(force: false), expected: "outcomeUnknown"),
         Case(error: SMPTransportError(.disconnected), action: .eraseAppSettings, expected: "outcomeUnknown"),
+        // Refused by a connection already closed: the reset never left, so it is not unknown.
+        Case(
+            error: SMPTransportError.closed("the UDP socket is closed"),
+            action: .reset(force: false),
+            expected: "linkFailed"
+        ),
+        Case(
+            error: SMPTransportError.closed("the connection is closed"),
+            action: .eraseAppSettings,
+            expected: "linkFailed"
+        ),
         Case(error: SMPTransportError(.disconnected), action: upload, expected: "linkFailed"),
         Case(error: SMPTransferError(.deviceHashMismatch), action: upload, expected: "uploadCorrupted"),
         Case(error: SMPTransferError(.stalled), action: upload, expected: "linkFailed"),

@@ -331,6 +331,29 @@ import Testing
         #expect(machine.handle(.imageList(confirmedB), at: .zero) == .succeed)
     }
 
+    /// A reset that a closed connection refused never left: it is not an unknown outcome to watch
+    /// for a reboot that cannot come (which ended in "the bootloader reverted it"), but a link
+    /// failure: reconnect, plan again from the list, and reset once, on the new connection.
+    @Test func aResetTheClosedConnectionRefusedIsSentOnTheNextConnection() {
+        var machine = Self.machine(.testOnly)
+        let refused = Input.linkFailed(SMPTransportError.closed("the UDP socket is closed"))
+        let resets = Self.resetsSent(
+            &machine,
+            Self.probes + [
+                (.imageList([Self.factory]), .zero, .readSlotInfo, .validating),
+                (.slotInfo([]), .zero, Self.upload, .uploading),
+                (.done, .zero, .writeImageState(hash: Self.b, confirm: false), .testing),
+                (.stateWritten(Self.pendingB), .zero, .reset(force: false), .resetting),
+                (refused, .zero, .connect, .reconnecting),
+                (.connected, .zero, .readImageList, .reconnecting),
+                (.imageList(Self.pendingB), .zero, .reset(force: false), .resetting),
+            ] + Self.reboot(at: 1, list: Self.runningB, then: .succeed, .succeeded)
+        )
+        // The refused one, and the one the device gets.
+        #expect(resets == 2)
+        #expect(!machine.warnings.contains { $0.contains("answer to the reset was lost") })
+    }
+
     /// The reset's answer was lost and then the link dropped: the drop may have come first and
     /// taken the reset with it. The image still pending past the reboot timeout gets one more
     /// reset (harmless on a device running its old image with an update pending), with a warning.

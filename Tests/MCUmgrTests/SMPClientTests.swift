@@ -39,6 +39,21 @@ struct SMPClientTests {
         #expect(connection.sent.first?.header.version == .v2)
     }
 
+    /// After the link dropped, a request is refused before it is handed over: the error says
+    /// nothing was sent, so a reset refused so is not an unknown outcome.
+    @Test func aRequestAfterTheLinkDroppedSaysNothingWasSent() async throws {
+        let connection = ScriptedConnection { request in [ScriptedConnection.reply(request, [:])] }
+        let client = await client(connection)
+        connection.drop()
+        // The drop reaches the client through its frame stream: a request sent before it notices
+        // fails with the drop (sent, its answer lost with the link).
+        while (try? await client.send(OSManagement.Echo(text: "x"))) != nil {}
+        let refused = await #expect(throws: SMPTransportError.self) { _ = try await client.send(OSManagement.Reset()) }
+        #expect(refused?.code == .disconnected)
+        #expect(refused?.nothingSent == true)
+        #expect(!connection.sent.contains { $0.header.group == .os && $0.header.command == 5 })
+    }
+
     @Test func concurrentRequestsAreMatchedBySequenceWhateverTheOrder() async throws {
         let held = LockedFrames()
         let connection = ScriptedConnection { request in

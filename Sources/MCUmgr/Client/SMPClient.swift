@@ -301,7 +301,12 @@ public actor SMPClient {
         retries: Int,
         waiter: ResponseWaiter
     ) async throws -> Int {
-        if let closedError { throw closedError }
+        if let closedError {
+            // Known closed before this request was handed over: it was not sent.
+            guard var closed = closedError as? SMPTransportError else { throw closedError }
+            closed.nothingSent = true
+            throw closed
+        }
         guard let responseOperation = R.operation.response else {
             throw SMPError(
                 .unexpectedOperation,

@@ -30,7 +30,9 @@ extension FirmwareUpgradeStateMachine.Input {
             // A probe that timed out may be one lost datagram; a dropped link is the device gone.
             if case .probe = action, link.code == .timeout { return .probeUnanswered }
             // A request that must not be repeated, cut off or unanswered: it may have happened.
-            if link.code == .outcomeUnknown || (link.code == .disconnected && action.changesDevice) {
+            // One a closed connection refused never left, and is sent again after reconnecting.
+            if link.code == .outcomeUnknown || (link.code == .disconnected && action.changesDevice && !link.nothingSent)
+            {
                 return .outcomeUnknown(link)
             }
             return .linkFailed(link)

@@ -360,7 +360,9 @@ package struct FirmwareUpgradeStateMachine: Sendable {
     /// interrupted one resumes by `sha`) — or, while verifying, checked again; SUIT repeats the
     /// action.
     mutating func retryAfterLinkFailure(_ cause: any Error & Sendable) -> Action {
-        guard let retry = lastAction, retriesLeft > 0, Self.isRepeatable(retry) else {
+        // A request a closed connection refused was never carried out: any may go again.
+        let neverSent = (cause as? SMPTransportError)?.nothingSent == true
+        guard let retry = lastAction, retriesLeft > 0, neverSent || Self.isRepeatable(retry) else {
             return .fail(
                 error(
                     .linkFailed,

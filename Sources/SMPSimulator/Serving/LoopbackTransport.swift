@@ -40,7 +40,7 @@ public final class LoopbackConnection: SMPConnection, Sendable {
     }
 
     public func send(_ frame: [UInt8]) async throws {
-        guard !state.isClosed else { throw SMPTransportError(.disconnected, "the loopback connection is closed") }
+        guard !state.isClosed else { throw SMPTransportError.closed("the loopback connection is closed") }
         guard frame.count <= maximumFrameSize else {
             throw SMPTransportError.frameTooLarge(
                 size: frame.count,
