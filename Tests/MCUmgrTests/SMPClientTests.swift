@@ -6,7 +6,10 @@ import SMPTestSupport
 import Testing
 
 struct SMPClientTests {
-    func client(_ connection: ScriptedConnection, timeout: Duration = .milliseconds(200), retries: Int = 2) async
+    /// A started client. Its default timeout is one a loaded machine cannot reach: the tests that
+    /// use it are answered at once, and a stall past a short timeout would send a request again
+    /// (`rc13FallsBackToV1AndResends` counts what was sent). Tests of timeouts give theirs.
+    func client(_ connection: ScriptedConnection, timeout: Duration = .seconds(30), retries: Int = 2) async
         -> SMPClient
     {
         let client = SMPClient(
