@@ -32,6 +32,7 @@ struct FleetDriver {
     init(
         fleet: FleetUpgrade,
         package: FirmwarePackage,
+        rollout: RolloutDescription,
         devices: [Inventory.Device],
         store: any RolloutStore,
         events: AsyncThrowingStream<FleetEvent, any Error>.Continuation,
@@ -46,7 +47,9 @@ struct FleetDriver {
             package: package,
             devices: Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }),
             events: events,
-            inbox: inbox
+            inbox: inbox,
+            store: store,
+            rollout: rollout.id
         )
     }
 

@@ -105,6 +105,7 @@ public struct FleetUpgrade: Sendable {
             var driver = FleetDriver(
                 fleet: self,
                 package: package,
+                rollout: rollout,
                 devices: inventory.devices,
                 store: store,
                 events: events,

@@ -12,6 +12,8 @@ struct FleetUpgradeLauncher {
     let devices: [String: Inventory.Device]
     let events: AsyncThrowingStream<FleetEvent, any Error>.Continuation
     let inbox: AsyncStream<FleetDriver.Message>.Continuation
+    let store: any RolloutStore
+    let rollout: String
 
     /// Starts the upgrade of a record's device (its current attempt) in `group`.
     /// - Parameters:
@@ -47,11 +49,32 @@ struct FleetUpgradeLauncher {
             logger: fleet.logger
         ).run(package)
         let events = self.events
+        let recordVersion = versionRecorder(device: id, attempt: attempt)
         group.addTask {
-            let result = await Self.outcome(of: run, device: id, attempt: attempt, events: events, inbox: inbox)
+            let result = await Self.outcome(
+                of: run,
+                device: id,
+                attempt: attempt,
+                events: events,
+                inbox: inbox,
+                recordVersion: recordVersion
+            )
             inbox.yield(.ended(id, attempt: attempt, result))
         }
         return run
+    }
+
+    /// Writes a device's first reading straight to the store, not through the driver's loop:
+    /// behind a busy loop (a niced process, many devices) a kill -9 during the upload lost the
+    /// version the device had said it ran.
+    private func versionRecorder(device: String, attempt: Int) -> @Sendable (String) async -> Void {
+        let store = self.store
+        let rollout = self.rollout
+        let worker = fleet.worker
+        return { version in
+            // A store that fails here fails the rollout's own next write, which reports it.
+            try? await store.versionRead(rollout, device: device, attempt: attempt, worker: worker, version: version)
+        }
     }
 
     /// Follows one upgrade to its end and classifies it.
@@ -60,12 +83,14 @@ struct FleetUpgradeLauncher {
         device: String,
         attempt: Int,
         events: AsyncThrowingStream<FleetEvent, any Error>.Continuation,
-        inbox: AsyncStream<FleetDriver.Message>.Continuation
+        inbox: AsyncStream<FleetDriver.Message>.Continuation,
+        recordVersion: @Sendable (String) async -> Void
     ) async -> AttemptResult {
         do {
             for try await event in run {
                 events.yield(.upgrade(device: device, event))
                 if case .imagesRead(let slots) = event, let version = runningVersion(slots) {
+                    await recordVersion(version)
                     inbox.yield(.versionRead(device, attempt: attempt, version))
                 }
                 guard case .completed(let summary) = event else { continue }

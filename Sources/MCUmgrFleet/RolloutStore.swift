@@ -57,6 +57,19 @@ public protocol RolloutStore: Sendable {
     /// - Throws: ``RolloutStoreError`` when the store cannot be read.
     func rollout(_ id: String?) async throws -> (RolloutDescription, [DeviceRecord])?
 
+    /// Records the version a running device first said it runs, at once, while the attempt is
+    /// still the worker's: the first reading stays (``RolloutTransitions/versionRead(_:_:)``).
+    /// Written as the device answers, beside the rollout's own saves, so that a process killed a
+    /// moment later still has it.
+    /// - Parameters:
+    ///   - rollout: the rollout's identity.
+    ///   - device: the device's identity.
+    ///   - attempt: the attempt's number.
+    ///   - worker: the worker that runs it.
+    ///   - version: the version the device runs.
+    /// - Throws: ``RolloutStoreError``.
+    func versionRead(_ rollout: String, device: String, attempt: Int, worker: String, version: String) async throws
+
     /// Releases the store.
     func close() async
 

@@ -164,6 +164,19 @@ public actor SQLiteRolloutStore: RolloutStore {
         }
     }
 
+    public func versionRead(_ rollout: String, device: String, attempt: Int, worker: String, version: String)
+        async throws
+    {
+        // The same rule as the rollout machine's (RolloutTransitions.versionRead): the first reading stays.
+        try await run(
+            """
+            UPDATE devices SET version_before = COALESCE(version_before, ?1)
+            WHERE rollout = ?2 AND id = ?3 AND worker = ?4 AND status = 'running' AND attempts = ?5
+            """,
+            [.text(version), .text(rollout), .text(device), .text(worker), .integer(attempt)]
+        )
+    }
+
     static let upsert =
         "INSERT OR REPLACE INTO devices (rollout, \(DeviceRow.columnList)) VALUES ("
         + (1...DeviceRow.columns.count + 1).map { "?\($0)" }.joined(separator: ", ") + ")"

@@ -101,7 +101,7 @@ struct SharedRolloutCoordinator: RolloutCoordinator {
     }
 
     mutating func versionRead(device: String, attempt: Int, version: String) async throws {
-        try await store.versionRead(rollout, device: device, attempt: attempt, worker: fleet.worker, version: version)
+        // The launcher wrote it to the store as the device answered; nothing is held here.
     }
 
     func lease(for device: String) -> DeviceLease? { leases[device] }

@@ -42,17 +42,6 @@ public protocol SharedRolloutStore: RolloutStore {
         policy: RolloutPolicy
     ) async throws -> (record: DeviceRecord, retryAt: Date?)?
 
-    /// Records the version a running device said it runs (``RolloutTransitions/versionRead(_:_:)``),
-    /// while the attempt is still this worker's.
-    /// - Parameters:
-    ///   - rollout: the rollout's identity.
-    ///   - device: the device's identity.
-    ///   - attempt: the attempt's number.
-    ///   - worker: this worker's name.
-    ///   - version: the version the device runs.
-    /// - Throws: ``RolloutStoreError``.
-    func versionRead(_ rollout: String, device: String, attempt: Int, worker: String, version: String) async throws
-
     /// Extends the leases of this worker's running devices.
     /// - Parameters:
     ///   - rollout: the rollout's identity.

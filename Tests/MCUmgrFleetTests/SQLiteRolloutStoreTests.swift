@@ -28,6 +28,25 @@ import Testing
         db.commit()
         """
 
+    /// The version a running device said it runs is written at once, for that attempt only, and
+    /// the first reading stays.
+    @Test func aVersionReadIsWrittenOnlyForTheRunningAttemptAndTheFirstStays() async throws {
+        let store = try await SQLiteRolloutStore(path: FleetHarness.scratch("state.sqlite"))
+        let rollout = RolloutDescription(id: "r1", file: "app.bin", mode: "confirm-only", versions: ["2.0.0"])
+        let devices = try Inventory(parsing: "udp://10.0.0.1:1337 d0\nudp://10.0.0.2:1337 d1\n").devices
+        var records = try await store.prepare(rollout, devices: devices, retryFailed: false)
+        records[0] = RolloutTransitions.start(records[0], phase: .wave(0), worker: "gw1", at: Date())
+        try await store.save([records[0]], rollout: "r1")
+        try await store.versionRead("r1", device: "d0", attempt: 2, worker: "gw1", version: "0.9.0")
+        try await store.versionRead("r1", device: "d0", attempt: 1, worker: "gw2", version: "0.9.0")
+        try await store.versionRead("r1", device: "d1", attempt: 0, worker: "gw1", version: "0.9.0")
+        #expect(try await store.rollout("r1")?.1.map(\.versionBefore) == [nil, nil])
+        try await store.versionRead("r1", device: "d0", attempt: 1, worker: "gw1", version: "1.0.0")
+        try await store.versionRead("r1", device: "d0", attempt: 1, worker: "gw1", version: "2.0.0")
+        #expect(try await store.rollout("r1")?.1.map(\.versionBefore) == ["1.0.0", nil])
+        await store.close()
+    }
+
     @Test func aStateFileWrittenBeforeTheLayoutWasVersionedOpensAndReadsTyped() async throws {
         let path = FleetHarness.scratch("old.sqlite")
         _ = try await Peers.python(Self.unversionedFile, [path, "0"])

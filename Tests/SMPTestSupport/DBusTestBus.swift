@@ -75,8 +75,15 @@ public final class DBusTestBus: Sendable {
         return DBusTestBus(address: String(line), directory: directory, process: process)
     }
 
-    /// Stops the daemon and removes its folder.
+    /// Stops the daemon and removes its folder. What the daemon logged — e.g. why it closed a
+    /// connection — is printed, so that a test failing with "the bus closed the connection" has
+    /// the daemon's side in the run's log (a fresh-clone CI run saw such a failure 0.6 s into a
+    /// test, with `auth_timeout` far away, and nothing said why).
     public func stop() {
+        let noise = "Failed to set fd limit"
+        for line in process.output.stderr.split(separator: "\n") where !line.contains(noise) {
+            print("dbus-daemon of a test bus (\(directory.lastPathComponent)): \(line)")
+        }
         process.stop()
         try? FileManager.default.removeItem(at: directory)
     }
