@@ -21,8 +21,8 @@ import Foundation
 /// reused under the poll. Remove a socket before closing it; its handler may still be called
 /// once for a datagram read before the removal was seen.
 package final class UDPReceiveLoop: @unchecked Sendable {
-    // `entries`, `stopped` and `ended` are guarded by `lock`; the pipe's descriptors are fixed at
-    // init and closed by the loop's thread when it ends, under `lock`.
+    // `entries` and `stopped` are guarded by `lock`; the pipe's descriptors are fixed at init
+    // and closed by the loop's thread when it ends.
     private struct Entry {
         let socket: UDPSocket
         let maximumLength: Int
@@ -32,10 +32,8 @@ package final class UDPReceiveLoop: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ObjectIdentifier: Entry] = [:]
     private var stopped = false
-    /// The thread ended and closed the wake pipe: its numbers may belong to others now.
-    private var ended = false
-    let wakeRead: Int32
-    let wakeWrite: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
 
     /// Starts the loop's thread.
     /// - Parameter name: the thread's name, for debuggers.
@@ -88,20 +86,10 @@ package final class UDPReceiveLoop: @unchecked Sendable {
         wake()
     }
 
-    /// Whether the loop's thread has ended (and closed its wake pipe).
-    var hasEnded: Bool { lock.withLock { ended } }
-
     private func wake() {
-        // Under the lock, and never once the thread closed the pipe: a socket removed after the
-        // loop stopped wrote its wake-up byte into whatever had reused the number since — a D-Bus
-        // socket, whose bus then closed the connection for the stray 0x01 ("the bus closed the
-        // connection before answering Hello"), or a child's stderr pipe (a stray 0x01 there).
-        lock.withLock {
-            guard !ended else { return }
-            var byte: UInt8 = 1
-            // A full pipe already holds a wake-up: nothing is lost when this write fails.
-            _ = systemWrite(wakeWrite, &byte, 1)
-        }
+        var byte: UInt8 = 1
+        // A full pipe already holds a wake-up: nothing is lost when this write fails.
+        _ = systemWrite(wakeWrite, &byte, 1)
     }
 
     private func run() {
@@ -120,11 +108,8 @@ package final class UDPReceiveLoop: @unchecked Sendable {
             }
             for entry in held { entry.socket.releaseDescriptor() }
         }
-        lock.withLock {
-            ended = true
-            _ = systemClose(wakeRead)
-            _ = systemClose(wakeWrite)
-        }
+        _ = systemClose(wakeRead)
+        _ = systemClose(wakeWrite)
     }
 
     /// The sockets to poll, each held open; `nil` once stopped.
