@@ -21,8 +21,12 @@ import Foundation
 /// reused under the poll. Remove a socket before closing it; its handler may still be called
 /// once for a datagram read before the removal was seen.
 package final class UDPReceiveLoop: @unchecked Sendable {
-    // `entries` and `stopped` are guarded by `lock`; the pipe's descriptors are fixed at init
-    // and closed by the loop's thread when it ends.
+    // `entries`, `stopped` and `ended` are guarded by `lock`. The wake pipe lives exactly as long
+    // as this object (closed in `deinit`, not when the thread ends): anyone who can still call
+    // `wake()` holds a reference, so its numbers are never closed under a caller. When the thread
+    // closed them, a socket removed after the loop stopped wrote its 0x01 into whatever had reused
+    // the number — a D-Bus socket, whose bus then closed the connection ("before answering
+    // Hello"), or a child's stderr pipe.
     private struct Entry {
         let socket: UDPSocket
         let maximumLength: Int
@@ -32,8 +36,9 @@ package final class UDPReceiveLoop: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [ObjectIdentifier: Entry] = [:]
     private var stopped = false
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private var ended = false
+    let wakeRead: Int32
+    let wakeWrite: Int32
 
     /// Starts the loop's thread.
     /// - Parameter name: the thread's name, for debuggers.
@@ -54,6 +59,11 @@ package final class UDPReceiveLoop: @unchecked Sendable {
         }
         thread.name = name
         thread.start()
+    }
+
+    deinit {
+        _ = systemClose(wakeRead)
+        _ = systemClose(wakeWrite)
     }
 
     /// Receives `socket`'s datagrams from now on.
@@ -86,6 +96,9 @@ package final class UDPReceiveLoop: @unchecked Sendable {
         wake()
     }
 
+    /// Whether the loop's thread has ended.
+    var hasEnded: Bool { lock.withLock { ended } }
+
     private func wake() {
         var byte: UInt8 = 1
         // A full pipe already holds a wake-up: nothing is lost when this write fails.
@@ -108,8 +121,7 @@ package final class UDPReceiveLoop: @unchecked Sendable {
             }
             for entry in held { entry.socket.releaseDescriptor() }
         }
-        _ = systemClose(wakeRead)
-        _ = systemClose(wakeWrite)
+        lock.withLock { ended = true }
     }
 
     /// The sockets to poll, each held open; `nil` once stopped.

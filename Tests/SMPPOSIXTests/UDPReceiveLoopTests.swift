@@ -63,6 +63,28 @@ struct UDPReceiveLoopTests {
         #expect(received.of(1).isEmpty)
     }
 
+    /// A socket removed after the loop stopped wrote its wake-up byte to the pipe's number after the
+    /// thread had closed it, into whatever reused the number (a D-Bus socket, a child's stderr).
+    /// The pipe now lives as long as the loop: the byte lands in the loop's own pipe.
+    @Test("after the loop's thread ended, a removal's wake-up still goes to the loop's own pipe")
+    func wakePipeOutlivesTheThread() async throws {
+        let loop = try UDPReceiveLoop(name: "udp-loop-ended")
+        let socket = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
+        defer { socket.close() }
+        loop.add(socket, maximumLength: 64) { _, _ in }
+        loop.stop()
+        #expect(try await Self.eventually { loop.hasEnded })
+        var readEnd = stat()
+        #expect(fstat(loop.wakeRead, &readEnd) == 0 && (readEnd.st_mode & S_IFMT) == S_IFIFO)
+        // The thread drained nothing after it ended: empty the pipe, then the removal writes one byte.
+        var byte: UInt8 = 0
+        while read(loop.wakeRead, &byte, 1) > 0 {}
+        loop.remove(socket)
+        byte = 0
+        #expect(read(loop.wakeRead, &byte, 1) == 1)
+        #expect(byte == 1)
+    }
+
     @Test("a datagram longer than the handler's maximum arrives cut to it, as Zephyr's buffer cuts it")
     func truncation() async throws {
         let loop = try UDPReceiveLoop(name: "udp-loop-cut")
