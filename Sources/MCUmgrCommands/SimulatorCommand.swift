@@ -30,201 +30,22 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     @OptionGroup var global: LocalOptions
 
-    @Option(
-        name: .customLong("udp"),
-        help: "Serve UDP on HOST:PORT (IPv6 as [::1]:1337; port 0 picks one). Repeatable."
-    )
-    var udp: [String] = []
+    @OptionGroup(title: "Endpoints") var endpoints: SimulatorEndpointOptions
 
-    @Flag(help: "Serve a pseudo-terminal (its path is printed).")
-    var pty = false
+    @OptionGroup(title: "Device") var device: SimulatorDeviceOptions
 
-    /// Advertise the simulated device over Bluetooth LE: BlueZ on Linux, CoreBluetooth on macOS.
-    @Flag(help: "Advertise the device over Bluetooth LE (BlueZ on Linux, CoreBluetooth on macOS).")
-    var ble = false
+    @OptionGroup(title: "MCUboot") var bootloader: SimulatorBootloaderOptions
 
-    @Argument(help: "The name advertised with --ble (default Zephyr).")
-    var bleName: String?
+    @OptionGroup(title: "Timing") var timing: SimulatorTimingOptions
 
-    @Option(help: "The Bluetooth adapter --ble uses on Linux, e.g. hci1 (default: the first).")
-    var adapter: String?
-
-    @Flag(
-        name: .customLong("ble-acquire"),
-        help: "Offer BlueZ the AcquireWrite/AcquireNotify socket path (Linux; answered either way)."
-    )
-    var bleAcquire = false
-
-    @Option(
-        name: .customLong("ble-mtu"),
-        parsing: .unconditional,
-        help: "The largest ATT MTU the Linux peripheral accepts, 23-517; notifications never exceed it."
-    )
-    var bleMTU: Int = 498
-
-    @Option(help: "Framing on the pseudo-terminal: console or raw.")
-    var framing: String = "console"
-
-    @Option(
-        parsing: .unconditional,
-        help: "Baud rate the pseudo-terminal is paced at (10 bits per byte); 0 for no pacing."
-    )
-    var baud: Int = 115_200
-
-    @Option(parsing: .unconditional, help: "Number of images (slot pairs), 1-8.")
-    var images: Int = 1
-
-    @Option(help: "Bootloader mode: \(BootloaderMode.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var mode: String = "swap"
-
-    @Option(
-        name: .customLong("buf-size"),
-        parsing: .unconditional,
-        help: "SMP buffer size (default 2048 when serving UDP, else 384)."
-    )
-    var bufferSize: Int?
-
-    @Option(name: .customLong("buf-count"), parsing: .unconditional, help: "SMP buffer count.")
-    var bufferCount: Int = 4
-
-    @Option(name: .customLong("slot-size"), help: "Slot size in bytes (decimal or 0x hex).")
-    var slotSize: String = "0x40000"
-
-    @Option(name: .customLong("state-dir"), help: "Folder that keeps flash, settings and files across runs.")
-    var stateDirectory: String?
-
-    @Option(help: "PEM key (public or private) MCUboot trusts; images must then be signed with it.")
-    var key: String?
-
-    @Option(
-        name: .customLong("latency-ms"),
-        parsing: .unconditional,
-        help: "Link latency added to every response, in milliseconds."
-    )
-    var latencyMilliseconds: Int = 0
-
-    @Flag(name: .customLong("no-downgrade"), help: "MCUboot refuses downgrades (reported in bootloader info).")
-    var noDowngrade = false
-
-    @Flag(name: .customLong("realistic-timing"), help: "Simulate flash erase/write and swap times of a typical MCU.")
-    var realisticTiming = false
-
-    @Option(help: "Answer as this Zephyr release where releases differ: 3.4 (observed, default) or latest.")
-    var zephyr: String = "3.4"
-
-    @Option(
-        name: .customLong("processing-us"),
-        parsing: .unconditional,
-        help: "Time the device spends on each request, in microseconds."
-    )
-    var processingMicroseconds: Int = 800
-
-    @Option(
-        name: .customLong("reset-ms"),
-        parsing: .unconditional,
-        help: "How long the device runs on after answering a reset, in ms."
-    )
-    var resetMilliseconds: Int = 250
-
-    @Option(
-        name: .customLong("boot-ms"),
-        parsing: .unconditional,
-        help: "How long a reboot takes until the device answers again, in ms."
-    )
-    var bootMilliseconds: Int = 750
-
-    @Flag(name: .customLong("unlimited-buffers"), help: "An ideal device: no limit on requests held at once.")
-    var unlimitedBuffers = false
-
-    @Flag(
-        help: """
-            Start in MCUboot's serial recovery (in the firmware loader with --mode firmware-loader), \
-            as if the recovery button were held at power-on.
-            """
-    )
-    var recovery = false
-
-    @Flag(
-        name: .customLong("no-boot-mode"),
-        help: "The application has no retention boot mode: os reset ignores boot_mode and just resets."
-    )
-    var noBootMode = false
-
-    @Flag(
-        name: .customLong("recovery-without-app"),
-        help: "MCUboot enters serial recovery (or the loader) when nothing valid boots, instead of halting."
-    )
-    var recoveryWithoutApplication = false
-
-    @Flag(name: .customLong("no-serial-recovery"), help: "MCUboot is built without serial recovery.")
-    var noSerialRecovery = false
-
-    @Flag(name: .customLong("recovery-echo"), help: "Serial recovery answers OS echo (BOOT_MGMT_ECHO).")
-    var recoveryEcho = false
-
-    @Flag(
-        name: .customLong("recovery-params"),
-        help: "Serial recovery answers MCUmgr parameters (BOOT_MGMT_MCUMGR_PARAMS)."
-    )
-    var recoveryParameters = false
-
-    @Flag(
-        name: .customLong("direct-upload"),
-        help: "Serial recovery uploads to the slot an upload's image names (MCUBOOT_SERIAL_DIRECT_IMAGE_UPLOAD)."
-    )
-    var directUpload = false
-
-    @Option(
-        parsing: .unconditional,
-        help: "Serve this many devices over UDP on consecutive ports from --udp's (one URL line each: an inventory)."
-    )
-    var count: Int?
-
-    @Option(name: .customLong("fault-share"), help: "With --count: the share of devices given a fault (0.1 or 10%).")
-    var faultShare: String?
-
-    @Option(
-        name: .customLong("fault-seed"),
-        parsing: .unconditional,
-        help: "With --count: the seed that picks the faulty devices."
-    )
-    var faultSeed: UInt64 = 1
-
-    @Option(help: "Write what each device received (uploads started, image bytes, resets) to this JSON file at exit.")
-    var stats: String?
-
-    @Option(
-        name: .customLong("flash-alignment"),
-        parsing: .unconditional,
-        help: "Flash write alignment serial recovery cuts chunks to (default 8)."
-    )
-    var flashAlignment: Int?
+    @OptionGroup(title: "Fleet") var fleet: SimulatorFleetOptions
 
     func validate() throws {
         try global.refuseClientOptions(
             command: "simulator",
             reason: "it is the device; point clients at the endpoint it prints"
         )
-        #if !canImport(CoreBluetooth) && !os(Linux)
-            if ble {
-                throw ValidationError("--ble needs BlueZ (Linux) or CoreBluetooth (macOS); serve --udp or --pty here")
-            }
-        #endif
-        if !ble {
-            if let bleName {
-                throw ValidationError("unexpected argument '\(bleName)': a name is given with --ble NAME")
-            }
-            if adapter != nil { throw ValidationError("--adapter goes with --ble") }
-            if bleAcquire { throw ValidationError("--ble-acquire goes with --ble") }
-        }
-        guard (23...517).contains(bleMTU) else { throw ValidationError("--ble-mtu must be 23-517") }
-        if let bleName, bleName.isEmpty || bleName.utf8.count > 29 {
-            // 31 bytes of advertising data less the name's length and type bytes.
-            throw ValidationError("the --ble name must be 1-29 bytes (it is advertised)")
-        }
-        guard ["console", "raw"].contains(framing) else { throw ValidationError("--framing must be console or raw") }
-        guard baud == 0 || baud >= 300 else { throw ValidationError("--baud must be 0 or at least 300") }
-        for endpoint in udp { _ = try Self.parseEndpoint(endpoint) }
+        try endpoints.check()
         try validateFleet()
         // Options only here; files (the key, the state folder) are checked at start-up.
         _ = try deviceConfiguration(readingKey: false)
@@ -262,35 +83,20 @@ struct SimulatorCommand: AsyncParsableCommand {
     /// The device configuration the options describe.
     /// - Parameter readingKey: read and parse `--key` (else it is left out).
     func deviceConfiguration(readingKey: Bool = true) throws -> SimulatedDevice.Configuration {
-        var options: [String: String] = [
-            "images": String(images), "mode": mode, "buf_count": String(bufferCount), "slot_size": slotSize,
-            "latency_ms": String(latencyMilliseconds), "zephyr": zephyr,
-            "processing_us": String(processingMicroseconds), "reset_ms": String(resetMilliseconds),
-            "boot_ms": String(bootMilliseconds),
-        ]
-        if unlimitedBuffers { options["buffers"] = "0" }
-        let servesUDP = !udp.isEmpty || (!pty && !ble)
-        options["buf_size"] = String(bufferSize ?? (servesUDP ? 2048 : 384))
-        if let stateDirectory { options["state_dir"] = stateDirectory }
-        if noDowngrade { options["no_downgrade"] = "1" }
-        if noSerialRecovery { options["serial_recovery"] = "0" }
-        if recovery { options["recovery"] = "1" }
-        if noBootMode { options["boot_mode"] = "0" }
-        if recoveryWithoutApplication { options["no_app_recovery"] = "1" }
-        if recoveryEcho { options["recovery_echo"] = "1" }
-        if recoveryParameters { options["recovery_params"] = "1" }
-        if directUpload { options["direct_upload"] = "1" }
-        if let flashAlignment { options["flash_align"] = String(flashAlignment) }
+        // The groups' options are disjoint, so the merge never has to choose.
+        let options = device.configurationOptions(servesUDP: endpoints.servesUDP)
+            .merging(bootloader.configurationOptions) { first, _ in first }
+            .merging(timing.configurationOptions) { first, _ in first }
         var configuration: SimulatedDevice.Configuration
         do {
             configuration = try SimulatedDevice.Configuration(
                 options: options,
-                base: realisticTiming ? .realisticTiming : .udp
+                base: timing.realisticTiming ? .realisticTiming : .udp
             )
         } catch {
             throw ValidationError(error.message)
         }
-        if let key, readingKey {
+        if let key = bootloader.key, readingKey {
             let pem = try readLocalFile(key)
             do {
                 configuration.signingKey = try ImagePublicKey(keyFile: pem)
@@ -327,21 +133,20 @@ struct SimulatorCommand: AsyncParsableCommand {
         } catch {
             throw error.commandFailure(naming: "--state-dir")
         }
-        let device = SimulatedDevice(configuration: configuration)
-        var running = Running(device: device, udpServers: [], serialServers: [])
+        let simulated = SimulatedDevice(configuration: configuration)
+        var running = Running(device: simulated, udpServers: [], serialServers: [])
         do {
-            let endpoints = udp.isEmpty && !pty && !ble ? ["127.0.0.1:1337"] : udp
-            for endpoint in endpoints {
+            for endpoint in endpoints.udpEndpoints {
                 let (host, port) = try Self.parseEndpoint(endpoint)
-                let server = try SimulatedUDPServer(device: device, host: host, port: port)
+                let server = try SimulatedUDPServer(device: simulated, host: host, port: port)
                 server.start()
                 running.udpServers.append(server)
             }
-            if pty {
+            if endpoints.pty {
                 let server = try SimulatedSerialServer(
-                    device: device,
-                    framing: framing == "raw" ? .raw : .console,
-                    baudRate: baud == 0 ? nil : baud
+                    device: simulated,
+                    framing: endpoints.framing == "raw" ? .raw : .console,
+                    baudRate: endpoints.baud == 0 ? nil : endpoints.baud
                 )
                 server.start()
                 running.serialServers.append(server)
@@ -366,36 +171,15 @@ struct SimulatorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if count != nil { return try await runFleet() }
+        if fleet.count != nil { return try await runFleet() }
         let running = try start()
         announce(running)
-        let name = bleName ?? "Zephyr"
-        #if canImport(CoreBluetooth)
-            // The peripheral adapter is thin and Apple-only; see docs/BLE.md for what is verified.
-            var peripheral: SimulatedPeripheralServer?
-            if ble {
-                let server = SimulatedPeripheralServer(device: running.device, name: name)
-                try await server.start()
-                peripheral = server
-            }
-        #elseif os(Linux)
-            var peripheral: SimulatedBlueZPeripheral?
-            if ble {
-                let server = SimulatedBlueZPeripheral(
-                    device: running.device,
-                    options: .init(name: name, adapter: adapter, offerAcquire: bleAcquire, maximumMTU: bleMTU)
-                )
-                do {
-                    try await server.start()
-                } catch {
-                    await running.stop()
-                    throw SimulatorError(message: "cannot serve over Bluetooth LE: \(error)")
-                }
-                peripheral = server
-            }
+        let name = endpoints.bleName ?? "Zephyr"
+        #if canImport(CoreBluetooth) || os(Linux)
+            let peripheral = try await advertise(running, name: name)
         #endif
-        if ble {
-            let endpoint = ConnectionURL.ble(name: name, adapter: adapter).description
+        if endpoints.ble {
+            let endpoint = ConnectionURL.ble(name: name, adapter: endpoints.adapter).description
             Console.out(global.json ? JSONValue.object([("endpoint", .string(endpoint))]).rendered() : endpoint)
         }
         await Self.waitForTerminationSignal()
@@ -407,6 +191,41 @@ struct SimulatorCommand: AsyncParsableCommand {
         try await writeStats([running.device], names: running.endpoints)
         await running.stop()
     }
+
+    #if canImport(CoreBluetooth)
+        /// With `--ble`, advertises the device over CoreBluetooth. The peripheral adapter is thin
+        /// and Apple-only; see docs/BLE.md for what is verified.
+        /// - Returns: the advertising peripheral; `nil` without `--ble`.
+        private func advertise(_ running: Running, name: String) async throws -> SimulatedPeripheralServer? {
+            guard endpoints.ble else { return nil }
+            let server = SimulatedPeripheralServer(device: running.device, name: name)
+            try await server.start()
+            return server
+        }
+    #elseif os(Linux)
+        /// With `--ble`, advertises the device through BlueZ.
+        /// - Returns: the advertising peripheral; `nil` without `--ble`.
+        /// - Throws: `SimulatorError` when BlueZ cannot serve it, after stopping the other endpoints.
+        private func advertise(_ running: Running, name: String) async throws -> SimulatedBlueZPeripheral? {
+            guard endpoints.ble else { return nil }
+            let server = SimulatedBlueZPeripheral(
+                device: running.device,
+                options: .init(
+                    name: name,
+                    adapter: endpoints.adapter,
+                    offerAcquire: endpoints.bleAcquire,
+                    maximumMTU: endpoints.bleMTU
+                )
+            )
+            do {
+                try await server.start()
+            } catch {
+                await running.stop()
+                throw SimulatorError(message: "cannot serve over Bluetooth LE: \(error)")
+            }
+            return server
+        }
+    #endif
 
     /// Suspends until SIGTERM arrives or the task is cancelled, which is what SIGINT does: the
     /// executable owns SIGINT (MCUmgrCLI's `Interrupt` cancels the command). A source of our own
