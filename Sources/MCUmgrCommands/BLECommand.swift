@@ -50,16 +50,7 @@ struct BLECommand: AsyncParsableCommand {
                 throw error.transportError
             }
             if json {
-                let list = devices.map { device in
-                    JSONValue.object([
-                        ("name", device.name.map(JSONValue.string) ?? .null),
-                        ("address", .string(device.address)),
-                        ("rssi", device.rssi.map { JSONValue.int(Int64($0)) } ?? .null),
-                        ("connected", .bool(device.connected)),
-                        ("adapter", .string(device.adapter)),
-                    ])
-                }
-                Console.out(JSONValue.object([("devices", .array(list))]).rendered())
+                Console.out(Self.json(devices).rendered())
                 return
             }
             guard !devices.isEmpty else {
@@ -74,6 +65,20 @@ struct BLECommand: AsyncParsableCommand {
                         + (device.connected ? "  (connected)" : "")
                 )
             }
+        }
+
+        /// The devices found as `{"devices": [...]}`, absent names and signal strengths as null.
+        private static func json(_ devices: [BlueZScanner.Device]) -> JSONValue {
+            let list = devices.map { device in
+                JSONValue.object([
+                    ("name", device.name.map(JSONValue.string) ?? .null),
+                    ("address", .string(device.address)),
+                    ("rssi", device.rssi.map { JSONValue.int(Int64($0)) } ?? .null),
+                    ("connected", .bool(device.connected)),
+                    ("adapter", .string(device.adapter)),
+                ])
+            }
+            return .object([("devices", .array(list))])
         }
     }
 }

@@ -61,50 +61,75 @@ struct BenchCommand: AsyncParsableCommand {
             }
             let best = results.max { $0.bytesPerSecond < $1.bytesPerSecond }
             if global.json {
-                CommandSupport.emit(
-                    .object([
-                        ("profile", .string(link.name)),
-                        ("phy", .string(link.phy.rawValue)),
-                        ("att_mtu", .int(Int64(link.attMTU))),
-                        ("data_length", .int(Int64(link.dataLength))),
-                        ("connection_interval_ms", .double(link.connectionIntervalMilliseconds)),
-                        ("packets_per_event", .int(Int64(link.centralSlotsPerEvent))),
-                        ("reassembly", .bool(link.deviceReassembly)),
-                        ("buf_size", .int(Int64(link.deviceBufferSize))),
-                        ("buf_count", .int(Int64(link.deviceBufferCount))),
-                        ("capacity_bytes_per_second", .double(link.theoreticalWriteCapacity.rounded())),
-                        ("link_layer_bytes_per_second", .double(link.linkLayerCapacity.rounded())),
-                        (
-                            "results",
-                            .array(
-                                results.map { result in
-                                    .object([
-                                        ("window", .int(Int64(result.window))),
-                                        ("bytes", .int(Int64(result.bytes))),
-                                        ("frame_size", .int(Int64(result.frameSize))),
-                                        ("seconds", .double(result.seconds)),
-                                        ("bytes_per_second", .double(result.bytesPerSecond.rounded())),
-                                        ("fraction_of_capacity", .double(result.fractionOfCapacity)),
-                                    ])
-                                }
-                            )
-                        ),
-                        ("best_window", best.map { .int(Int64($0.window)) } ?? .null),
-                    ])
-                )
-                return
+                CommandSupport.emit(Self.json(link, results: results, best: best))
+            } else {
+                for line in Self.text(link, results: results, best: best) { Console.out(line) }
             }
-            Console.out(link.description)
-            Console.out(
-                "link capacity: \(Self.rate(link.theoreticalWriteCapacity)) of ATT writes (\(link.centralSlotsPerEvent) packets per event), \(Self.rate(link.linkLayerCapacity)) of LL payload"
-            )
+        }
+
+        /// The link, its capacities and every window's result as one JSON object.
+        /// - Parameters:
+        ///   - link: the profile the results were modelled on.
+        ///   - results: one result per window run.
+        ///   - best: the fastest of them (`nil` only when there are none).
+        private static func json(
+            _ link: BLELinkProfile,
+            results: [BLEBenchmark.Result],
+            best: BLEBenchmark.Result?
+        ) -> JSONValue {
+            .object([
+                ("profile", .string(link.name)),
+                ("phy", .string(link.phy.rawValue)),
+                ("att_mtu", .int(Int64(link.attMTU))),
+                ("data_length", .int(Int64(link.dataLength))),
+                ("connection_interval_ms", .double(link.connectionIntervalMilliseconds)),
+                ("packets_per_event", .int(Int64(link.centralSlotsPerEvent))),
+                ("reassembly", .bool(link.deviceReassembly)),
+                ("buf_size", .int(Int64(link.deviceBufferSize))),
+                ("buf_count", .int(Int64(link.deviceBufferCount))),
+                ("capacity_bytes_per_second", .double(link.theoreticalWriteCapacity.rounded())),
+                ("link_layer_bytes_per_second", .double(link.linkLayerCapacity.rounded())),
+                (
+                    "results",
+                    .array(
+                        results.map { result in
+                            .object([
+                                ("window", .int(Int64(result.window))),
+                                ("bytes", .int(Int64(result.bytes))),
+                                ("frame_size", .int(Int64(result.frameSize))),
+                                ("seconds", .double(result.seconds)),
+                                ("bytes_per_second", .double(result.bytesPerSecond.rounded())),
+                                ("fraction_of_capacity", .double(result.fractionOfCapacity)),
+                            ])
+                        }
+                    )
+                ),
+                ("best_window", best.map { .int(Int64($0.window)) } ?? .null),
+            ])
+        }
+
+        /// The link, its capacities and one line per window, the best marked when there are several.
+        /// - Parameters:
+        ///   - link: the profile the results were modelled on.
+        ///   - results: one result per window run.
+        ///   - best: the fastest of them.
+        private static func text(
+            _ link: BLELinkProfile,
+            results: [BLEBenchmark.Result],
+            best: BLEBenchmark.Result?
+        ) -> [String] {
+            var lines = [
+                link.description,
+                "link capacity: \(Self.rate(link.theoreticalWriteCapacity)) of ATT writes (\(link.centralSlotsPerEvent) packets per event), \(Self.rate(link.linkLayerCapacity)) of LL payload",
+            ]
             for result in results {
                 let marker = results.count > 1 && result.window == best?.window ? " (best)" : ""
                 let percent = Int((result.fractionOfCapacity * 100).rounded())
-                Console.out(
+                lines.append(
                     "window \(result.window)\(marker): \(Self.rate(result.bytesPerSecond)), \(percent)% of capacity; \(result.bytes) bytes in \(String(format: "%.2f", result.seconds)) s modelled, \(result.frameSize)-byte frames"
                 )
             }
+            return lines
         }
 
         static func rate(_ bytesPerSecond: Double) -> String {

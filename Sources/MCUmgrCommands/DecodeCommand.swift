@@ -29,29 +29,7 @@ struct DecodeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let fromStandardInput = hex == ["-"]
-        let text: String
-        if fromStandardInput {
-            let data = Console.input.readAll()
-            guard let read = String(data: data, encoding: .utf8) else {
-                throw InputFileError(.badData, "standard input is not hex text (it is not even UTF-8)")
-            }
-            // Line breaks of a capture file become spaces, which Hex.decode skips (it does not
-            // skip a lone "\n": its separator list holds "\r\n" as one Character).
-            text = read.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        } else {
-            text = hex.joined(separator: " ")
-        }
-        // What is given here is the data itself: what cannot be decoded is bad input data
-        // (status 65), not a usage error and not a device's malformed answer.
-        guard let bytes = Hex.decode(text), !bytes.isEmpty else {
-            let shown = text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(40)
-            let source = fromStandardInput ? "standard input" : "'\(shown)'"
-            throw InputFileError(
-                .badData,
-                shown.isEmpty ? "\(source) is empty" : "\(source) is not hex: use pairs of digits 0-9 a-f"
-            )
-        }
+        let bytes = try inputBytes()
         let documents: [Document]
         do {
             documents = try DecodeCommand.decode(bytes)
@@ -65,6 +43,35 @@ struct DecodeCommand: ParsableCommand {
                 Console.out(document.text)
             }
         }
+    }
+
+    /// The bytes given on the command line, or on standard input with `-`.
+    /// - Throws: `InputFileError(.badData)` for what is not hex. What is given here is the data
+    ///   itself: what cannot be decoded is bad input data (status 65), not a usage error and not
+    ///   a device's malformed answer.
+    private func inputBytes() throws -> [UInt8] {
+        let fromStandardInput = hex == ["-"]
+        let text: String
+        if fromStandardInput {
+            let data = Console.input.readAll()
+            guard let read = String(data: data, encoding: .utf8) else {
+                throw InputFileError(.badData, "standard input is not hex text (it is not even UTF-8)")
+            }
+            // Line breaks of a capture file become spaces, which Hex.decode skips (it does not
+            // skip a lone "\n": its separator list holds "\r\n" as one Character).
+            text = read.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        } else {
+            text = hex.joined(separator: " ")
+        }
+        guard let bytes = Hex.decode(text), !bytes.isEmpty else {
+            let shown = text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(40)
+            let source = fromStandardInput ? "standard input" : "'\(shown)'"
+            throw InputFileError(
+                .badData,
+                shown.isEmpty ? "\(source) is empty" : "\(source) is not hex: use pairs of digits 0-9 a-f"
+            )
+        }
+        return bytes
     }
 
     /// One decoded item: a frame, a console line, or bare CBOR.

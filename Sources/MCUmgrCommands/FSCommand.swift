@@ -85,19 +85,7 @@ struct FSCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            // Refused before the transfer, not after a long one: a destination whose folder is
-            // missing or not writable.
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: local, isDirectory: &isFolder), isFolder.boolValue {
-                throw CommandFailure("cannot write \(local): it is a folder, not a file")
-            }
-            let folder = (URL(fileURLWithPath: local).deletingLastPathComponent()).path
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
-                throw CommandFailure("cannot write \(local): \(String(cString: strerror(ENOENT)))")
-            }
-            guard FileManager.default.isWritableFile(atPath: folder) else {
-                throw CommandFailure("cannot write \(local): \(String(cString: strerror(EACCES)))")
-            }
+            try checkDestination()
             let clock = ContinuousClock()
             let began = clock.now
             var view = TransferProgressView(label: "download", json: global.json)
@@ -119,6 +107,27 @@ struct FSCommand: AsyncParsableCommand {
             } catch {
                 throw CommandFailure("cannot write \(local): \(FileErrorReason.describe(error))")
             }
+            report(data, elapsed: elapsed)
+        }
+
+        /// Refuses, before the transfer rather than after a long one, a destination that cannot be
+        /// written: a folder, or a file whose folder is missing or not writable.
+        private func checkDestination() throws {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: local, isDirectory: &isFolder), isFolder.boolValue {
+                throw CommandFailure("cannot write \(local): it is a folder, not a file")
+            }
+            let folder = (URL(fileURLWithPath: local).deletingLastPathComponent()).path
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                throw CommandFailure("cannot write \(local): \(String(cString: strerror(ENOENT)))")
+            }
+            guard FileManager.default.isWritableFile(atPath: folder) else {
+                throw CommandFailure("cannot write \(local): \(String(cString: strerror(EACCES)))")
+            }
+        }
+
+        /// The `done` event (with the file's SHA-256), or one line for people.
+        private func report(_ data: Data, elapsed: Duration) {
             if global.json {
                 CommandSupport.emit(
                     .object([

@@ -200,6 +200,21 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
         let package = try loadPackage(file)
         let inventory = try devices()
         let store = try await FleetStatusCommand.openStore(state, exclusive: true)
+        let fleet = try upgrade()
+        let run = fleet.run(package, file: (file as NSString).lastPathComponent, inventory: inventory, store: store)
+        let outcome: RolloutOutcome?
+        do {
+            outcome = try await follow(run, policy: fleet.policy)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+        try Self.verdict(outcome)
+    }
+
+    /// The rollout the options describe, its devices' transports made from their URLs.
+    private func upgrade() throws -> FleetUpgrade {
         let verbosity = client.verbose
         let timeout = client.timeout
         var fleet = FleetUpgrade(
@@ -214,13 +229,19 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
             }
         )
         fleet.lease = .milliseconds(Int64(lease * 1000))
+        return fleet
+    }
+
+    /// Shows the rollout's events until it ends.
+    /// - Returns: how it ended; `nil` when it ended before it began.
+    /// - Throws: what ended the event stream early (the store failed, for one).
+    private func follow(_ run: FleetRun, policy: RolloutPolicy) async throws -> RolloutOutcome? {
         let style: TransferProgressView.Style =
             client.json ? .json : (TransferProgressView.stderrIsTerminal ? .terminal : .lines)
-        let run = fleet.run(package, file: (file as NSString).lastPathComponent, inventory: inventory, store: store)
         // The consumer is not the command's task: Ctrl-C cancels the command, which interrupts the
         // rollout; the rollout then ends its upgrades, saves their state and reports.
         let consumer = Task { () throws -> RolloutOutcome? in
-            var view = FleetProgressView(style: style, policy: fleet.policy)
+            var view = FleetProgressView(style: style, policy: policy)
             var outcome: RolloutOutcome?
             for try await event in run {
                 view.show(event)
@@ -228,19 +249,11 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
             }
             return outcome
         }
-        let outcome: RolloutOutcome?
-        do {
-            outcome = try await withTaskCancellationHandler {
-                try await consumer.value
-            } onCancel: {
-                run.interrupt()
-            }
-        } catch {
-            await store.close()
-            throw error
+        return try await withTaskCancellationHandler {
+            try await consumer.value
+        } onCancel: {
+            run.interrupt()
         }
-        await store.close()
-        try Self.verdict(outcome)
     }
 
     /// The exit status of a rollout: success only when every device runs the image.

@@ -204,8 +204,57 @@ enum ImageCommands {
             let chosen = try selectImage(package)
             let target = image ?? chosen.imageIndex
             let sha256 = Data(ImageHashAlgorithm.sha256.hash(chosen.data))
+            announce(chosen, image: target, sha256: sha256)
+            var view = TransferProgressView(label: "upload", json: global.json)
+            let sent: Sent
+            do {
+                sent = try await send(chosen, image: target, sha256: sha256, view: &view)
+            } catch {
+                throw view.ending(error, resumes: true)
+            }
+            view.finish()
+            report(chosen, image: target, view: view, sent: sent)
+        }
+
+        /// What a finished upload learnt besides the bytes: how long it took, and whether the
+        /// device is a bootloader.
+        private struct Sent {
+            /// From the first chunk to the last answer.
+            var elapsed: Duration
+            /// The device's list shows images but none running: it is a bootloader (serial
+            /// recovery), where the upload replaced the application and a reset is what is left
+            /// to do. An unanswered or empty list leaves the usual advice.
+            var inBootloader: Bool
+        }
+
+        /// The `start` event, or two lines for people, before anything is sent.
+        private func announce(_ chosen: FirmwarePackage.Image, image target: Int, sha256: Data) {
             let version = chosen.version.map { "\($0)" } ?? "?"
             let hash = Hex.encode(chosen.hash)
+            if global.json {
+                CommandSupport.emit(
+                    .object([
+                        ("event", .string("start")), ("file", .string(chosen.fileName)),
+                        ("image", .int(Int64(target))), ("version", .string(version)), ("hash", .string(hash)),
+                        ("sha", .string(Hex.encode(sha256))), ("len", .int(Int64(chosen.data.count))),
+                    ])
+                )
+            } else {
+                Console.out(
+                    "uploading \(chosen.fileName): image \(target), version \(version), \(chosen.data.count) bytes"
+                )
+                Console.out("image hash \(hash)")
+            }
+        }
+
+        /// Checks the fit, uploads, and reads the image list once done (for the advice only).
+        /// - Throws: the link's error, a refusal explained, or an image too large for its slot.
+        private func send(
+            _ chosen: FirmwarePackage.Image,
+            image target: Int,
+            sha256: Data,
+            view: inout TransferProgressView
+        ) async throws -> Sent {
             let upload = ImageUpload(
                 data: chosen.data,
                 image: target,
@@ -214,82 +263,66 @@ enum ImageCommands {
                 imageHash: chosen.hash
             )
             let options = TransferOptions(window: window, alignment: alignment)
-            let start: JSONValue = .object([
-                ("event", .string("start")), ("file", .string(chosen.fileName)), ("image", .int(Int64(target))),
-                ("version", .string(version)), ("hash", .string(hash)), ("sha", .string(Hex.encode(sha256))),
-                ("len", .int(Int64(chosen.data.count))),
-            ])
-            if global.json {
-                CommandSupport.emit(start)
-            } else {
-                Console.out(
-                    "uploading \(chosen.fileName): image \(target), version \(version), \(chosen.data.count) bytes"
-                )
-                Console.out("image hash \(hash)")
-            }
             let clock = ContinuousClock()
             let began = clock.now
-            var view = TransferProgressView(label: "upload", json: global.json)
-            // A device whose list shows images but none running is a bootloader (serial
-            // recovery): there the upload replaced the application, and a reset is what is left to
-            // do. Only the sentence after the upload depends on it: an unanswered or empty list
-            // leaves the usual advice.
-            var inBootloader = false
-            var elapsed = Duration.zero
-            do {
-                try await CommandContext.withClient(global) { client in
-                    // Refused before the first chunk, which erases the slot.
-                    if let warning = try await checkFit(chosen, image: target, client: client) {
-                        Console.err("warning: \(warning)")
-                    }
-                    do {
-                        for try await event in client.upload(upload, options: options) { view.update(event) }
-                    } catch let refusal as SMPDeviceError {
-                        throw await ImageCommands.explain(
-                            refusal,
-                            image: target,
-                            slot: nil,
-                            client: client,
-                            hints: CommandHints(global),
-                            then: "upload again"
-                        )
-                    }
-                    // An interrupt ends the event stream quietly: it is no finished upload.
-                    try Task.checkCancellation()
-                    elapsed = clock.now - began
-                    guard !global.json, let slots = try? await client.send(ImageManagement.StateRead()).images
-                    else { return }
-                    inBootloader = !slots.isEmpty && !slots.contains(where: \.isActive)
+            var sent = Sent(elapsed: .zero, inBootloader: false)
+            try await CommandContext.withClient(global) { client in
+                // Refused before the first chunk, which erases the slot.
+                if let warning = try await checkFit(chosen, image: target, client: client) {
+                    Console.err("warning: \(warning)")
                 }
-            } catch {
-                throw view.ending(error, resumes: true)
+                do {
+                    for try await event in client.upload(upload, options: options) { view.update(event) }
+                } catch let refusal as SMPDeviceError {
+                    throw await ImageCommands.explain(
+                        refusal,
+                        image: target,
+                        slot: nil,
+                        client: client,
+                        hints: CommandHints(global),
+                        then: "upload again"
+                    )
+                }
+                // An interrupt ends the event stream quietly: it is no finished upload.
+                try Task.checkCancellation()
+                sent.elapsed = clock.now - began
+                guard !global.json, let slots = try? await client.send(ImageManagement.StateRead()).images
+                else { return }
+                sent.inBootloader = !slots.isEmpty && !slots.contains(where: \.isActive)
             }
-            view.finish()
+            return sent
+        }
+
+        /// The `done` event, or the summary line with what to do next.
+        private func report(_ chosen: FirmwarePackage.Image, image target: Int, view: TransferProgressView, sent: Sent)
+        {
+            let version = chosen.version.map { "\($0)" } ?? "?"
+            let hash = Hex.encode(chosen.hash)
             if global.json {
                 CommandSupport.emit(
                     .object([
                         ("event", .string("done")), ("image", .int(Int64(target))), ("version", .string(version)),
                         ("hash", .string(hash)), ("len", .int(Int64(chosen.data.count))),
                         ("resent", .int(Int64(view.resentBytes))),
-                        ("seconds", TransferProgressView.jsonSeconds(elapsed)),
+                        ("seconds", TransferProgressView.jsonSeconds(sent.elapsed)),
                     ])
                 )
-            } else {
-                let resent = view.resentBytes > 0 ? ", \(view.resentBytes) bytes sent again" : ""
-                // The rate counts what this run sent: after a resume the device held the rest.
-                let done =
-                    view.resumedAt.map {
-                        "\(TransferProgressView.bytes(chosen.data.count)), resumed at \(TransferProgressView.bytes($0)): "
-                            + TransferProgressView.completion(bytes: chosen.data.count - $0, elapsed: elapsed)
-                    } ?? TransferProgressView.completion(bytes: chosen.data.count, elapsed: elapsed)
-                let hints = CommandHints(global)
-                let next =
-                    inBootloader
-                    ? "the device is in its bootloader; next: \(hints.command("os reset")) (MCUboot boots the image if it accepts it)"
-                    : "next: \(hints.command("image test \(hash)"))"
-                Console.out("uploaded \(done)\(resent); \(next)")
-                if let note = hints.simulatorNote { Console.out(note) }
+                return
             }
+            let resent = view.resentBytes > 0 ? ", \(view.resentBytes) bytes sent again" : ""
+            // The rate counts what this run sent: after a resume the device held the rest.
+            let done =
+                view.resumedAt.map {
+                    "\(TransferProgressView.bytes(chosen.data.count)), resumed at \(TransferProgressView.bytes($0)): "
+                        + TransferProgressView.completion(bytes: chosen.data.count - $0, elapsed: sent.elapsed)
+                } ?? TransferProgressView.completion(bytes: chosen.data.count, elapsed: sent.elapsed)
+            let hints = CommandHints(global)
+            let next =
+                sent.inBootloader
+                ? "the device is in its bootloader; next: \(hints.command("os reset")) (MCUboot boots the image if it accepts it)"
+                : "next: \(hints.command("image test \(hash)"))"
+            Console.out("uploaded \(done)\(resent); \(next)")
+            if let note = hints.simulatorNote { Console.out(note) }
         }
     }
 

@@ -115,17 +115,23 @@ struct SUITCommand: AsyncParsableCommand {
                 )
             }
             let caches = package.images.filter { $0.content == .suitCache }
-            let options = TransferOptions(window: window)
-            let json = global.json
             let clock = ContinuousClock()
             let began = clock.now
-            var served: [String] = []
-            if json {
+            announce(envelope, caches: caches.count)
+            let served = try await CommandContext.withClient(global) { client in
+                try await install(package, name: name, envelope: envelope, caches: caches, client: client)
+            }
+            report(envelope, served: served, elapsed: clock.now - began)
+        }
+
+        /// The `start` event, or two lines for people, before anything is sent.
+        private func announce(_ envelope: FirmwarePackage.Image, caches: Int) {
+            if global.json {
                 CommandSupport.emit(
                     .object([
                         ("event", .string("start")), ("file", .string(envelope.fileName)),
                         ("digest", .string(Hex.encode(envelope.hash))), ("len", .int(Int64(envelope.data.count))),
-                        ("caches", .int(Int64(caches.count))),
+                        ("caches", .int(Int64(caches))),
                     ])
                 )
             } else {
@@ -133,38 +139,54 @@ struct SUITCommand: AsyncParsableCommand {
                 Console.out("uploading \(envelope.fileName): SUIT envelope, \(envelope.data.count) bytes\(sequence)")
                 Console.out("digest \(Hex.encode(envelope.hash))")
             }
-            try await CommandContext.withClient(global) { client in
-                let deferred = deferInstall || !caches.isEmpty
+        }
+
+        /// Uploads the envelope and the caches, starts processing (unless `--defer`) and serves
+        /// the images the device then asks for.
+        /// - Returns: the names of the images served.
+        private func install(
+            _ package: FirmwarePackage,
+            name: String,
+            envelope: FirmwarePackage.Image,
+            caches: [FirmwarePackage.Image],
+            client: SMPClient
+        ) async throws -> [String] {
+            let options = TransferOptions(window: window)
+            let json = global.json
+            // With caches the envelope waits for them: processing it first would find them missing.
+            let deferred = deferInstall || !caches.isEmpty
+            try await Self.transfer(
+                SUITEnvelopeUpload(data: envelope.data, deferInstall: deferred),
+                label: "envelope",
+                client: client,
+                options: options,
+                json: json
+            )
+            for cache in caches {
+                if !json { Console.out("uploading cache \(cache.fileName) to partition \(cache.imageIndex)") }
                 try await Self.transfer(
-                    SUITEnvelopeUpload(data: envelope.data, deferInstall: deferred),
-                    label: "envelope",
+                    SUITCacheUpload(data: cache.data, targetID: UInt32(cache.imageIndex)),
+                    label: "cache \(cache.imageIndex)",
                     client: client,
-                    options: options,
-                    json: json
-                )
-                for cache in caches {
-                    if !json { Console.out("uploading cache \(cache.fileName) to partition \(cache.imageIndex)") }
-                    try await Self.transfer(
-                        SUITCacheUpload(data: cache.data, targetID: UInt32(cache.imageIndex)),
-                        label: "cache \(cache.imageIndex)",
-                        client: client,
-                        options: options,
-                        json: json
-                    )
-                }
-                if deferInstall { return }
-                if deferred { _ = try await client.send(SUITManagement.EnvelopeUpload.processDeferredEnvelope) }
-                served = try await Self.serveMissingImages(
-                    package: package,
-                    name: name,
-                    client: client,
-                    wait: .milliseconds(Int(wait * 1000)),
                     options: options,
                     json: json
                 )
             }
-            let elapsed = clock.now - began
-            if json {
+            if deferInstall { return [] }
+            if deferred { _ = try await client.send(SUITManagement.EnvelopeUpload.processDeferredEnvelope) }
+            return try await Self.serveMissingImages(
+                package: package,
+                name: name,
+                client: client,
+                wait: .milliseconds(Int(wait * 1000)),
+                options: options,
+                json: json
+            )
+        }
+
+        /// The `done` event, or one line saying what the device does next.
+        private func report(_ envelope: FirmwarePackage.Image, served: [String], elapsed: Duration) {
+            if global.json {
                 CommandSupport.emit(
                     .object([
                         ("event", .string("done")), ("digest", .string(Hex.encode(envelope.hash))),

@@ -48,13 +48,12 @@ struct SettingsCommand: AsyncParsableCommand {
             let response = try await CommandContext.withClient(global) {
                 try await $0.send(SettingsManagement.Read(name: name, maxSize: maxSize))
             }
-            let printable = Self.printableText(response.value)
             let utf8 = String(data: response.value, encoding: .utf8)
             if text && utf8 == nil {
                 Console.err("warning: the value of \(name) is not UTF-8 text; showing hex")
             }
             // --text shows any UTF-8 (control characters included); by default only printable text.
-            let shown = hex ? nil : (text ? utf8 : printable)
+            let shown = hex ? nil : (text ? utf8 : Self.printableText(response.value))
             if global.json {
                 // Which setting (the request's `name`, not its `max_size`: the `max_size` shown is
                 // the device's), what the device answered, and ours, hand-shaped: `text`, the
@@ -63,8 +62,17 @@ struct SettingsCommand: AsyncParsableCommand {
                     .merging(try JSONValue(encoding: response))
                 if let shown { output = output.merging(.object([("text", .string(shown))])) }
                 CommandSupport.emit(output)
-                return
+            } else {
+                Self.show(response, shown: shown)
             }
+        }
+
+        /// The value for people: as text when it is shown as text, else in hex, and the device's
+        /// size limit on stderr.
+        /// - Parameters:
+        ///   - response: the device's answer.
+        ///   - shown: the value as text, or `nil` for hex.
+        private static func show(_ response: SettingsManagement.Read.Response, shown: String?) {
             if response.value.isEmpty {
                 Console.out("(empty)")
             } else if let shown {
