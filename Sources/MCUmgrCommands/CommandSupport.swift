@@ -155,7 +155,7 @@ func packageProblem(_ error: MCUbootError, name: String) -> String {
 
 /// A local file a command needs that is missing or unreadable (exit status 66), or input data
 /// (a file, a key, `decode`'s bytes) that is not what it must be (65).
-struct InputFileError: Error, CustomStringConvertible {
+struct InputFileError: ExitStatusReporting, CustomStringConvertible {
     /// Which.
     enum Kind {
         /// Missing, a folder, no permission: exit status 66.
@@ -171,11 +171,18 @@ struct InputFileError: Error, CustomStringConvertible {
         self.kind = kind
         self.description = description
     }
+
+    var failureReport: FailureReport {
+        switch kind {
+        case .unreadable: FailureReport(status: .unreadableInput, kind: "unreadable_input", message: description)
+        case .badData: FailureReport(status: .badInput, kind: "bad_input", message: description)
+        }
+    }
 }
 
 /// The device's refusal, said in what it means for what the user asked (no such statistics
 /// group, the slot another image holds): exit status 1, kind `device_refused`.
-struct DeviceRefusal: Error, CustomStringConvertible {
+struct DeviceRefusal: ExitStatusReporting, CustomStringConvertible {
     var description: String
     /// The refusal itself.
     var cause: SMPDeviceError
@@ -183,6 +190,8 @@ struct DeviceRefusal: Error, CustomStringConvertible {
         self.description = description
         self.cause = cause
     }
+
+    var failureReport: FailureReport { FailureReport(status: .failed, kind: "device_refused", message: description) }
 }
 
 /// A failure of a command that is neither a usage error nor the device's refusal (a local file

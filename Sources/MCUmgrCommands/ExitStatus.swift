@@ -82,96 +82,24 @@ struct FailureReport: Sendable, Equatable {
         .filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
-    /// Classifies an error. swift-argument-parser's own errors (usage, `ExitCode`) keep its
-    /// statuses; help and version requests are not failures and must not come here.
+    /// Classifies an error: the report its type gives (``ExitStatusReporting``), else a usage
+    /// error when the parser made it, else `failed` (status 1) with its description.
+    /// swift-argument-parser's own errors (usage, `ExitCode`) keep its statuses; help and version
+    /// requests are not failures and must not come here.
     init(_ error: any Error) {
-        switch error {
-        case let error as SMPDeviceError:
-            self.init(status: .failed, kind: "device_refused", message: MCUmgrCommand.describe(error))
-        case let error as SMPTransportError where error.code == .frameTooLarge:
-            // Said before anything was sent: the request, made of what the user typed, does not
-            // fit the device. Not a link failure; retrying cannot help, sending less can.
-            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error).description)
-        case let error as SMPError where error.code == .frameTooLarge:
-            // Raised while encoding our own request (a payload over the 16-bit length).
-            self.init(status: .badInput, kind: "bad_input", message: RequestTooLarge(error).description)
-        case let error as SMPError where error.code == .encodingFailed:
-            // Our own request, made of what the user gave, that CBOR cannot carry. The library's
-            // message names the request type, so only the code is shown.
-            self.init(status: .badInput, kind: "bad_input", message: "the request cannot be sent: \(error.code)")
-        case let error as RequestTooLarge:
-            self.init(status: .badInput, kind: "bad_input", message: error.description)
-        case let error as DeviceRefusal:
-            self.init(status: .failed, kind: "device_refused", message: error.description)
-        case let error as SMPTransportError:
-            self.init(status: .link, kind: "link", message: MCUmgrCommand.describe(error))
-        case let error as SMPTransferError:
-            self.init(status: .link, kind: "transfer", message: MCUmgrCommand.describe(error))
-        case let error as SMPError:
-            self.init(status: .link, kind: "protocol", message: MCUmgrCommand.describe(error))
-        case let error as InputFileError:
-            self.init(
-                status: error.kind == .unreadable ? .unreadableInput : .badInput,
-                kind: error.kind == .unreadable ? "unreadable_input" : "bad_input",
-                message: error.description
-            )
-        case let error as FirmwareUpgradeError where error.code == .cancelled:
-            // The upgrade command says how far it got; an engine cancelled some other way still
-            // gets the same words.
-            let interrupted = Interrupted.upgrade(at: error.state, uploadPercent: nil)
-            self.init(status: .interrupted, kind: "interrupted", message: interrupted.description)
-        case let error as FirmwareUpgradeError:
-            let status: ExitStatus =
-                switch error.code.category {
-                case .deviceRefused: .failed
-                case .link: .link
-                case .outcome: .upgradeOutcome
-                case .input: .badInput
-                case .cancelled: .interrupted
-                }
-            self.init(status: status, kind: error.code.category.kind, message: MCUmgrCommand.describe(error))
-        case let error as Interrupted:
-            self.init(status: .interrupted, kind: "interrupted", message: error.description)
-        case let error as RolloutStoreError:
-            // The store failed, not a device: the devices' records say nothing about it.
-            self.init(status: .state, kind: "state", message: error.message)
-        case let error as FleetCommandFailure:
-            self.init(status: error.status, kind: error.kind, message: error.message)
-        case is CancellationError:
-            // Transfers and upgrades say how far they got (``Interrupted``); any other command
-            // did nothing half-way worth resuming.
-            self.init(status: .interrupted, kind: "interrupted", message: "interrupted")
-        case let error as ProfileError:
-            // A profile the user named that is not there, or a profiles file to fix by hand.
-            if error.badFile {
-                self.init(status: .badInput, kind: "bad_input", message: error.message)
-            } else {
-                self.init(status: .usage, kind: "usage", message: error.message)
-            }
-        case let error as CocoaError:
-            // A file error that escaped a command's own handling: the system's words, not
-            // Foundation's `Error Domain=… UserInfo={…}` dump.
-            let path = error.filePath ?? error.url?.path
-            self.init(
-                status: .unreadableInput,
-                kind: "unreadable_input",
-                message: (path.map { "\($0): " } ?? "") + FileErrorReason.describe(error)
-            )
-        case let error as ExitCode:
-            // Thrown on purpose with a number: keep it; the kind says what it means when the
-            // number is one of ours.
-            let status = ExitStatus(rawValue: error.rawValue) ?? .failed
-            let kind = Self.kinds.first { $0.status == status }?.kind ?? "failed"
-            self.init(status: status, kind: kind, message: "exit status \(error.rawValue)")
-        default:
-            if MCUmgrCommand.exitCode(for: error) == .validationFailure {
-                // A parse or validation error: the parser's first line names the problem.
-                self.init(status: .usage, kind: "usage", message: MCUmgrCommand.parserMessage(for: error))
-            } else {
-                // Our own failures (`CommandFailure`, a shell command's return code, an image
-                // MCUboot would reject) say what happened in their description, on every line.
-                self.init(status: .failed, kind: "failed", message: "\(error)")
-            }
+        if let reporting = error as? any ExitStatusReporting {
+            self = reporting.failureReport
+        } else if let error = error as? CocoaError {
+            // An `NSError` of the Cocoa domain (Foundation's file APIs on Darwin) becomes a
+            // `CocoaError` only through this cast, not through a protocol it does not adopt.
+            self = error.failureReport
+        } else if MCUmgrCommand.exitCode(for: error) == .validationFailure {
+            // A parse or validation error: the parser's first line names the problem.
+            self.init(status: .usage, kind: "usage", message: MCUmgrCommand.parserMessage(for: error))
+        } else {
+            // Our own failures (`CommandFailure`, a shell command's return code, an image
+            // MCUboot would reject) say what happened in their description, on every line.
+            self.init(status: .failed, kind: "failed", message: "\(error)")
         }
     }
 
@@ -189,8 +117,32 @@ struct FailureReport: Sendable, Equatable {
     }
 }
 
-/// A request that does not fit the device, said in terms of what the user can change.
-struct RequestTooLarge: Error, CustomStringConvertible {
+/// An error that says how `mcumgr` reports it: its exit status, the `kind` of the `--json`
+/// error object, and the one line for people.
+///
+/// ## Giving a new error type its status
+///
+/// An error type that adopts nothing is reported as `failed`, status 1, with its description
+/// (or as a usage error, 64, when swift-argument-parser made it). For any other status:
+///
+/// 1. Adopt this protocol in MCUmgrCommands: beside the type when it is the CLI's own
+///    (``InputFileError``), in `ExitStatus+LibraryErrors.swift` as an extension when it comes from
+///    a library module (`SMPTransportError`), so that the libraries know nothing of exit statuses.
+/// 2. Build the report with ``FailureReport/init(status:kind:message:)``: a status of
+///    ``ExitStatus`` and a kind listed in ``FailureReport/kinds`` with that status; the message
+///    names no types, since people read it.
+/// 3. Add a row to `ExitStatusTests`, which runs a command line for each status.
+///
+/// A type whose values differ in status decides per value (`SMPTransportError`: a request too
+/// large for the device is bad input, any other link error a link failure).
+protocol ExitStatusReporting: Error {
+    /// How this error is reported: status, kind and message.
+    var failureReport: FailureReport { get }
+}
+
+/// A request that does not fit the device, said in terms of what the user can change: bad input
+/// (status 65), since a retry cannot help and sending less can.
+struct RequestTooLarge: ExitStatusReporting, CustomStringConvertible {
     /// The request's size in bytes, when known.
     var size: Int?
     /// The largest request the device takes, when known.
@@ -236,11 +188,13 @@ struct RequestTooLarge: Error, CustomStringConvertible {
         }
         return text + "; " + (what == nil ? "send less (a shorter value, name or command)" : "shorten it")
     }
+
+    var failureReport: FailureReport { FailureReport(status: .badInput, kind: "bad_input", message: description) }
 }
 
 /// Ctrl-C during a transfer or an upgrade, with how far it got: the line on stderr says where it
-/// stopped and what to do next.
-struct Interrupted: Error, CustomStringConvertible {
+/// stopped and what to do next (status 130).
+struct Interrupted: ExitStatusReporting, CustomStringConvertible {
     /// The share of the transfer the device had confirmed, in percent, while transferring.
     var percent: Int?
     /// The upgrade step it stopped in, when not uploading (`resetting`, `verifying`, …).
@@ -254,6 +208,10 @@ struct Interrupted: Error, CustomStringConvertible {
         if let percent { text += " at \(percent)%" }
         if let step { text += " while \(step)" }
         return text + "; run the same command again to " + (resumes ? "resume" : "start over")
+    }
+
+    var failureReport: FailureReport {
+        FailureReport(status: .interrupted, kind: "interrupted", message: description)
     }
 
     /// An upgrade stopped in a state: the share uploaded when known, else the step (none before

@@ -279,7 +279,7 @@ struct FleetUpgradeCommand: AsyncParsableCommand {
 }
 
 /// A rollout that did not end with every device upgraded: an exit status and one line.
-struct FleetCommandFailure: Error, CustomStringConvertible {
+struct FleetCommandFailure: ExitStatusReporting, CustomStringConvertible {
     var status: ExitStatus
     var message: String
 
@@ -290,6 +290,7 @@ struct FleetCommandFailure: Error, CustomStringConvertible {
 
     var kind: String { status == .interrupted ? "interrupted" : "upgrade_outcome" }
     var description: String { message }
+    var failureReport: FailureReport { FailureReport(status: status, kind: kind, message: message) }
 }
 
 /// `mcumgr fleet status`: the rollout's table, from its state.
