@@ -199,7 +199,8 @@ fi
 # 5. MCUmgrCommands with the adapter-bearing SMPBLETransport from step 2: the
 #    `#if canImport(CoreBluetooth)` parts of CommandContext.swift and SimulatorCommand.swift.
 if [[ -f "$modules/MCUmgrCommands.swiftmodule" && -f "$work/modules/SMPBLETransport.swiftmodule" ]]; then
-    cmd_sources=("$root"/Sources/MCUmgrCommands/*.swift)
+    # The module's files sit in folders by concern; the flat copy below relies on unique names.
+    mapfile -t cmd_sources < <(find "$root/Sources/MCUmgrCommands" -name '*.swift' | sort)
     # shellcheck disable=SC2046
     "$swiftc" -typecheck "${common[@]}" -I "$work/modules" -I "$work/shim" -I "$modules" \
         $(xcc_flags MCUmgrCommands) -module-name MCUmgrCommands "${cmd_sources[@]}" >"$log" 2>&1 || true
