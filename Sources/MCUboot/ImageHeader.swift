@@ -105,7 +105,7 @@ public struct ImageHeader: Sendable, Hashable {
     public init(parsing bytes: some Collection<UInt8>) throws(MCUbootError) {
         let prefix = Array(bytes.prefix(Self.structureSize))
         guard prefix.count == Self.structureSize else {
-            throw MCUbootError(.truncatedHeader, "\(prefix.count) bytes, an image header needs 32")
+            throw MCUbootError(.truncatedHeader, "truncated: \(prefix.count) bytes, an image header needs 32")
         }
         var reader = ByteReader(prefix)
         // Every read below is within the 32 bytes checked above.

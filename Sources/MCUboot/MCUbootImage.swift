@@ -108,14 +108,14 @@ public struct MCUbootImage: Sendable {
         guard data.count >= Int(header.headerSize) else {
             throw MCUbootError(
                 .truncatedHeader,
-                "ih_hdr_size is 0x\(String(header.headerSize, radix: 16)) but the file has only \(data.count) bytes"
+                "truncated: ih_hdr_size is 0x\(String(header.headerSize, radix: 16)) but the file has only \(data.count) bytes"
             )
         }
         var offset = header.tlvAreaOffset
         guard offset <= data.count else {
             throw MCUbootError(
                 .truncatedImage,
-                "payload ends at 0x\(String(offset, radix: 16)) (ih_hdr_size + ih_img_size) but the file has "
+                "truncated: the payload ends at 0x\(String(offset, radix: 16)) (ih_hdr_size + ih_img_size) but the file has "
                     + "0x\(String(data.count, radix: 16)) bytes"
             )
         }
@@ -237,7 +237,7 @@ public struct MCUbootImage: Sendable {
         guard let info = areaInfo(in: data, at: offset) else {
             throw MCUbootError(
                 .truncatedImage,
-                "the file ends at 0x\(String(data.count, radix: 16)) before the \(name) info at \(hexOffset)"
+                "truncated: the file ends at 0x\(String(data.count, radix: 16)) before the \(name) info at \(hexOffset)"
             )
         }
         guard info.magic == expectedMagic else {
@@ -262,7 +262,7 @@ public struct MCUbootImage: Sendable {
         guard end <= data.count else {
             throw MCUbootError(
                 .truncatedImage,
-                "\(name) at \(hexOffset) declares 0x\(String(total, radix: 16)) bytes but the file ends at "
+                "truncated: the \(name) at \(hexOffset) declares 0x\(String(total, radix: 16)) bytes but the file ends at "
                     + "0x\(String(data.count, radix: 16))"
             )
         }

@@ -60,6 +60,10 @@ public struct MCUmgrCommand: AsyncParsableCommand {
             Console.out(script)
             return 0
         }
+        if let completions = CompletionScript.customCompletions(for: arguments) {
+            if !completions.isEmpty { Console.out(completions) }
+            return 0
+        }
         do {
             if let mistyped = unknownCommand(in: normalized) { throw mistyped }
             // A group named without its verb shows the group's help, whatever global options

@@ -134,7 +134,7 @@ struct BLECommandTests {
         #expect(CLI.lines(result.stderr).count == 1, "\(result.stderr)")
         #expect(
             result.stderr.hasPrefix(
-                "error: unavailable: cannot reach the system D-Bus; is dbus running? (DBUS_SYSTEM_BUS_ADDRESS names another bus)"
+                "error: unavailable: cannot reach the system D-Bus that DBUS_SYSTEM_BUS_ADDRESS names; is that bus running?"
             ),
             "\(result.stderr)"
         )

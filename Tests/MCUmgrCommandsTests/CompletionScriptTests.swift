@@ -52,6 +52,38 @@ import Testing
         }
     }
 
+    /// `-c <TAB>` offers the saved profiles: the script asks the built `mcumgr` for them
+    /// (`---completion`), in a real bash with the profiles in a folder of the test's own.
+    @Test(Peers.needed("bash", "python3")) func bashCompletesProfileNames() async throws {
+        let file = try await Self.script("bash")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-cfg-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try ProfileStore(directory: folder).save(name: "board-under-test", url: "sim://", replacing: false)
+        let binaries = URL(fileURLWithPath: try EntryTests.executable()).deletingLastPathComponent().path
+        let path = binaries + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let driver = Peers.packageRoot.appendingPathComponent("Tests/Shell/complete-in-shell.py").path
+        let shown = try await Peers.run(
+            "/usr/bin/env",
+            [
+                "PATH=\(path)", "MCUMGR_CONFIG_DIR=\(folder.path)", "python3", driver, "bash", file.path,
+                "mcumgr -c board-u", "board-under-test",
+            ]
+        )
+        #expect(String(decoding: shown, as: UTF8.self).contains("mcumgr -c board-under-test"))
+    }
+
+    /// What the scripts' callback prints: the profile names, one per line.
+    @Test func theCompletionCallbackListsProfiles() async {
+        await ConnCommandTests.withProfiles { _ in
+            _ = await CLI.run(["conn", "add", "bench", "udp://127.0.0.1"])
+            _ = await CLI.run(["conn", "add", "board", "sim://"])
+            let result = await CLI.run(["---completion", "--", "-c", "2", "1", "mcumgr", "-c", "b"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == "bench\nboard\n")
+        }
+    }
+
     @Test(Peers.needed("fish"))
     func fishCompletesAfterGlobalOptions() async throws {
         let file = try await Self.script("fish")

@@ -40,7 +40,23 @@ import Testing
             #expect(echo.stdout == "hi\n")
             let missing = await CLI.run(["-c", "nope", "os", "echo", "hi"])
             #expect(missing.status == 64)
-            #expect(missing.stderr == "error: no connection profile 'nope'; list them with 'mcumgr conn show'\n")
+            #expect(missing.stderr == "error: no connection profile 'nope'; list them with 'mcumgr conn list'\n")
+        }
+    }
+
+    /// `conn list` lists as `conn show` without a name does, and says how to add the first.
+    @Test func listShowsEveryProfile() async {
+        await Self.withProfiles { _ in
+            let none = await CLI.run(["conn", "list"])
+            #expect(none.status == 0, "\(none.stderr)")
+            #expect(none.stdout == "no profiles; add one with 'mcumgr conn add NAME URL'\n")
+            _ = await CLI.run(["conn", "add", "board", "sim://"])
+            _ = await CLI.run(["conn", "add", "bench-01", "udp://192.168.1.10"])
+            let list = await CLI.run(["conn", "list"])
+            #expect(list.stdout == "bench-01  udp://192.168.1.10\nboard     sim://\n")
+            #expect(list.stdout == (await CLI.run(["conn", "show"])).stdout)
+            let json = await CLI.run(["conn", "list", "--json"])
+            #expect(json.stdout == #"{"bench-01":"udp://192.168.1.10","board":"sim://"}"# + "\n")
         }
     }
 

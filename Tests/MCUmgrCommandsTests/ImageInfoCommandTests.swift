@@ -146,6 +146,8 @@ import Testing
         try Data(try Data(contentsOf: URL(fileURLWithPath: Self.fixture("unsigned.bin"))).prefix(0x500)).write(
             to: truncated
         )
+        let short = directory.appendingPathComponent("short.bin")
+        try Data(try Data(contentsOf: URL(fileURLWithPath: Self.fixture("unsigned.bin"))).prefix(20)).write(to: short)
         let notAKey = directory.appendingPathComponent("key.pem")
         try Data("hello".utf8).write(to: notAKey)
 
@@ -159,7 +161,12 @@ import Testing
             ),
             ([directory.path], 66, "error: \(directory.path) is a folder, not a file"),
             ([empty.path], 65, "error: empty.bin: empty file"),
-            ([truncated.path], 65, "error: truncated.bin"),
+            (
+                [truncated.path], 65,
+                "error: truncated.bin: truncated: the payload ends at 0x600 (ih_hdr_size + ih_img_size) but the file "
+                    + "has 0x500 bytes"
+            ),
+            ([short.path], 65, "error: short.bin: truncated: 20 bytes, an image header needs 32"),
             ([Self.fixture("unsigned.bin"), "--key", notAKey.path], 65, "error: --key \(notAKey.path)"),
             (
                 [Self.fixture("unsigned.bin"), "--key", directory.appendingPathComponent("nokey.pem").path], 66,

@@ -2,12 +2,12 @@ import ArgumentParser
 import Foundation
 import MCUmgrConnect
 
-/// `mcumgr conn add|show|remove`: saved connection profiles, used with `-c NAME`.
+/// `mcumgr conn add|list|show|remove`: saved connection profiles, used with `-c NAME`.
 struct ConnCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conn",
         abstract: "Manage saved connection profiles (use one with -c NAME).",
-        subcommands: [Add.self, Show.self, Remove.self]
+        subcommands: [Add.self, List.self, Show.self, Remove.self]
     )
 
     /// Why the client options do nothing here.
@@ -58,15 +58,34 @@ struct ConnCommand: ParsableCommand {
         func run() throws {
             let store = ProfileStore()
             let profiles = try name.map { [(name: $0, url: try store.url(of: $0))] } ?? store.load()
-            if global.json {
-                Console.out(JSONValue.object(profiles.map { ($0.name, .string($0.url)) }).rendered())
-            } else if profiles.isEmpty {
-                Console.out("no profiles; add one with 'mcumgr conn add NAME URL'")
-            } else {
-                let width = profiles.map(\.name.count).max() ?? 0
-                for profile in profiles {
-                    Console.out(profile.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + profile.url)
-                }
+            ConnCommand.print(profiles, json: global.json)
+        }
+    }
+
+    /// `conn list`, as `image list` lists: people reach for it before `show`.
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the saved profiles.")
+        @OptionGroup var global: LocalOptions
+
+        func validate() throws {
+            try global.refuseClientOptions(command: "conn list", reason: ConnCommand.noDevice)
+        }
+
+        func run() throws {
+            ConnCommand.print(try ProfileStore().load(), json: global.json)
+        }
+    }
+
+    /// Prints profiles as a name/URL table, or one JSON object of name to URL.
+    static func print(_ profiles: [(name: String, url: String)], json: Bool) {
+        if json {
+            Console.out(JSONValue.object(profiles.map { ($0.name, .string($0.url)) }).rendered())
+        } else if profiles.isEmpty {
+            Console.out("no profiles; add one with 'mcumgr conn add NAME URL'")
+        } else {
+            let width = profiles.map(\.name.count).max() ?? 0
+            for profile in profiles {
+                Console.out(profile.name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + profile.url)
             }
         }
     }

@@ -61,7 +61,7 @@ public struct ProfileStore: Sendable {
     /// - Throws: ``ProfileError`` if there is no such profile.
     public func url(of name: String) throws -> String {
         guard let entry = try load().first(where: { $0.name == name }) else {
-            throw ProfileError("no connection profile '\(name)'; list them with 'mcumgr conn show'")
+            throw ProfileError("no connection profile '\(name)'; list them with 'mcumgr conn list'")
         }
         return entry.url
     }

@@ -37,6 +37,21 @@ enum CompletionScript {
         return adjusted(Tree.completionScript(for: shell))
     }
 
+    /// The values a completion script asks for (`mcumgr ---completion -- -c …`, for profile names),
+    /// or `nil` when the arguments ask for none. The script names options as ``Tree`` declares them
+    /// (the global ones at the root), so ``Tree`` answers, not the real command tree.
+    /// - Parameter arguments: the command line after the program name.
+    static func customCompletions(for arguments: [String]) -> String? {
+        guard arguments.first == "---completion" else { return nil }
+        do {
+            _ = try Tree.parseAsRoot(arguments)
+            return ""
+        } catch {
+            // The parser hands the completions back as the message of the error it throws.
+            return Tree.exitCode(for: error) == .success ? Tree.fullMessage(for: error) : ""
+        }
+    }
+
     /// The generated bash script's last line, which registers the completion function.
     static let bashRegistration = "complete -o filenames -F _mcumgr mcumgr"
 

@@ -20,7 +20,8 @@ public struct GlobalOptions: ParsableArguments {
     /// A saved connection profile (see `mcumgr conn`).
     @Option(
         name: .customShort("c"),
-        help: ArgumentHelp("A saved connection profile (mcumgr conn add NAME URL).", valueName: "profile")
+        help: ArgumentHelp("A saved connection profile (mcumgr conn add NAME URL).", valueName: "profile"),
+        completion: .custom { _, _, _ in (try? ProfileStore().load().map(\.name)) ?? [] }
     )
     public var profile: String?
 

@@ -104,13 +104,16 @@ struct UpgradeProgressView {
             error = UpgradeReport.slotHeld(upgrade, mode: mode, hints: hints)
         } else if var upgrade = error as? FirmwareUpgradeError, upgrade.code.category == .link {
             // As Ctrl-C says: the device keeps what it received, and the same command resumes.
-            // The hint ends the line, after the cause.
+            // The hint ends the line, after the cause. A device that never answered the first
+            // request received nothing: there is nothing to resume, and saying so misleads.
             let percent = lastUpload.map(TransferProgressView.percent).flatMap { $0 < 100 ? $0 : nil }
             if let cause = upgrade.cause { upgrade.message += " (\(cause))" }
             upgrade.cause = nil
-            upgrade.message +=
-                percent.map { "; the upload stopped at \($0)%: run the same command again to resume" }
-                ?? "; run the same command again to resume"
+            if upgrade.state != .requestingParameters {
+                upgrade.message +=
+                    percent.map { "; the upload stopped at \($0)%: run the same command again to resume" }
+                    ?? "; run the same command again to resume"
+            }
             error = upgrade
         }
         if style == .json, let upgrade = error as? FirmwareUpgradeError {

@@ -119,12 +119,26 @@ public struct BlueZCentral: Sendable {
             resolved = try address ?? DBusAddress.systemBus()
             return try await DBusConnection.connect(to: resolved)
         } catch {
-            throw BlueZError(
-                .busUnavailable,
-                "cannot reach the system D-Bus; is dbus running? (DBUS_SYSTEM_BUS_ADDRESS names another bus)",
-                cause: error
-            )
+            throw BlueZError(.busUnavailable, unreachableBus(address), cause: error)
         }
+    }
+
+    /// Why no bus answered, naming where the address came from: blaming
+    /// `DBUS_SYSTEM_BUS_ADDRESS` when it is unset sent people looking for a variable they never set.
+    /// - Parameters:
+    ///   - address: the address the caller gave, if any.
+    ///   - environment: the process's environment.
+    static func unreachableBus(
+        _ address: DBusAddress?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
+        if let address {
+            return "cannot reach the D-Bus at \(address.description); is that bus running?"
+        }
+        if let variable = environment["DBUS_SYSTEM_BUS_ADDRESS"], !variable.isEmpty {
+            return "cannot reach the system D-Bus that DBUS_SYSTEM_BUS_ADDRESS names; is that bus running?"
+        }
+        return "cannot reach the system D-Bus at its default socket; is dbus running?"
     }
 
     /// Checks that BlueZ owns its name, then starts observing it.

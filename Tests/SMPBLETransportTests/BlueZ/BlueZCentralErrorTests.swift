@@ -40,7 +40,30 @@ extension BlueZSuites {
                 await Self.failure(.init(target: "Zephyr", busAddress: try DBusAddress("unix:path=/nonexistent/bus")))
             )
             #expect(error.code == .busUnavailable)
-            #expect(error.message.hasPrefix("cannot reach the system D-Bus"))
+            #expect(error.message == "cannot reach the D-Bus at unix:path=/nonexistent/bus; is that bus running?")
+        }
+
+        /// The message names where the address came from, and blames the variable only when set.
+        @Test(
+            arguments: [
+                (nil, [:], "cannot reach the system D-Bus at its default socket; is dbus running?"),
+                (
+                    nil, ["DBUS_SYSTEM_BUS_ADDRESS": ""],
+                    "cannot reach the system D-Bus at its default socket; is dbus running?"
+                ),
+                (
+                    nil, ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/x"],
+                    "cannot reach the system D-Bus that DBUS_SYSTEM_BUS_ADDRESS names; is that bus running?"
+                ),
+                (
+                    "unix:path=/y", ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/x"],
+                    "cannot reach the D-Bus at unix:path=/y; is that bus running?"
+                ),
+            ] as [(String?, [String: String], String)]
+        )
+        func unreachableBusNamesItsSource(address: String?, environment: [String: String], message: String) throws {
+            let parsed = try address.map { try DBusAddress($0) }
+            #expect(BlueZCentral.unreachableBus(parsed, environment: environment) == message)
         }
 
         @Test func noAdapter() async throws {
