@@ -256,8 +256,8 @@ import Testing
         #expect(result.status == 2)
         #expect(
             CLI.lines(result.stderr).last
-                == "error: upgrade failed while requesting-parameters: the device does not answer (connection "
-                + "refused: nothing listens at \(url) (the host answered ICMP port unreachable): check the port, and "
+                == "error: upgrade failed while requesting-parameters: the device refused the connection "
+                + "(connection refused: nothing listens at \(url) (the host answered ICMP port unreachable): check the port, and "
                 + "that the device runs its SMP server)"
         )
     }

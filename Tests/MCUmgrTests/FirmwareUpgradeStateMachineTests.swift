@@ -3,6 +3,7 @@ import MCUboot
 import MCUmgr
 import MCUmgrDFU
 import SMPCore
+import SMPLink
 import Testing
 
 @Suite struct FirmwareUpgradeStateMachineTests {
@@ -207,6 +208,25 @@ import Testing
         _ = silent.handle(.imageList([Self.factory]))
         _ = silent.handle(.slotInfo([]))
         #expect(silent.warnings.contains { $0.contains("did not answer bootloader info") })
+    }
+
+    /// The first request unanswered fails at once; the message tells a refused port (nothing
+    /// listens) from a silent device, for readers of the message alone.
+    @Test(arguments: [
+        (SMPTransportError(.timeout), "the device does not answer"),
+        (
+            SMPTransportError(.connectionRefused, "nothing listens at udp://127.0.0.1:9"),
+            "the device refused the connection"
+        ),
+    ])
+    func aDeviceThatNeverAnsweredFailsAtOnceSayingHow(cause: SMPTransportError, message: String) throws {
+        var machine = Self.machine()
+        #expect(machine.handle(.start, at: .zero) == .connect)
+        #expect(machine.handle(.connected, at: .zero) == .readParameters)
+        let error = try #require(Self.failure(&machine, .linkFailed(cause)))
+        #expect(error.code == .linkFailed)
+        #expect(error.state == .requestingParameters)
+        #expect(error.message == message)
     }
 
     @Test func aLinkFailureReconnectsAndRepeatsTheStepUntilTheRetriesRunOut() {

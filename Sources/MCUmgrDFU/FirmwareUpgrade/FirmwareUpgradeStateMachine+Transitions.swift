@@ -1,5 +1,6 @@
 import MCUmgr
 import SMPCore
+import SMPLink
 
 // The transitions of each state, one function per group of states: `nil` hands the input on to
 // what every state does with it (`anyStateTransition`). The order inside a function is the order
@@ -18,8 +19,13 @@ extension FirmwareUpgradeStateMachine {
             phase = .readingBootloaderInfo
             return .readBootloaderInfo(query: nil)
         case (.requestingParameters, .linkFailed(let cause)):
-            // The first contact: a device that does not answer is unreachable; fail fast.
-            return .fail(error(.linkFailed, "the device does not answer", cause))
+            // The first contact: a device that does not answer is unreachable; fail fast. A port
+            // that refused (nothing listens there) is not a silent device, and the message says
+            // which, for those who read the message and not the cause.
+            let refused = (cause as? SMPTransportError)?.code == .connectionRefused
+            return .fail(
+                error(.linkFailed, refused ? "the device refused the connection" : "the device does not answer", cause)
+            )
         case (.readingBootloaderInfo, .bootloaderName(let name)):
             device.bootloaderName = name
             guard let name, name.lowercased() == "mcuboot" else { return planOrReadList() }
