@@ -1,4 +1,5 @@
 import Foundation
+import MCUmgrDFU
 import MCUmgrFleet
 import Testing
 
@@ -157,5 +158,29 @@ import Testing
         #expect(FleetProgressView.running(Self.records[0], processRuns: false, now: Self.now) == nil)
         let table = FleetProgressView.deviceTable([record], processRuns: false, now: Self.now, timeZone: utc)
         #expect(table.last?.contains("abandoned") == true, "\(table)")
+    }
+
+    /// The live block is cleared from the line's start: the terminal echoes Ctrl-C as "^C" at the
+    /// cursor, and moving up keeps the column, so the table after an interrupt began two
+    /// columns in.
+    @Test func theLiveBlockIsClearedFromTheStartOfTheLine() {
+        let partial = LockedLines()
+        Console.$error.withValue(Console.Sink(isTerminal: true, writePartial: partial.append, write: { _ in })) {
+            var view = FleetProgressView(style: .terminal, policy: RolloutPolicy(waves: [.percent(100)]))
+            let rollout = RolloutDescription(
+                id: "0123456789abcdef",
+                file: "app.bin",
+                mode: "test-and-confirm",
+                versions: []
+            )
+            let record = DeviceRecord(id: "d1", url: "udp://127.0.0.1:2000", position: 0)
+            view.show(.prepared(rollout, [record]))
+            view.show(.started(record))
+            view.show(.upgrade(device: "d1", .stateChanged(from: .idle, to: .requestingParameters)))
+            view.show(.phase(.canary))
+        }
+        let moves = partial.all.filter { $0.contains("\u{1B}[") && $0.contains("A\u{1B}[J") }
+        #expect(!moves.isEmpty, "the block was never cleared: \(partial.all)")
+        #expect(moves.allSatisfy { $0.hasPrefix("\r\u{1B}[") }, "\(moves)")
     }
 }

@@ -184,7 +184,9 @@ struct FleetProgressView {
 
     private mutating func clearBlock() {
         guard style == .terminal, drawnLines > 0 else { return }
-        Console.error.writePartial?("\u{1B}[\(drawnLines)A\u{1B}[J")
+        // `\r` first: the terminal echoes Ctrl-C as "^C" where the cursor is, and moving up keeps
+        // the column, so without it the redrawn block and the table after it began two columns in.
+        Console.error.writePartial?("\r\u{1B}[\(drawnLines)A\u{1B}[J")
         drawnLines = 0
     }
 
