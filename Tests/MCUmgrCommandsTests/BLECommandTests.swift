@@ -54,6 +54,34 @@ struct BLECommandTests {
         return last
     }
 
+    /// The bus going away (its dbus-daemon ended) ends the Bluetooth LE service: the simulator
+    /// says so in one line and serves its other endpoints on, rather than run on in silence.
+    @Test func theSimulatorSaysWhenItsBusGoesAway() async throws {
+        let zoo = try await Bluezoo.start()
+        defer { zoo.stop() }
+        let simulator = try Self.mcumgr(
+            ["simulator", "--ble", "Gone", "--adapter", "hci1", "--udp", "127.0.0.1:0"],
+            zoo: zoo
+        )
+        defer { simulator.stop() }
+        let announced = try await simulator.waitForOutput(timeout: Self.outputBound) { out, _ in
+            out.contains("ble://Gone")
+        }
+        try #require(announced, "the simulator printed no URL: \(simulator.output.stderr)")
+        let lines = simulator.output.stdout.split(separator: "\n").map(String.init)
+        let udp = try #require(lines.first { $0.hasPrefix("udp://") })
+        zoo.stop()
+        let said = try await simulator.waitForOutput(timeout: Self.outputBound) { _, err in err.contains("\n") }
+        #expect(said, "nothing said after the bus went away")
+        #expect(
+            simulator.output.stderr
+                == "simulator: the bus closed the connection; Bluetooth LE is no longer served; still served: \(udp)\n"
+        )
+        // Still serving UDP.
+        let echo = await CLI.run(["--conn", udp, "os", "echo", "still here"])
+        #expect(echo.stdout == "still here\n", "\(echo.stderr)")
+    }
+
     /// The session of docs/BLE.md: the simulator advertises on hci1, `ble scan` on hci0 lists it
     /// (text and JSON), and `upgrade` over `ble://NAME?adapter=hci0` ends with the new image
     /// running and confirmed — through the reset, the dropped link and the reconnection.

@@ -182,6 +182,15 @@ struct SimulatorCommand: AsyncParsableCommand {
             let endpoint = ConnectionURL.ble(name: name, adapter: endpoints.adapter).description
             Console.out(global.json ? JSONValue.object([("endpoint", .string(endpoint))]).rendered() : endpoint)
         }
+        #if os(Linux) && !canImport(CoreBluetooth)
+            let watch = peripheral.map { peripheral in
+                Task {
+                    guard let reason = await peripheral.busLost() else { return }
+                    Console.err(Self.busLostLine(reason, endpoints: running.endpoints))
+                }
+            }
+            defer { watch?.cancel() }
+        #endif
         await Self.waitForTerminationSignal()
         #if canImport(CoreBluetooth)
             peripheral?.stop()
@@ -226,6 +235,16 @@ struct SimulatorCommand: AsyncParsableCommand {
             return server
         }
     #endif
+
+    /// The one line said when the Bluetooth LE peripheral's bus goes away (its dbus-daemon ended,
+    /// e.g. `scripts/bluezoo-bus.sh` stopped): the simulator runs on without Bluetooth LE.
+    /// - Parameters:
+    ///   - reason: why the connection closed.
+    ///   - endpoints: the endpoints still served.
+    static func busLostLine(_ reason: String, endpoints: [String]) -> String {
+        "simulator: \(reason); Bluetooth LE is no longer served"
+            + (endpoints.isEmpty ? "" : "; still served: \(endpoints.joined(separator: ", "))")
+    }
 
     /// Suspends until SIGTERM arrives or the task is cancelled, which is what SIGINT does: the
     /// executable owns SIGINT (MCUmgrCLI's `Interrupt` cancels the command). A source of our own

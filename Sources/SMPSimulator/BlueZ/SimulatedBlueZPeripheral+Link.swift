@@ -9,6 +9,8 @@ import SMPLink
 final class BlueZPeripheralState: @unchecked Sendable {
     struct Values {
         var bus: DBusConnection?
+        /// Whether ``SimulatedBlueZPeripheral/stop()`` closed the bus (not the bus going away).
+        var stopped = false
         var adapter: DBusObjectPath?
         /// The connection's number; a drop starts the next one.
         var link = 0

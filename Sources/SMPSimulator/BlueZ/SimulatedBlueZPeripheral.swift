@@ -114,9 +114,21 @@ public final class SimulatedBlueZPeripheral: @unchecked Sendable {
         watchBlueZ(bus)
     }
 
+    /// Waits until the bus connection is lost, which ends the Bluetooth LE service for good: the
+    /// bus went away (its daemon ended), which a user should hear about rather than find out from
+    /// centrals that no longer see the device.
+    /// - Returns: why the connection closed, for people ("the bus closed the connection"); `nil`
+    ///   when ``stop()`` closed it, or when the peripheral was never started.
+    public func busLost() async -> String? {
+        guard let bus = state.withLock({ $0.bus }) else { return nil }
+        let reason = await bus.waitUntilClosed()
+        return state.withLock { $0.stopped } ? nil : reason.message
+    }
+
     /// Unregisters and disconnects from the bus.
     public func stop() async {
         guard let bus = state.withLock({ $0.bus }) else { return }
+        state.withLock { $0.stopped = true }
         drop(reason: "stopped", disconnectCentral: true)
         if let adapter = state.withLock({ $0.adapter }) {
             _ = try? await bus.call(
