@@ -10,7 +10,7 @@ import Testing
 /// way the command line is told of a bus, so the tests set it in the children's environment, not
 /// in this process that other tests share. The library paths under these commands have their own
 /// tests (BlueZSuites); these prove the commands wire them up.
-@Suite(.enabled(if: Bluezoo.available, Comment(rawValue: Bluezoo.missing)))
+@Suite(.requiring(Bluezoo.available, Bluezoo.missing))
 struct BLECommandTests {
     /// Bounds far above a real run: only a hang reaches them.
     static let processBound: Duration = .seconds(600)

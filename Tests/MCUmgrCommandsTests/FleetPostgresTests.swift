@@ -20,7 +20,7 @@ import Testing
 /// print, what the devices count), never by durations.
 @Suite(
     .serialized,
-    .enabled(if: TestPostgres.enabled, "no PostgreSQL: set MCUMGR_TEST_POSTGRES (scripts/postgres-test-server.sh)")
+    .requiring(TestPostgres.enabled, "no PostgreSQL: set MCUMGR_TEST_POSTGRES (scripts/postgres-test-server.sh)")
 )
 struct FleetPostgresTests {
     @Test func threeWorkersShareARolloutAndOneIsKilledMidway() async throws {

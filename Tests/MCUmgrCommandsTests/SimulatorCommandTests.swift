@@ -120,7 +120,7 @@ struct SimulatorCommandTests {
     #if os(Linux)
         @Test(
             "--ble without BlueZ on the bus fails with one line naming what to start",
-            .enabled(if: DBusTestBus.available, "needs dbus-daemon")
+            .requiring(DBusTestBus.available, "needs dbus-daemon")
         )
         func bleWithoutBlueZ() async throws {
             let bus = try await DBusTestBus.start()

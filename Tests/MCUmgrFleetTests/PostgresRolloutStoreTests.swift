@@ -6,7 +6,7 @@ import SMPTestSupport
 import Testing
 
 /// The shared store against a real PostgreSQL server: two stores are two hosts.
-@Suite(.enabled(if: TestPostgres.enabled, "no PostgreSQL: set MCUMGR_TEST_POSTGRES (scripts/postgres-test-server.sh)"))
+@Suite(.requiring(TestPostgres.enabled, "no PostgreSQL: set MCUMGR_TEST_POSTGRES (scripts/postgres-test-server.sh)"))
 struct PostgresRolloutStoreTests {
     static let rollout = RolloutDescription(id: "r1", file: "app.bin", mode: "confirm-only", versions: ["2.0.0"])
     static let upgraded = AttemptResult.upgraded(versionBefore: "1.0.0", versionAfter: "2.0.0", uploadedBytes: 10)

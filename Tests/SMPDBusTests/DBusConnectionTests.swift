@@ -10,7 +10,7 @@ import Testing
 
 /// The connection against a real bus (a private dbus-daemon), and against dbus-python (Debian's
 /// python3-dbus, the reference binding over libdbus) as the other side.
-@Suite(.enabled(if: DBusTestBus.available, "needs dbus-daemon (apt-get install dbus-daemon)"))
+@Suite(.requiring(DBusTestBus.available, "needs dbus-daemon (apt-get install dbus-daemon)"))
 struct DBusConnectionTests {
     static let service = "com.example.McumgrTest"
     static let path: DBusObjectPath = "/com/example/root/object"
@@ -256,7 +256,7 @@ struct DBusConnectionTests {
         }
     }
 
-    @Test(.enabled(if: Peers.isCI || DBusConnectionTests.hasDBusPython, "needs Debian's python3-dbus"))
+    @Test(.requiring(Peers.isCI || DBusConnectionTests.hasDBusPython, "needs Debian's python3-dbus"))
     func dbusPythonCallsOurObjectAndGetsADescriptor() async throws {
         let bus = try await DBusTestBus.start()
         defer { bus.stop() }

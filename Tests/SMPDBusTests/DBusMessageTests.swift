@@ -38,7 +38,7 @@ struct DBusMessageTests {
 
     @Test(
         "the committed vectors are what dbus-fast and GLib produce today",
-        .enabled(if: Peers.available("dbus_fast"), "needs the peers' venv with dbus-fast (scripts/setup-peers.sh)"),
+        .requiring(Peers.available("dbus_fast"), "needs the peers' venv with dbus-fast (scripts/setup-peers.sh)"),
         .enabled(
             if: Peers.isCI || FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"),
             "needs /usr/bin/python3 with python3-gi for GLib"

@@ -141,4 +141,8 @@ public final class LockedValue<Value: Sendable>: @unchecked Sendable {
 
     /// Replaces the value.
     public func set(_ newValue: Value) { lock.withLock { value = newValue } }
+
+    /// Changes the value in place under the lock.
+    /// - Parameter body: the change; its result is returned.
+    public func update<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&value) } }
 }

@@ -8,12 +8,10 @@ extension Peers {
     /// - Returns: the condition trait.
     public static func needed(_ names: String...) -> ConditionTrait {
         let missing = names.filter { !available($0) }
-        return .enabled(
-            if: missing.isEmpty,
-            Comment(
-                rawValue: "needs the peer tool\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", ")): "
-                    + "run scripts/setup-peers.sh (in CI a missing peer fails instead)"
-            )
+        return .requiring(
+            missing.isEmpty,
+            "needs the peer tool\(missing.count == 1 ? "" : "s") \(missing.joined(separator: ", ")): "
+                + "run scripts/setup-peers.sh (in CI a missing peer fails instead)"
         )
     }
 }

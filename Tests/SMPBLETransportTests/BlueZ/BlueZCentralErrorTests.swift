@@ -9,7 +9,7 @@ import Testing
 
 extension BlueZSuites {
     /// The errors people meet, each one line with what to try, and what the transport makes of them.
-    @Suite(.serialized, .enabled(if: Bluezoo.available, Comment(rawValue: Bluezoo.missing)))
+    @Suite(.serialized, .requiring(Bluezoo.available, Bluezoo.missing))
     struct BlueZCentralErrorTests {
         static func failure(_ options: BlueZCentral.Options) async -> BlueZError? {
             do {

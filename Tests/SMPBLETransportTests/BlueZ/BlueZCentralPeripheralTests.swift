@@ -13,7 +13,7 @@ import Testing
 extension BlueZSuites {
     /// Our BlueZ central ↔ our BlueZ peripheral, over bluezoo: everything a real radio would carry
     /// but the radio. Each test has its own bus and bluezoo (see `Bluezoo`).
-    @Suite(.serialized, .enabled(if: Bluezoo.available, Comment(rawValue: Bluezoo.missing)))
+    @Suite(.serialized, .requiring(Bluezoo.available, Bluezoo.missing))
     struct BlueZCentralPeripheralTests {
         /// Echo and image list over the acquired sockets and over WriteValue/PropertiesChanged.
         @Test(arguments: [true, false])

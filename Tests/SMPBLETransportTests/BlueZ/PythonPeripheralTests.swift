@@ -20,7 +20,7 @@ extension BlueZSuites {
     /// peripheral registers again when `org.bluez` comes back, as a BlueZ application must.
     @Suite(
         .serialized,
-        .enabled(if: Bluezoo.available, Comment(rawValue: Bluezoo.missing)),
+        .requiring(Bluezoo.available, Bluezoo.missing),
         .enabled(
             if: Peers.isCI || DBusConnectionPythonCheck.hasDBusPython,
             "needs Debian's python3-dbus and python3-gi"

@@ -18,8 +18,8 @@ extension BlueZSuites {
     /// Nothing else of the peer is changed.
     @Suite(
         .serialized,
-        .enabled(if: Bluezoo.available, Comment(rawValue: Bluezoo.missing)),
-        .enabled(if: Peers.available("smpclient"), "needs smpclient with bleak (scripts/setup-peers.sh)")
+        .requiring(Bluezoo.available, Bluezoo.missing),
+        .requiring(Peers.available("smpclient"), "needs smpclient with bleak (scripts/setup-peers.sh)")
     )
     struct SmpclientCentralTests {
         static let script = """
