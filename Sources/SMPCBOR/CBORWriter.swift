@@ -172,7 +172,7 @@ public struct CBORWriter: Sendable {
     /// Appends the bytes of `Data` in one copy (iterating `Data` byte by byte is slow).
     /// - Parameter data: the bytes.
     public mutating func writeRaw(_ data: Data) {
-        data.withUnsafeBytes { writer.writeBytes($0) }
+        data.withUnsafeBytes { _ = writer.writeBytes($0) }
     }
 
     /// Starts an indefinite-length array; end it with ``writeBreak()``.

@@ -125,11 +125,11 @@ import Testing
         #expect(after.writes.map(\.record.id) == ["d2", "d3"])
     }
 
-    @Test func anEndIsTheAttemptsOnlyWhileItIsTheWorkersCurrentOne() {
+    @Test func anEndIsTheAttemptsOnlyWhileItIsTheWorkersCurrentOne() throws {
         var records = Self.records(1)
         records[0] = Self.running(records[0], "w1", leaseEnd: 60)
         let policy = RolloutPolicy()
-        let end = { (worker: String, attempt: Int) in
+        let end = { (worker: String, attempt: Int) -> (record: DeviceRecord, retryAt: Date?)? in
             Machine.finish(
                 records,
                 device: "d0",
@@ -142,8 +142,8 @@ import Testing
         }
         #expect(end("w2", 1) == nil)
         #expect(end("w1", 2) == nil)
-        let ended = try? #require(end("w1", 1))
-        #expect(ended?.record.status == .upgraded && ended?.record.leaseUntil == nil && ended?.retryAt == nil)
+        let ended = try #require(end("w1", 1))
+        #expect(ended.record.status == .upgraded && ended.record.leaseUntil == nil && ended.retryAt == nil)
         records[0].status = .pending
         #expect(end("w1", 1) == nil)
     }

@@ -26,7 +26,7 @@ public enum PoolWatchdog {
             return !state.started
         }
         guard first else { return }
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         // At the tests' own priority: a beat of a higher one would pass the queue they wait in.
         Task.detached {
             while true {
@@ -83,6 +83,6 @@ public enum PoolWatchdog {
         guard let handle = FileHandle(forWritingAtPath: path) else { return }
         handle.seekToEndOfFile()
         handle.write(Data(text.utf8))
-        try? handle.closeFile()
+        try? handle.close()
     }
 }

@@ -91,7 +91,7 @@ struct MCUbootModelTests {
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: false,
             allowConfirmNonActive: true
         ).get()
@@ -116,7 +116,7 @@ struct MCUbootModelTests {
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: false,
             allowConfirmNonActive: true
         ).get()
@@ -137,7 +137,7 @@ struct MCUbootModelTests {
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: true,
             allowConfirmNonActive: true
         ).get()
@@ -174,7 +174,7 @@ struct MCUbootModelTests {
         #expect(model.isValid(signed))
         Self.place(signed, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: signed).hash),
+            hash: try MCUbootImage(bytes: signed).hash,
             confirm: true,
             allowConfirmNonActive: true
         ).get()
@@ -188,7 +188,7 @@ struct MCUbootModelTests {
         let older = FactoryImage.make(version: ImageVersion(major: 0, minor: 9, revision: 0), image: 7)
         Self.place(older, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: older).hash),
+            hash: try MCUbootImage(bytes: older).hash,
             confirm: false,
             allowConfirmNonActive: true
         ).get()
@@ -218,7 +218,7 @@ struct MCUbootModelTests {
         let update = FactoryImage.make(version: version, image: 7)
         place(update, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: confirm,
             allowConfirmNonActive: true
         ).get()
@@ -331,7 +331,7 @@ struct MCUbootModelTests {
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: false,
             allowConfirmNonActive: true
         ).get()
@@ -365,7 +365,7 @@ struct MCUbootModelTests {
         // Without a trailer the new slot is not a candidate.
         #expect(model.directXIPNextSlot(image: 0) == 0)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: false,
             allowConfirmNonActive: true
         ).get()
@@ -378,7 +378,7 @@ struct MCUbootModelTests {
 
         Self.place(update, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: false,
             allowConfirmNonActive: true
         ).get()
@@ -412,7 +412,7 @@ struct MCUbootModelTests {
         let update = TestImages.image("2.0.0")
         Self.place(update, in: &model)
         try model.setState(
-            hash: try #require(try MCUbootImage(bytes: update).hash),
+            hash: try MCUbootImage(bytes: update).hash,
             confirm: type == .permanent,
             allowConfirmNonActive: true
         ).get()
