@@ -72,6 +72,21 @@ import Testing
         #expect(try LocalFile.read(URL(fileURLWithPath: out)).isEmpty)
     }
 
+    /// The device says only MOUNT_POINT_NOT_FOUND; the line says what that means and names the
+    /// mount point Zephyr's samples and the simulator use.
+    @Test func aPathOutsideEveryMountPointNamesTheKnownOne() async throws {
+        let scratch = Scratch()
+        let local = try scratch.file("hello.txt", Data("hello".utf8))
+        let result = await CLI.sim("fs", "upload", local, "/data/hello.txt")
+        #expect(result.status == 1)
+        #expect(
+            result.stderr
+                == "error: the device refused: fs error 14 MOUNT_POINT_NOT_FOUND: no file system is mounted where "
+                + "the path begins; a device path starts with its mount point, e.g. /lfs1 (Zephyr's LittleFS "
+                + "samples, and the simulator)\n"
+        )
+    }
+
     @Test func aMissingFileIsRefusedByName() async {
         let result = await CLI.sim("fs", "download", "/lfs1/nope", "/tmp/never-written")
         #expect(result.status == 1)

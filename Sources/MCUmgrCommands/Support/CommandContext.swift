@@ -88,6 +88,11 @@ extension MCUmgrCommand {
                 return "the device has no \(error.requestGroup.name) group, or not this command of it "
                     + "(device error \(rc.rawValue) \(rc.name))"
             }
+            if error.matches(FileManagement.ReturnCode.mountPointNotFound) {
+                // The group has no listing of mount points: name the ones we know of.
+                return "the device refused: \(error): no file system is mounted where the path begins; a device "
+                    + "path starts with its mount point, e.g. /lfs1 (Zephyr's LittleFS samples, and the simulator)"
+            }
             return "the device refused: \(error)"
         case let error as SMPTransportError where error.code == .timeout:
             return "\(error.message); check the connection and that the device runs an SMP server, or raise --timeout"
