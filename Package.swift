@@ -193,6 +193,13 @@ let package = Package(
             dependencies: ["MCUmgr", "MCUmgrDFU", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // The upgrade engine's tests: planners, the state machine, the engine against the
+        // simulator (the loopback matrix, the fault matrix and soak) and the tutorial's program.
+        .testTarget(
+            name: "MCUmgrDFUTests",
+            dependencies: ["MCUmgrDFU", "MCUmgr", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "MCUmgrConnectTests",
             dependencies: ["MCUmgrConnect", "SMPLink", "SMPUDPTransport", "SMPSerialTransport"],

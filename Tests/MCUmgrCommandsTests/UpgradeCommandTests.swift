@@ -326,7 +326,7 @@ import Testing
 }
 
 /// The engine over the real links: a UDP socket and a pseudo-terminal, each served by the
-/// simulator. (The loopback matrix and the fault soak are in MCUmgrTests.)
+/// simulator. (The loopback matrix and the fault soak are in MCUmgrDFUTests.)
 @Suite struct FirmwareUpgradeOverLinksTests {
     enum Link: String, Sendable, CaseIterable {
         case udp
