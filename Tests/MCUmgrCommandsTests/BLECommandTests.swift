@@ -82,6 +82,27 @@ struct BLECommandTests {
         #expect(echo.stdout == "still here\n", "\(echo.stderr)")
     }
 
+    /// bluezoo 1.0.2 connects a device once per process (docs/BLE.md): the second command's
+    /// connection fails with sd-bus internals, which become a hint saying how to go on.
+    @Test func aSecondConnectionThroughOneBluezooGetsAHint() async throws {
+        let zoo = try await Bluezoo.start()
+        defer { zoo.stop() }
+        let simulator = try await Self.simulator("Again", zoo: zoo)
+        defer { simulator.stop() }
+        let peripheral = try #require(Bluezoo.adapterAddresses.last)
+        let url = "ble://Again?adapter=hci0"
+        let first = try await Self.mcumgr(["--conn", url, "os", "echo", "one"], zoo: zoo).finished()
+        #expect(first.status == 0, "\(first.stderr)")
+        let second = try await Self.mcumgr(["--conn", url, "os", "echo", "two"], zoo: zoo).finished()
+        #expect(second.status == 2)
+        #expect(
+            second.stderr
+                == "error: connection failed: BlueZ could not connect \(peripheral): bluezoo, the BlueZ mock, cannot "
+                + "connect a device it connected before; restart it (kill -HUP the pid of scripts/bluezoo-bus.sh, "
+                + "see docs/BLE.md)\n"
+        )
+    }
+
     /// The session of docs/BLE.md: the simulator advertises on hci1, `ble scan` on hci0 lists it
     /// (text and JSON), and `upgrade` over `ble://NAME?adapter=hci0` ends with the new image
     /// running and confirmed — through the reset, the dropped link and the reconnection.

@@ -98,6 +98,14 @@ public struct BlueZError: CodedError {
             || text.contains("encryption") || text.contains("0x05") || text.contains("0x0f")
     }
 
+    /// bluezoo (the BlueZ mock of docs/BLE.md) connects a device once per process: the second
+    /// `Connect` exports its GATT objects again and sd-bus refuses with EEXIST, a line of C
+    /// internals that tells a user nothing.
+    static func meansBluezooReconnect(_ error: DBusRemoteError) -> Bool {
+        error.name == "org.freedesktop.DBus.Error.Failed" && error.message.contains("sd_bus_add_object_vtable")
+            && error.message.contains("error number: 17")
+    }
+
     /// A failed call to BlueZ in user terms.
     /// - Parameters:
     ///   - error: what the call threw.
@@ -119,6 +127,13 @@ public struct BlueZError: CodedError {
             default:
                 if meansPairing(remote), let address {
                     return pairingError(address: address, cause: remote)
+                }
+                if meansBluezooReconnect(remote) {
+                    return BlueZError(
+                        .connectionFailed,
+                        "\(doing): bluezoo, the BlueZ mock, cannot connect a device it connected before; "
+                            + "restart it (kill -HUP the pid of scripts/bluezoo-bus.sh, see docs/BLE.md)"
+                    )
                 }
                 return BlueZError(.connectionFailed, doing, cause: remote)
             }
