@@ -26,6 +26,8 @@ let package = Package(
         .library(name: "SMPDBus", targets: ["SMPDBus"]),
         .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .library(name: "MCUmgrFleet", targets: ["MCUmgrFleet"]),
+        // One product for an app: re-exports the client, the engine, images and connection URLs.
+        .library(name: "MCUmgrKit", targets: ["MCUmgrKit"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
     ],
     dependencies: [
@@ -135,6 +137,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // One import for an app: `@_exported` imports only, no code of its own.
+        .target(
+            name: "MCUmgrKit",
+            dependencies: [
+                "MCUboot", "MCUmgr", "MCUmgrConnect", "MCUmgrDFU", "SMPCore", "SMPLink", "SMPBLETransport",
+                "SMPSerialTransport", "SMPUDPTransport",
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The command tree is a library so tests can run it in-process.
         .target(
             name: "MCUmgrCommands",
@@ -197,7 +208,9 @@ let package = Package(
         // simulator (the loopback matrix, the fault matrix and soak) and the tutorial's program.
         .testTarget(
             name: "MCUmgrDFUTests",
-            dependencies: ["MCUmgrDFU", "MCUmgr", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport"],
+            dependencies: [
+                "MCUmgrKit", "MCUmgrDFU", "MCUmgr", "SMPLink", "MCUboot", "SMPSimulator", "SMPCore", "SMPTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

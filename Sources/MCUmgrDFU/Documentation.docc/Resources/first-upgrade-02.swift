@@ -1,6 +1,5 @@
 import Foundation
-import MCUmgr
-import SMPCore
+import MCUmgrKit
 import SMPSimulator
 
 /// A simulated device, and the code that upgrades it.

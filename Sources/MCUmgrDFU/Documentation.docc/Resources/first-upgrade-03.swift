@@ -1,8 +1,5 @@
 import Foundation
-import MCUboot
-import MCUmgr
-import MCUmgrDFU
-import SMPCore
+import MCUmgrKit
 import SMPSimulator
 
 /// A simulated device, and the code that upgrades it.

@@ -12,10 +12,7 @@ let package = Package(
         .executableTarget(
             name: "FirstUpgrade",
             dependencies: [
-                .product(name: "MCUboot", package: "swift-mcumgr"),
-                .product(name: "MCUmgr", package: "swift-mcumgr"),
-                .product(name: "MCUmgrDFU", package: "swift-mcumgr"),
-                .product(name: "SMPCore", package: "swift-mcumgr"),
+                .product(name: "MCUmgrKit", package: "swift-mcumgr"),
                 .product(name: "SMPSimulator", package: "swift-mcumgr"),
             ]
         )
