@@ -1,0 +1,76 @@
+import Foundation
+
+/// Where `mcumgr ui` listens: a host (an IPv4 or IPv6 address, or `localhost`) and a port.
+public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The address, without brackets for IPv6.
+    public var host: String
+    /// The TCP port, 1 to 65535.
+    public var port: Int
+
+    /// Parses `HOST:PORT`, `[IPv6]:PORT` or `localhost:PORT`.
+    /// - Parameter text: the `--listen` value.
+    /// - Throws: ``WebConfigurationError`` naming what is wrong.
+    public init(parsing text: String) throws(WebConfigurationError) {
+        let host: Substring
+        let port: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                throw WebConfigurationError("--listen: '\(text)' is not [IPv6]:PORT, e.g. [::1]:8080")
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else {
+                throw WebConfigurationError("--listen: '\(text)' is not HOST:PORT, e.g. 127.0.0.1:8080")
+            }
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty else { throw WebConfigurationError("--listen: '\(text)' names no host") }
+        guard let number = Int(port), (1...65535).contains(number) else {
+            throw WebConfigurationError("--listen: the port in '\(text)' must be a number from 1 to 65535")
+        }
+        self.init(host: String(host), port: number)
+    }
+
+    /// Creates an address.
+    /// - Parameters:
+    ///   - host: an address or `localhost`.
+    ///   - port: the TCP port.
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Only this machine can reach it: `localhost`, `127.0.0.0/8` or `::1`.
+    public var isLoopback: Bool {
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
+    /// The host as it appears in a URL and a `Host` header (IPv6 in brackets).
+    public var urlHost: String { host.contains(":") ? "[\(host)]" : host }
+
+    /// `HOST:PORT` as a browser writes it in the `Host` header.
+    public var description: String { "\(urlHost):\(port)" }
+
+    /// The `Host` header values a request may carry: this address, and `localhost:PORT` for a
+    /// loopback address. Anything else is a page from another name resolving here (DNS
+    /// rebinding) and is turned away.
+    var acceptedHosts: Set<String> {
+        var hosts: Set<String> = [description.lowercased()]
+        if isLoopback { hosts.insert("localhost:\(port)") }
+        return hosts
+    }
+}
+
+/// A `mcumgr ui` setting that cannot be used: one line naming the option and what to give.
+public struct WebConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// The line for people.
+    public var description: String
+
+    /// Creates the error.
+    /// - Parameter description: the line for people.
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import MCUboot
+import MCUmgrDFU
+
+/// One firmware upgrade of one device, running on its own task: closing the tab that started
+/// it stops nothing, and every tab follows it through ``subscribe()``.
+///
+/// Progress arrives many times a second; tabs get at most ``minimumInterval`` apart a snapshot
+/// (the last one is never dropped), other changes at once.
+actor UpgradeOperation {
+    /// The shortest time between two progress-only snapshots.
+    static let minimumInterval: Duration = .milliseconds(250)
+
+    private let run: FirmwareUpgradeRun
+    private let environment: WebEnvironment
+    private let connection: String
+    private var snapshot: OperationSnapshot
+    private var subscribers: [UUID: AsyncStream<OperationSnapshot>.Continuation] = [:]
+    private var lastPublished: ContinuousClock.Instant?
+    private var publishScheduled = false
+    private var cancelRequested = false
+    private let clock = ContinuousClock()
+
+    /// Creates the operation; ``start()`` runs it.
+    /// - Parameters:
+    ///   - run: the engine's run.
+    ///   - file: the firmware file's name.
+    ///   - mode: the mode.
+    ///   - connection: the device's URL, for the result's words.
+    ///   - environment: the words.
+    init(
+        run: FirmwareUpgradeRun,
+        file: String,
+        mode: FirmwareUpgrade.Mode,
+        connection: String,
+        environment: WebEnvironment
+    ) {
+        self.run = run
+        self.environment = environment
+        self.connection = connection
+        snapshot = OperationSnapshot(
+            revision: 0,
+            kind: "upgrade",
+            file: file,
+            mode: mode.rawValue,
+            status: "running",
+            plan: [],
+            steps: [],
+            progress: nil,
+            messages: [],
+            result: [],
+            error: nil,
+            finished: false
+        )
+    }
+
+    /// Runs the upgrade on a task of its own, independent of any request.
+    func start() {
+        Task { await self.follow() }
+    }
+
+    /// The current snapshot.
+    var current: OperationSnapshot { snapshot }
+
+    /// Whether it still runs (or is paused).
+    var isRunning: Bool { !snapshot.finished }
+
+    /// The current snapshot at once, then every change; finishes after the last one.
+    func subscribe() -> AsyncStream<OperationSnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: OperationSnapshot.self)
+        continuation.yield(snapshot)
+        if snapshot.finished {
+            continuation.finish()
+            return stream
+        }
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    /// Pauses the upload between chunks.
+    func pause() {
+        guard !snapshot.finished else { return }
+        run.pause()
+        snapshot.status = "paused"
+        publish()
+    }
+
+    /// Resumes a paused upload.
+    func resume() {
+        guard !snapshot.finished else { return }
+        run.resume()
+        snapshot.status = "running"
+        publish()
+    }
+
+    /// Stops the upgrade; an upload can be resumed by starting the same file again.
+    func cancel() {
+        guard !snapshot.finished else { return }
+        cancelRequested = true
+        run.cancel()
+    }
+
+    private func follow() async {
+        do {
+            for try await event in run { handle(event) }
+            if !snapshot.finished { finish(status: cancelRequested ? "cancelled" : "failed", error: nil) }
+        } catch {
+            if cancelRequested || error is CancellationError {
+                finish(status: "cancelled", error: "cancelled; start the same file again to resume the upload")
+            } else {
+                finish(status: "failed", error: environment.describe(error))
+            }
+        }
+    }
+
+    private func handle(_ event: FirmwareUpgrade.Event) {
+        switch event {
+        case .stateChanged(_, let to):
+            if let last = snapshot.steps.indices.last { snapshot.steps[last].outcome = "done" }
+            snapshot.steps.append(.init(name: to.description, outcome: "running"))
+        case .planned(let plan):
+            snapshot.plan = environment.planLines(plan)
+        case .uploadProgress(let progress):
+            snapshot.progress = .init(
+                bytes: progress.totalBytesConfirmed,
+                total: progress.totalBytes,
+                percent: Int((progress.fraction * 100).rounded(.down)),
+                bytesPerSecond: progress.bytesPerSecond,
+                secondsRemaining: progress.estimatedTimeRemaining.map {
+                    Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18
+                }
+            )
+            publish(progressOnly: true)
+            return
+        case .uploadResumed(let image, let offset):
+            snapshot.messages.append("image \(image): the device already holds \(offset) bytes; resuming from there")
+        case .reconnecting(let reconnecting):
+            snapshot.messages.append(
+                reconnecting.afterLinkLoss
+                    ? "link lost; reconnecting (attempt \(reconnecting.attempt))"
+                    : "reconnecting after the reset (attempt \(reconnecting.attempt))"
+            )
+        case .warning(let text):
+            snapshot.messages.append("warning: \(text)")
+        case .paused:
+            snapshot.status = "paused"
+        case .resumed:
+            snapshot.status = "running"
+        case .completed(let summary):
+            snapshot.result = environment.resultLines(summary, snapshot.file, connection)
+            if var progress = snapshot.progress, progress.total > 0 {
+                progress.bytes = progress.total
+                progress.percent = 100
+                snapshot.progress = progress
+            }
+            finish(status: "succeeded", error: nil)
+            return
+        case .imagesRead, .windowChanged:
+            return
+        }
+        publish()
+    }
+
+    private func finish(status: String, error: String?) {
+        if let last = snapshot.steps.indices.last {
+            snapshot.steps[last].outcome =
+                status == "succeeded" ? "done" : status == "cancelled" ? "cancelled" : "failed"
+        }
+        snapshot.status = status
+        snapshot.error = error
+        snapshot.finished = true
+        publish()
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+
+    /// Sends the snapshot to every tab, progress at most every ``minimumInterval``.
+    private func publish(progressOnly: Bool = false) {
+        snapshot.revision += 1
+        let now = clock.now
+        if progressOnly, let last = lastPublished, now - last < Self.minimumInterval {
+            guard !publishScheduled else { return }
+            publishScheduled = true
+            let wait = Self.minimumInterval - (now - last)
+            Task {
+                try? await Task.sleep(for: wait)
+                await self.sendScheduled()
+            }
+            return
+        }
+        send()
+    }
+
+    private func sendScheduled() {
+        publishScheduled = false
+        guard !snapshot.finished else { return }
+        send()
+    }
+
+    private func send() {
+        lastPublished = clock.now
+        for continuation in subscribers.values { continuation.yield(snapshot) }
+    }
+}

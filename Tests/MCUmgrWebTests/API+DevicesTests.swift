@@ -1,0 +1,54 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import SMPSimulator
+import Testing
+
+@Suite struct APIDevicesTests {
+    @Test func addsADeviceByURLAndRemembersIt() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let id = try await client.addDevice(harness)
+            let again = try await client.addDevice(harness)
+            #expect(again == id)
+            let connections = try await client.get("/api/connections", harness).object()
+            #expect(connections["recent"] as? [String] == ["sim://"])
+            let devices = try #require(connections["devices"] as? [[String: Any]])
+            #expect(devices.first?["link"] as? String == "connected")
+        }
+    }
+
+    @Test func aMalformedURLIsOneLine() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let response = try await client.post("/api/devices", #"{"url": "tcp://nowhere"}"#, harness)
+            #expect(response.status == .badRequest)
+            let line = try #require(response.errorLine)
+            #expect(line.hasPrefix("Device URL: "))
+            #expect(!line.contains("\n"))
+        }
+    }
+
+    @Test func showsParametersAndBootloaderAndEchoes() async throws {
+        let harness = try WebHarness(device: .init(bufferSize: 1024, bufferCount: 3))
+        try await harness.test { client in
+            let id = try await client.addDevice(harness)
+            let info = try await client.get("/api/devices/\(id)/info", harness).object()
+            #expect(info["buffer_size"] as? Int == 1024)
+            #expect(info["buffer_count"] as? Int == 3)
+            #expect(info["bootloader"] as? String == "MCUboot")
+            #expect((info["os"] as? String)?.isEmpty == false)
+            let echo = try await client.post("/api/devices/\(id)/echo", #"{"text": "hello web"}"#, harness).object()
+            #expect(echo["echo"] as? String == "hello web")
+        }
+    }
+
+    @Test func anUnknownDeviceIsNotFound() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let response = try await client.get("/api/devices/d99/info", harness)
+            #expect(response.status == .notFound)
+            #expect(response.errorLine?.contains("add it again") == true)
+        }
+    }
+}
