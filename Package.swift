@@ -164,7 +164,7 @@ let package = Package(
             name: "MCUmgrCommands",
             dependencies: [
                 "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUmgrFleet",
-                "SMPUDPTransport",
+                "MCUmgrWeb", "SMPUDPTransport",
                 "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -265,7 +265,7 @@ let package = Package(
             // Every module the tests import, so a change in any of them rebuilds the tests.
             dependencies: [
                 "MCUmgrCommands", "MCUmgrDFU", "MCUmgr", "MCUboot", "SMPBytes", "SMPCore", "SMPPOSIX",
-                "SMPSerialTransport", "MCUmgrFleet",
+                "SMPSerialTransport", "MCUmgrFleet", "MCUmgrConnect", "MCUmgrWeb", "SMPLink",
                 "SMPSimulator", "SMPUDPTransport", "SMPTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
