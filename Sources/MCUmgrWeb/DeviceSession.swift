@@ -93,8 +93,9 @@ actor DeviceSession {
         configuration: FirmwareUpgrade.Configuration
     ) async throws -> UpgradeOperation {
         try await checkIdle()
-        // The upgrade opens its own connections and resets the device: ours would be stale.
-        await dropClient()
+        // The upgrade opens its own connections and resets the device: ours would be stale. The
+        // link is not down: the next request connects again.
+        await dropClient(linkState: .idle)
         let upgrade = FirmwareUpgrade(
             transport: transport,
             configuration: configuration,
@@ -125,9 +126,9 @@ actor DeviceSession {
         }
     }
 
-    private func dropClient() async {
+    private func dropClient(linkState: Link = .disconnected) async {
         if let client { await client.close() }
         client = nil
-        link = .disconnected
+        link = linkState
     }
 }

@@ -16,8 +16,7 @@ actor UpgradeOperation {
     private let connection: String
     private var snapshot: OperationSnapshot
     private var subscribers: [UUID: AsyncStream<OperationSnapshot>.Continuation] = [:]
-    private var lastPublished: ContinuousClock.Instant?
-    private var publishScheduled = false
+    private var throttle = LiveUpdateThrottle(interval: minimumInterval)
     private var cancelRequested = false
     private let clock = ContinuousClock()
 
@@ -181,28 +180,28 @@ actor UpgradeOperation {
     /// Sends the snapshot to every tab, progress at most every ``minimumInterval``.
     private func publish(progressOnly: Bool = false) {
         snapshot.revision += 1
-        let now = clock.now
-        if progressOnly, let last = lastPublished, now - last < Self.minimumInterval {
-            guard !publishScheduled else { return }
-            publishScheduled = true
-            let wait = Self.minimumInterval - (now - last)
+        guard progressOnly else { return send() }
+        switch throttle.progress(at: clock.now) {
+        case .sendNow:
+            send()
+        case .sendAt(let instant):
             Task {
-                try? await Task.sleep(for: wait)
+                try? await Task.sleep(until: instant, clock: ContinuousClock())
                 await self.sendScheduled()
             }
+        case .alreadyScheduled:
             return
         }
-        send()
     }
 
     private func sendScheduled() {
-        publishScheduled = false
+        // A change sent meanwhile, or the end, already carried this snapshot.
         guard !snapshot.finished else { return }
         send()
     }
 
     private func send() {
-        lastPublished = clock.now
+        throttle.sent(at: clock.now)
         for continuation in subscribers.values { continuation.yield(snapshot) }
     }
 }

@@ -43,6 +43,26 @@ import Testing
         }
     }
 
+    @Test func listsTheSavedProfiles() async throws {
+        let harness = try WebHarness(profiles: { [(name: "board", url: "udp://192.0.2.1:1337")] })
+        try await harness.test { client in
+            let connections = try await client.get("/api/connections", harness).object()
+            let profiles = try #require(connections["profiles"] as? [[String: String]])
+            #expect(profiles == [["name": "board", "url": "udp://192.0.2.1:1337"]])
+        }
+    }
+
+    @Test func reconnectsAndResets() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let id = try await client.addDevice(harness)
+            let reconnected = try await client.post("/api/devices/\(id)/reconnect", "{}", harness).object()
+            #expect(reconnected["link"] as? String == "connected")
+            let reset = try await client.post("/api/devices/\(id)/reset", "{}", harness)
+            #expect(reset.status == .ok, "\(reset.text)")
+        }
+    }
+
     @Test func anUnknownDeviceIsNotFound() async throws {
         let harness = try WebHarness()
         try await harness.test { client in

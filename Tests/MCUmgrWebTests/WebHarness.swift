@@ -24,7 +24,12 @@ struct WebHarness {
     /// - Parameters:
     ///   - device: the simulated device's configuration.
     ///   - uploadLimit: the largest firmware file.
-    init(device configuration: SimulatedDevice.Configuration = .init(), uploadLimit: Int = 64 << 20) throws {
+    ///   - profiles: the saved profiles the page lists.
+    init(
+        device configuration: SimulatedDevice.Configuration = .init(),
+        uploadLimit: Int = 64 << 20,
+        profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] }
+    ) throws {
         token = try AccessToken("0123456789abcdef0123456789abcdef")
         let device = SimulatedDevice(configuration: configuration)
         self.device = device
@@ -35,6 +40,7 @@ struct WebHarness {
                     if case .simulator = url { return LoopbackTransport(device: device) }
                     return try url.makeTransport()
                 },
+                profiles: profiles,
                 clientConfiguration: .init(timeout: .seconds(10))
             )
         )
