@@ -111,9 +111,22 @@ actor UpgradeOperation {
             if cancelRequested || error is CancellationError {
                 finish(status: "cancelled", error: "cancelled; start the same file again to resume the upload")
             } else {
-                finish(status: "failed", error: environment.describe(error))
+                finish(status: "failed", error: environment.describe(Self.explained(error, connection: connection)))
             }
         }
+    }
+
+    /// An upgrade refused because a reset would act on something nobody asked for, said as
+    /// `mcumgr upgrade` says it: what holds the slot, that nothing was changed, and the commands
+    /// that clear the way (`ImageStateGuard`'s words, with this device's URL).
+    static func explained(_ error: any Error, connection: String) -> any Error {
+        guard var upgrade = error as? FirmwareUpgradeError, !upgrade.pendingBootChanges.isEmpty else { return error }
+        upgrade.message = ImageStateGuard.waysOut(
+            upgrade.pendingBootChanges,
+            command: API.command(connection),
+            then: "run the upgrade again"
+        )
+        return upgrade
     }
 
     private func handle(_ event: FirmwareUpgrade.Event) {

@@ -150,3 +150,45 @@ import Testing
         }
     }
 }
+
+extension APIUpgradeTests {
+    /// A test image runs unconfirmed: another upgrade would need its revert target's slot, and
+    /// is refused before anything changes, in the command line's words.
+    @Test func anUpgradeIsRefusedWhileATestImageRunsUnconfirmed() async throws {
+        let harness = try WebHarness(device: Self.quickReboot)
+        try await harness.test { client in
+            let id = try await client.addDevice(harness)
+            let v2 = try await client.sendFirmware(WebTestImage.bytes(version: "2.0.0"), name: "v2.bin", harness)
+            let first = try #require(try v2.object()["id"] as? String)
+            let tested = try await client.post(
+                "/api/devices/\(id)/upgrade",
+                #"{"firmware": "\#(first)", "mode": "test-only"}"#,
+                harness
+            )
+            #expect(tested.status == .ok)
+            let done = try await client.waitForOperation(id, harness) { $0["finished"] as? Bool == true }
+            #expect(done["status"] as? String == "succeeded", "\(done)")
+            let before = await harness.device.imageStates
+            #expect(before.contains { $0.isActive && !$0.isConfirmed && $0.version == "2.0.0" })
+
+            let v3 = try await client.sendFirmware(WebTestImage.bytes(version: "3.0.0"), name: "v3.bin", harness)
+            let second = try #require(try v3.object()["id"] as? String)
+            let start = try await client.post(
+                "/api/devices/\(id)/upgrade",
+                #"{"firmware": "\#(second)", "mode": "test-and-confirm"}"#,
+                harness
+            )
+            #expect(start.status == .ok)
+            let refused = try await client.waitForOperation(id, harness) { $0["finished"] as? Bool == true }
+            #expect(refused["status"] as? String == "failed")
+            let line = try #require(refused["error"] as? String)
+            #expect(line.contains("2.0.0 runs unconfirmed (a test)"), "\(line)")
+            #expect(
+                line.contains("nothing was changed: keep 2.0.0 with `mcumgr --conn sim:// image confirm "),
+                "\(line)"
+            )
+            #expect(line.hasSuffix("or let it revert with `mcumgr --conn sim:// os reset`, then run the upgrade again"))
+            #expect(await harness.device.imageStates == before)
+        }
+    }
+}
