@@ -58,9 +58,12 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// The `Host` header values a request may carry: this address, and `localhost:PORT` for a
     /// loopback address. Anything else is a page from another name resolving here (DNS
     /// rebinding) and is turned away.
+    ///
+    /// A loopback server also takes a bare `localhost`: a rebound name cannot produce it (a page
+    /// on another name sends its own), and a local client that leaves the port out sends it.
     var acceptedHosts: Set<String> {
         var hosts: Set<String> = [description.lowercased()]
-        if isLoopback { hosts.insert("localhost:\(port)") }
+        if isLoopback { hosts.formUnion(["localhost:\(port)", "localhost"]) }
         return hosts
     }
 }

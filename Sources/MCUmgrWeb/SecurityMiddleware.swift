@@ -30,6 +30,14 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try await checked(request, context: context, next: next)
         } catch let error as WebError {
             response = error.response()
+        } catch let error as any HTTPResponseError {
+            // The router's own refusals (no such route, a method it does not take) as one line
+            // too, and with the headers below.
+            let line =
+                error.status == .notFound
+                ? "no such page or call: \(request.uri.path)"
+                : "\(error.status.code) \(error.status.reasonPhrase)"
+            response = WebError(error.status, line).response()
         }
         // On every answer, errors too: a page shown from an error must not run inline script.
         response.headers[.contentSecurityPolicy] = Self.contentSecurityPolicy
@@ -45,13 +53,19 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let host = (request.headers[HTTPField.Name("Host")!] ?? request.head.authority ?? "").lowercased()
-        guard address.acceptedHosts.contains(host) else {
+        // HTTP/1's first `Host` becomes the authority; a second one stays a header field. Every
+        // one must name this server, so a duplicate cannot smuggle another name past the check.
+        let hosts =
+            request.headers[values: Self.hostField].map { $0.lowercased() }
+            + [request.head.authority?.lowercased()].compactMap { $0 }
+        guard !hosts.isEmpty, hosts.allSatisfy(address.acceptedHosts.contains) else {
             throw WebError(
                 .misdirectedRequest,
                 "this server answers only requests for \(address); open the URL it printed"
             )
         }
+        // The origin of our page, as the browser names it (`Host` as the user typed it).
+        let host = hosts.first { $0.contains(":") } ?? hosts[0]
         let fromQuery = request.uri.queryParameters["token"].map { token.matches($0) } ?? false
         let fromCookie = request.cookies[Self.cookieName].map { token.matches($0.value) } ?? false
         guard fromQuery || fromCookie else {
@@ -76,12 +90,17 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
+    /// `Host` as a header field name (`HTTPField.Name.host` is unavailable: HTTPTypes moves it to
+    /// the authority, and keeps only a duplicate as a field).
+    static var hostField: HTTPField.Name { HTTPField.Name("Host")! }
+
     /// Methods that change something, which must carry our `Origin`.
     static func changesState(_ method: HTTPRequest.Method) -> Bool {
         ![.get, .head, .options].contains(method)
     }
 }
 
+// Constant names of valid header tokens: the initializer fails only for invalid ones.
 extension HTTPField.Name {
     static var xContentTypeOptions: Self { Self("X-Content-Type-Options")! }
     static var referrerPolicy: Self { Self("Referrer-Policy")! }

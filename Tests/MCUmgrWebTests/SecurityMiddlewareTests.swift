@@ -56,6 +56,9 @@ import Testing
         }
     }
 
+    /// DNS rebinding: a page on another name reaching this port sends its own name. (Here the
+    /// test client's authority is `localhost` and the `Host` field a second value: every one
+    /// must name this server.)
     @Test func aForeignHostIsRefused() async throws {
         let harness = try WebHarness()
         try await harness.test { client in
@@ -109,6 +112,15 @@ import Testing
         }
     }
 
+    @Test func anUnknownPathIsOneLineToo() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let response = try await client.get("/no/such/page", harness)
+            #expect(response.status == .notFound)
+            #expect(response.errorLine == "no such page or call: /no/such/page")
+        }
+    }
+
     @Test func everyAnswerForbidsInlineScript() async throws {
         let harness = try WebHarness()
         try await harness.test { client in
@@ -116,6 +128,7 @@ import Testing
                 try await client.get("/", harness),
                 try await client.get("/app.js", harness),
                 try await client.execute(uri: "/", method: .get, headers: harness.headers(cookie: false)),
+                try await client.get("/no/such/page", harness),
             ] {
                 let policy = try #require(response.headers[.contentSecurityPolicy])
                 #expect(policy.contains("default-src 'self'"))
