@@ -200,7 +200,7 @@ actor UpgradeOperation {
         case .sendAt(let instant):
             Task {
                 try? await Task.sleep(until: instant, clock: ContinuousClock())
-                await self.sendScheduled()
+                self.sendScheduled()
             }
         case .alreadyScheduled:
             return
