@@ -2,17 +2,21 @@ import Foundation
 import HTTPTypes
 import MCUmgrConnect
 
-/// The devices the page has opened, by id, and the URLs used most recently (this run only).
+/// The devices the page has opened, by id, and the URLs used most recently (kept across runs
+/// by the environment).
 actor DeviceRegistry {
     private let environment: WebEnvironment
     private var sessions: [String: DeviceSession] = [:]
     private var idsByURL: [String: String] = [:]
     private var next = 1
     /// Most recent first, at most ``recentLimit``.
-    private(set) var recent: [String] = []
+    private(set) var recent: [String]
     private let recentLimit = 10
 
-    init(environment: WebEnvironment) { self.environment = environment }
+    init(environment: WebEnvironment) {
+        self.environment = environment
+        recent = Array(environment.loadRecent().prefix(recentLimit))
+    }
 
     /// The session for a URL, made on first use.
     /// - Parameter text: the connection URL.
@@ -29,6 +33,7 @@ actor DeviceRegistry {
         recent.removeAll { $0 == key }
         recent.insert(key, at: 0)
         if recent.count > recentLimit { recent.removeLast() }
+        environment.saveRecent(recent)
         if let id = idsByURL[key], let session = sessions[id] { return session }
         let transport = try environment.connect(url)
         let id = "d\(next)"

@@ -14,6 +14,11 @@ public struct WebEnvironment: Sendable {
     public var connect: @Sendable (ConnectionURL) throws -> any SMPTransport
     /// The saved profiles, name and URL, sorted by name.
     public var profiles: @Sendable () throws -> [(name: String, url: String)]
+    /// The URLs used most recently, most recent first, as saved by ``saveRecent``.
+    public var loadRecent: @Sendable () -> [String]
+    /// Keeps the URLs used most recently for the next run (a failure to save is not an error:
+    /// the list is a convenience).
+    public var saveRecent: @Sendable ([String]) -> Void
     /// One line for an error, as the command line prints it.
     public var describe: @Sendable (any Error) -> String
     /// An upgrade's plan, as `mcumgr upgrade` prints it.
@@ -30,6 +35,8 @@ public struct WebEnvironment: Sendable {
     /// - Parameters:
     ///   - connect: a transport for a URL; the default serves every scheme `MCUmgrConnect` knows.
     ///   - profiles: the saved profiles; the default has none.
+    ///   - loadRecent: the URLs used before; the default has none.
+    ///   - saveRecent: keeps them; the default keeps them for this run only.
     ///   - describe: one line for an error.
     ///   - planLines: a plan's lines.
     ///   - resultLines: a result's lines.
@@ -38,6 +45,8 @@ public struct WebEnvironment: Sendable {
     public init(
         connect: @escaping @Sendable (ConnectionURL) throws -> any SMPTransport = { try $0.makeTransport() },
         profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
+        loadRecent: @escaping @Sendable () -> [String] = { [] },
+        saveRecent: @escaping @Sendable ([String]) -> Void = { _ in },
         describe: @escaping @Sendable (any Error) -> String = { "\($0)" },
         planLines: @escaping @Sendable (FirmwareUpgradePlan) -> [String] = { plan in
             plan.images.map { "image \($0.imageIndex) \($0.version ?? "?"): \($0.action) — \($0.reason)" }
@@ -53,6 +62,8 @@ public struct WebEnvironment: Sendable {
     ) {
         self.connect = connect
         self.profiles = profiles
+        self.loadRecent = loadRecent
+        self.saveRecent = saveRecent
         self.describe = describe
         self.planLines = planLines
         self.resultLines = resultLines

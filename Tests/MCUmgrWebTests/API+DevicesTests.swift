@@ -18,6 +18,29 @@ import Testing
         }
     }
 
+    @Test func recentURLsComeFromAndGoToTheEnvironment() async throws {
+        let saved = Saved()
+        let harness = try WebHarness(
+            loadRecent: { ["udp://192.0.2.1:1337"] },
+            saveRecent: { urls in saved.set(urls) }
+        )
+        try await harness.test { client in
+            let before = try await client.get("/api/connections", harness).object()
+            #expect(before["recent"] as? [String] == ["udp://192.0.2.1:1337"])
+            _ = try await client.addDevice(harness)
+        }
+        #expect(saved.get() == ["sim://", "udp://192.0.2.1:1337"])
+    }
+
+    /// What the server saved.
+    final class Saved: @unchecked Sendable {
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var urls: [String] = []
+        func set(_ urls: [String]) { lock.withLock { self.urls = urls } }
+        func get() -> [String] { lock.withLock { urls } }
+    }
+
     @Test func aMalformedURLIsOneLine() async throws {
         let harness = try WebHarness()
         try await harness.test { client in

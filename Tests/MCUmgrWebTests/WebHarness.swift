@@ -25,10 +25,14 @@ struct WebHarness {
     ///   - device: the simulated device's configuration.
     ///   - uploadLimit: the largest firmware file.
     ///   - profiles: the saved profiles the page lists.
+    ///   - loadRecent: the recent URLs of an earlier run.
+    ///   - saveRecent: where the server keeps them.
     init(
         device configuration: SimulatedDevice.Configuration = .init(),
         uploadLimit: Int = 64 << 20,
-        profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] }
+        profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
+        loadRecent: @escaping @Sendable () -> [String] = { [] },
+        saveRecent: @escaping @Sendable ([String]) -> Void = { _ in }
     ) throws {
         token = try AccessToken("0123456789abcdef0123456789abcdef")
         let device = SimulatedDevice(configuration: configuration)
@@ -41,6 +45,8 @@ struct WebHarness {
                     return try url.makeTransport()
                 },
                 profiles: profiles,
+                loadRecent: loadRecent,
+                saveRecent: saveRecent,
                 clientConfiguration: .init(timeout: .seconds(10))
             )
         )

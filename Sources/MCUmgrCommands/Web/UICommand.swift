@@ -73,9 +73,14 @@ struct UICommand: AsyncParsableCommand {
     static func environment(timeout: Double) -> WebEnvironment {
         // The global options' defaults but the timeout: no `GlobalOptions` outside parsing.
         let configuration = SMPClient.Configuration(timeout: .milliseconds(Int(timeout * 1000)), retries: 3)
+        // Read here, in the command's task: the server's tasks do not see a test's override.
+        let directory = ProfileStore().directory
+        let recent = RecentDevices(directory: directory)
         return WebEnvironment(
             connect: { url in try CommandContext.transport(for: url, verbosity: 0, requestTimeout: timeout) },
-            profiles: { try ProfileStore().load() },
+            profiles: { try ProfileStore(directory: directory).load() },
+            loadRecent: { recent.load() },
+            saveRecent: { recent.save($0) },
             describe: { MCUmgrCommand.describe($0) },
             planLines: { UpgradeReport.text($0) },
             resultLines: { summary, file, connection in
