@@ -16,9 +16,14 @@ struct WebError: Error, Sendable, CustomStringConvertible {
         self.description = description
     }
 
+    /// The body: `{"error": "the line"}`.
+    var json: Data {
+        (try? JSONEncoder().encode(["error": description])) ?? Data(#"{"error":"failed"}"#.utf8)
+    }
+
     /// The answer.
     func response() -> Response {
-        let data = (try? JSONEncoder().encode(["error": description])) ?? Data(#"{"error":"failed"}"#.utf8)
+        let data = json
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
