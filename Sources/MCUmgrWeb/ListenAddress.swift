@@ -49,6 +49,14 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
+    /// Every interface: `0.0.0.0` or `::`.
+    public var isWildcard: Bool { host == "0.0.0.0" || host == "::" }
+
+    /// The address to open from this machine: a wildcard address is not one to connect to.
+    public var local: ListenAddress {
+        isWildcard ? ListenAddress(host: host == "::" ? "::1" : "127.0.0.1", port: port) : self
+    }
+
     /// The host as it appears in a URL and a `Host` header (IPv6 in brackets).
     public var urlHost: String { host.contains(":") ? "[\(host)]" : host }
 
@@ -63,8 +71,25 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// on another name sends its own), and a local client that leaves the port out sends it.
     var acceptedHosts: Set<String> {
         var hosts: Set<String> = [description.lowercased()]
-        if isLoopback { hosts.formUnion(["localhost:\(port)", "localhost"]) }
+        if isLoopback || isWildcard { hosts.formUnion(["localhost:\(port)", "localhost"]) }
         return hosts
+    }
+
+    /// Whether a `Host` header names this server. On a wildcard address the machine's names are
+    /// unknown, so any IP address with our port is taken: rebinding needs a DNS name, and an
+    /// address literal is none.
+    /// - Parameter host: the header's value, lowercased.
+    func accepts(host: String) -> Bool {
+        if acceptedHosts.contains(host) { return true }
+        guard isWildcard, let address = try? ListenAddress(parsing: host), address.port == port else { return false }
+        return Self.isAddressLiteral(address.host)
+    }
+
+    /// An IPv4 dotted quad or an IPv6 address (hex digits, colons, dots).
+    static func isAddressLiteral(_ host: String) -> Bool {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 4, parts.allSatisfy({ !$0.isEmpty && UInt8($0) != nil }) { return true }
+        return host.contains(":") && host.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
     }
 }
 

@@ -58,7 +58,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
         let hosts =
             request.headers[values: Self.hostField].map { $0.lowercased() }
             + [request.head.authority?.lowercased()].compactMap { $0 }
-        guard !hosts.isEmpty, hosts.allSatisfy(address.acceptedHosts.contains) else {
+        guard !hosts.isEmpty, hosts.allSatisfy(address.accepts(host:)) else {
             throw WebError(
                 .misdirectedRequest,
                 "this server answers only requests for \(address); open the URL it printed"

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 
 /// `mcumgr ui`: the device manager in a browser — a local HTTP server with the page, its JSON
 /// API and live updates (server-sent events), over the libraries (never the command line).
@@ -50,14 +51,18 @@ public struct WebServer: Sendable {
             guard uploadLimit > 0 else { throw WebConfigurationError("the upload limit must be positive") }
         }
 
-        /// The URL to open: the address with the token.
-        public var url: String { "http://\(address)/?token=\(token.value)" }
+        /// The URL to open: the address with the token (on a wildcard address, this machine's
+        /// loopback one; other machines use one of its addresses with the same port and token).
+        public var url: String { "http://\(address.local)/?token=\(token.value)" }
 
         /// A warning to print when listening beyond this machine, else `nil`.
         public var remoteWarning: String? {
             address.isLoopback
                 ? nil
                 : "warning: listening on \(address): anyone who can reach it and has the token can reflash your devices"
+                    + (address.isWildcard
+                        ? "; from another machine open this machine's address with port \(address.port) and the same token"
+                        : "")
         }
     }
 
@@ -110,6 +115,14 @@ public struct WebServer: Sendable {
     /// - Parameter onRunning: called once the server listens.
     /// - Throws: the server's error, e.g. the address in use.
     public func run(onRunning: @escaping @Sendable () async -> Void = {}) async throws {
-        try await makeApplication(onRunning: onRunning).runService()
+        do {
+            try await makeApplication(onRunning: onRunning).runService()
+        } catch let error as IOError {
+            // NIO's text names the system call; people need the reason.
+            throw WebConfigurationError(
+                "cannot listen on \(configuration.address): \(String(cString: strerror(error.errnoCode)).lowercased())"
+                    + (error.errnoCode == EADDRINUSE ? " (another mcumgr ui? choose a port with --listen)" : "")
+            )
+        }
     }
 }

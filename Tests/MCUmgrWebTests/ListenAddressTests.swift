@@ -1,6 +1,7 @@
 import HTTPTypes
-import MCUmgrWeb
 import Testing
+
+@testable import MCUmgrWeb
 
 @Suite struct ListenAddressTests {
     @Test func parsesIPv4IPv6AndLocalhost() throws {
@@ -25,5 +26,24 @@ import Testing
         #expect(!ListenAddress(host: "0.0.0.0", port: 1).isLoopback)
         #expect(!ListenAddress(host: "192.168.1.2", port: 1).isLoopback)
         #expect(!ListenAddress(host: "::", port: 1).isLoopback)
+    }
+}
+
+extension ListenAddressTests {
+    /// On every interface, any address literal with our port names us; a DNS name (what
+    /// rebinding needs) still does not.
+    @Test func aWildcardAddressTakesAddressLiteralsOnly() {
+        let wildcard = ListenAddress(host: "0.0.0.0", port: 8080)
+        #expect(wildcard.accepts(host: "192.168.1.5:8080"))
+        #expect(wildcard.accepts(host: "[fe80::1]:8080"))
+        #expect(wildcard.accepts(host: "localhost:8080"))
+        #expect(!wildcard.accepts(host: "attacker.example:8080"))
+        #expect(!wildcard.accepts(host: "192.168.1.5:9090"))
+        #expect(!wildcard.accepts(host: "1.2.3.4.example:8080"))
+        #expect(wildcard.local == ListenAddress(host: "127.0.0.1", port: 8080))
+        let specific = ListenAddress(host: "192.168.1.5", port: 8080)
+        #expect(specific.accepts(host: "192.168.1.5:8080"))
+        #expect(!specific.accepts(host: "192.168.1.6:8080"))
+        #expect(!specific.accepts(host: "localhost:8080"))
     }
 }

@@ -20,3 +20,15 @@ import Testing
         #expect(server.configuration.url == "http://127.0.0.1:8080/?token=0123456789abcdef0123456789abcdef")
     }
 }
+
+extension WebServerTests {
+    @Test func aWildcardAddressPrintsTheLoopbackURL() throws {
+        let token = try AccessToken("0123456789abcdef0123456789abcdef")
+        let server = try WebServer(
+            configuration: .init(address: .init(host: "0.0.0.0", port: 9000), allowRemote: true, token: token),
+            environment: .init()
+        )
+        #expect(server.configuration.url == "http://127.0.0.1:9000/?token=0123456789abcdef0123456789abcdef")
+        #expect(server.configuration.remoteWarning?.contains("this machine's address with port 9000") == true)
+    }
+}

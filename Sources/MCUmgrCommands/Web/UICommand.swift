@@ -64,6 +64,8 @@ struct UICommand: AsyncParsableCommand {
                 if json { CommandSupport.emit(.object([("url", .string(url))])) } else { Console.out(url) }
                 if open { Self.openInBrowser(url) }
             }
+        } catch let error as WebConfigurationError {
+            throw CommandFailure("mcumgr ui: \(error)")
         } catch {
             throw CommandFailure("mcumgr ui: cannot serve on \(listen): \(error)")
         }
