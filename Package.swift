@@ -39,6 +39,11 @@ let package = Package(
         // PostgreSQL for a rollout shared by several hosts.
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // `mcumgr ui`: the HTTP server of the device manager in a browser.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Hummingbird's own vocabulary (statuses, header names, buffers), imported by name.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         // Only for `swift package generate-documentation` (scripts/docs.sh); links into no target.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -146,12 +151,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `mcumgr ui`: the device manager in a browser. The server, its JSON and live-update API,
+        // and the page's assets built into the binary. Connections come from its caller, so the
+        // simulator is linked where `sim://` is served (the command module, tests), not here.
+        .target(
+            name: "MCUmgrWeb",
+            dependencies: [
+                "SMPBytes", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [
+                .embedInCode("Assets/index.html"),
+                .embedInCode("Assets/app.css"),
+                .embedInCode("Assets/app.js"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The command tree is a library so tests can run it in-process.
         .target(
             name: "MCUmgrCommands",
             dependencies: [
                 "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUmgrFleet",
-                "SMPUDPTransport",
+                "MCUmgrWeb", "SMPUDPTransport",
                 "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -261,9 +285,21 @@ let package = Package(
             // Every module the tests import, so a change in any of them rebuilds the tests.
             dependencies: [
                 "MCUmgrCommands", "MCUmgrDFU", "MCUmgr", "MCUboot", "SMPBytes", "SMPCore", "SMPPOSIX",
-                "SMPSerialTransport", "MCUmgrFleet",
+                "SMPSerialTransport", "MCUmgrFleet", "MCUmgrConnect", "MCUmgrWeb", "SMPLink",
                 "SMPSimulator", "SMPUDPTransport", "SMPTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MCUmgrWebTests",
+            dependencies: [
+                "MCUmgrWeb", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUboot", "SMPCore", "SMPLink", "SMPSimulator",
+                "SMPTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -19,7 +19,7 @@ public struct MCUmgrCommand: AsyncParsableCommand {
             DecodeCommand.self, ConnCommand.self, ImageCommand.self, OSCommand.self, StatCommand.self,
             SettingsCommand.self, FSCommand.self, ShellCommand.self, EnumCommand.self, LogCommand.self,
             CrashCommand.self, RunCommand.self, BasicCommand.self, SUITCommand.self, UpgradeCommand.self,
-            SimulatorCommand.self, BenchCommand.self, FleetCommand.self, BLECommand.self,
+            SimulatorCommand.self, BenchCommand.self, FleetCommand.self, BLECommand.self, UICommand.self,
         ]
     )
 

@@ -63,7 +63,7 @@ import Testing
     /// `--json`, which they do use, works before and after each of them; `--help` shows it and
     /// none of the client options.
     @Test(arguments: [
-        ["decode"], ["image", "info"], ["simulator"], ["conn", "show"], ["conn", "add"], ["bench", "ble"],
+        ["decode"], ["image", "info"], ["simulator"], ["conn", "show"], ["conn", "add"], ["bench", "ble"], ["ui"],
     ])
     func helpShowsOnlyWhatTheyTake(_ command: [String]) async {
         let listed = await Self.listedOptions(command)

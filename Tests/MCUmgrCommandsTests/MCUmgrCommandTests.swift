@@ -62,7 +62,7 @@ import Testing
         (
             ["frobnicate"],
             "error: 'frobnicate' is not a command of mcumgr; the commands are: decode, conn, image, os, stat, "
-                + "settings, fs, shell, enum, log, crash, run, basic, suit, upgrade, simulator, bench, fleet, ble\n"
+                + "settings, fs, shell, enum, log, crash, run, basic, suit, upgrade, simulator, bench, fleet, ble, ui\n"
         ),
     ])
     func aMistypedCommandSuggestsTheNearest(_ arguments: [String], _ message: String) async {

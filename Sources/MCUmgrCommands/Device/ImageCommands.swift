@@ -84,26 +84,15 @@ enum ImageCommands {
     }
 
     /// A full hash, or a prefix resolved against the device's image list (at least 4 hex digits,
-    /// matching exactly one slot).
+    /// matching exactly one slot): `ImageStateGuard`'s rule, its refusals as the command's errors.
     static func resolveHash(_ text: String, client: SMPClient) async throws -> Data {
         let bytes = try CommandSupport.hex(text, what: "hash")
-        if bytes.count >= 32 { return bytes }
-        guard bytes.count >= 2 else {
-            throw ValidationError("hash '\(text)' is too short: give the full hash or at least 4 hex digits of it")
+        do {
+            return try await ImageStateGuard.resolveHash(bytes, client: client)
+        } catch let refusal as ImageStateGuard.Refusal {
+            if refusal.kind == .badInput { throw ValidationError(refusal.description) }
+            throw CommandFailure(refusal.description)
         }
-        let states = try await client.send(ImageManagement.StateRead()).images
-        let matches = Set(states.compactMap(\.hash).filter { $0.starts(with: bytes) })
-        guard let match = matches.first else {
-            throw CommandFailure(
-                "no image on the device has a hash starting with \(Hex.encode(bytes)); see 'mcumgr image list'"
-            )
-        }
-        guard matches.count == 1 else {
-            throw CommandFailure(
-                "\(matches.count) images have a hash starting with \(Hex.encode(bytes)); give more digits"
-            )
-        }
-        return match
     }
 
     // MARK: - list
@@ -397,8 +386,8 @@ enum ImageCommands {
         }
     }
 
-    /// `NO_FREE_SLOT` said with what holds the slot and the ways out, read from the image list;
-    /// any other refusal as it is.
+    /// `NO_FREE_SLOT` said with what holds the slot and the ways out (`ImageStateGuard`, in the
+    /// user's own `--conn`); any other refusal as it is.
     /// - Parameters:
     ///   - refusal: the device's refusal.
     ///   - image: the image number the command addressed.
@@ -415,21 +404,17 @@ enum ImageCommands {
         hints: CommandHints,
         then: String
     ) async -> any Error {
-        guard refusal.matches(ImageManagement.ReturnCode.noFreeSlot),
-            let slots = try? await client.send(ImageManagement.StateRead()).images
-        else { return refusal }
-        let entries = slots.filter { Int($0.imageNumber) == image }
-        let prefix = "the device refused: \(refusal): "
-        if let slot, let running = entries.first(where: { $0.isActive && Int($0.slot) == slot }) {
-            return DeviceRefusal(
-                prefix + "slot \(slot) holds the running image (\(running.version)); erase the other slot",
-                cause: refusal
+        guard
+            let explained = await ImageStateGuard.explain(
+                refusal,
+                image: image,
+                slot: slot,
+                client: client,
+                command: hints.command,
+                then: then
             )
-        }
-        let held = entries.filter { slot == nil || Int($0.slot) == slot }
-            .compactMap { MCUbootPlanner.pendingChange($0, entries: entries) }
-        guard !held.isEmpty else { return refusal }
-        return DeviceRefusal(prefix + hints.waysOut(held, then: then), cause: refusal)
+        else { return refusal }
+        return DeviceRefusal(explained.description, cause: refusal)
     }
 
     // MARK: - slots

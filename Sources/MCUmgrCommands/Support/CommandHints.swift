@@ -1,7 +1,6 @@
 import Foundation
 import MCUmgrConnect
 import MCUmgrDFU
-import SMPBytes
 
 /// The next command to type, as the user would type it: `mcumgr` with the same `--conn` or `-c`
 /// they gave (quoted for the shell where needed), and a note when the device is `sim://` without
@@ -30,6 +29,17 @@ struct CommandHints: Sendable {
         }
     }
 
+    /// Hints for a device reached by its URL (`mcumgr ui`'s devices).
+    /// - Parameter connection: the connection URL.
+    init(connection: String) {
+        prefix = "mcumgr --conn \(Self.shellQuoted(connection))"
+        if case .simulator(let options)? = try? ConnectionURL(parsing: connection) {
+            forgetsDevice = options["state_dir"] == nil
+        } else {
+            forgetsDevice = false
+        }
+    }
+
     /// A command line: `mcumgr [--conn URL] ARGUMENTS`.
     func command(_ arguments: String) -> String { "\(prefix) \(arguments)" }
 
@@ -40,29 +50,13 @@ struct CommandHints: Sendable {
             : nil
     }
 
-    /// What the next reset would do to each image in the way, that nothing was changed, and the
-    /// commands that clear the way: confirm the running test image to keep it, or reset to let it
-    /// revert (or to boot an image marked for the next boot, if that is what the user wants).
+    /// What the next reset would do to each image in the way, and the commands that clear it
+    /// (`ImageStateGuard`'s words, with this user's `--conn`).
     /// - Parameters:
     ///   - changes: what holds the slots.
     ///   - then: what to do after, e.g. "run the upgrade again".
     func waysOut(_ changes: [FirmwareUpgradePlan.PendingBootChange], then: String) -> String {
-        var ways: [String] = []
-        for change in changes where change.kind == .revert {
-            if let hash = change.runningHash {
-                ways.append(
-                    "keep \(change.runningVersion ?? "the running image") with `\(command("image confirm \(Hex.encode(hash))"))`"
-                )
-            }
-        }
-        if changes.contains(where: { $0.kind == .revert }) {
-            ways.append("let it revert with `\(command("os reset"))`")
-        }
-        if changes.contains(where: { $0.kind != .revert }) {
-            ways.append("boot it yourself with `\(command("os reset"))` if you mean to")
-        }
-        return changes.map(\.description).joined(separator: "; ") + "; nothing was changed: "
-            + ways.joined(separator: ", or ") + ", then \(then)"
+        ImageStateGuard.waysOut(changes, command: command, then: then)
     }
 
     /// `text` as one shell word: unchanged when it holds only safe characters, else in single

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import MCUboot
+import MCUmgr
+import MCUmgrConnect
+import MCUmgrDFU
+import MCUmgrWeb
+
+/// `mcumgr ui`: serves the device manager in a browser (`MCUmgrWeb`) and prints the one line
+/// to open. The page reaches devices as the other commands do (`sim://` in-process too) and
+/// says what they say.
+struct UICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ui",
+        abstract: "Serve the device manager in a browser; prints the URL to open, with its access token.",
+        discussion: """
+            Listens on 127.0.0.1:8080 unless --listen says otherwise. Every request needs the token \
+            in the printed URL (the first visit turns it into a cookie). Listening on an address \
+            other machines can reach needs --allow-remote. Stop it with Ctrl-C.
+            """
+    )
+
+    @OptionGroup var local: LocalOptions
+
+    @Option(help: ArgumentHelp("Where to listen: HOST:PORT or [IPv6]:PORT.", valueName: "address"))
+    var listen: String = "127.0.0.1:8080"
+
+    @Flag(help: "Open the URL in the default browser.")
+    var open = false
+
+    @Flag(help: "Allow listening on an address other machines can reach (the token is still required).")
+    var allowRemote = false
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Seconds to wait for each answer from a device (up to 3600).", valueName: "s")
+    )
+    var deviceTimeout: Double = 3
+
+    func validate() throws {
+        try local.refuseClientOptions(command: "ui", reason: "the page chooses its devices")
+        guard deviceTimeout > 0, deviceTimeout <= 3600 else {
+            throw ValidationError("--device-timeout must be between 0 and 3600 seconds")
+        }
+    }
+
+    func run() async throws {
+        let server: WebServer
+        do {
+            let address = try ListenAddress(parsing: listen)
+            server = try WebServer(
+                configuration: .init(address: address, allowRemote: allowRemote),
+                environment: Self.environment(timeout: deviceTimeout)
+            )
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if let warning = server.configuration.remoteWarning { Console.err(warning) }
+        let url = server.configuration.url
+        let open = open
+        let json = local.json
+        do {
+            try await server.run {
+                if json { CommandSupport.emit(.object([("url", .string(url))])) } else { Console.out(url) }
+                if open { Self.openInBrowser(url) }
+            }
+        } catch let error as WebConfigurationError {
+            throw CommandFailure("mcumgr ui: \(error)")
+        } catch {
+            throw CommandFailure("mcumgr ui: cannot serve on \(listen): \(error)")
+        }
+    }
+
+    /// The page's connections, profiles and words: this command module's own.
+    static func environment(timeout: Double) -> WebEnvironment {
+        // The global options' defaults but the timeout: no `GlobalOptions` outside parsing.
+        let configuration = SMPClient.Configuration(timeout: .milliseconds(Int(timeout * 1000)), retries: 3)
+        // Read here, in the command's task: the server's tasks do not see a test's override.
+        let directory = ProfileStore().directory
+        let recent = RecentDevices(directory: directory)
+        return WebEnvironment(
+            connect: { url in try CommandContext.transport(for: url, verbosity: 0, requestTimeout: timeout) },
+            profiles: { try ProfileStore(directory: directory).load() },
+            loadRecent: { recent.load() },
+            saveRecent: { recent.save($0) },
+            describe: { MCUmgrCommand.describe($0) },
+            planLines: { UpgradeReport.text($0) },
+            resultLines: { summary, file, connection in
+                UpgradeReport.text(summary, file: file, hints: CommandHints(connection: connection))
+            },
+            packageLines: { package, name in
+                let reports = package.images.map { $0.mcuboot?.verify(publicKey: nil) }
+                return ImageInfoCommand.text(package, reports: reports, file: name)
+            },
+            clientConfiguration: configuration
+        )
+    }
+
+    /// `xdg-open` or `open`; a browser that does not start leaves the printed URL.
+    static func openInBrowser(_ url: String) {
+        #if os(macOS)
+            let opener = "/usr/bin/open"
+        #else
+            let opener = "/usr/bin/xdg-open"
+        #endif
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: opener)
+        process.arguments = [url]
+        try? process.run()
+    }
+}

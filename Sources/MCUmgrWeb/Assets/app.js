@@ -1,0 +1,246 @@
+// The device manager's page: plain DOM, no framework. Every call goes to the JSON API; a
+// failure shows the server's one line in the alert region.
+
+const $ = (id) => document.getElementById(id);
+const state = { device: null, firmware: null, events: null };
+
+// The first visit carries the token in the address; the server has set the cookie, so take it
+// out of the address bar (and of the history) at once.
+if (new URLSearchParams(location.search).has("token")) {
+  history.replaceState(null, "", location.pathname + location.hash);
+}
+
+async function call(method, path, body, raw) {
+  const options = { method, headers: {} };
+  if (raw !== undefined) {
+    options.body = raw;
+    options.headers["Content-Type"] = "application/octet-stream";
+  } else if (body !== undefined) {
+    options.body = JSON.stringify(body);
+    options.headers["Content-Type"] = "application/json";
+  }
+  const response = await fetch(path, options);
+  const text = await response.text();
+  let data = {};
+  try { data = text ? JSON.parse(text) : {}; } catch { data = { error: text || response.statusText }; }
+  if (!response.ok) throw new Error(data.error || `${response.status} ${response.statusText}`);
+  return data;
+}
+
+function showError(error) {
+  const box = $("error");
+  box.textContent = error ? String(error.message || error) : "";
+  box.hidden = !error;
+}
+
+async function attempt(action) {
+  showError(null);
+  try { await action(); } catch (error) { showError(error); }
+}
+
+function list(element, items, render) {
+  element.replaceChildren();
+  if (items.length === 0) { const li = document.createElement("li"); li.textContent = "none"; element.append(li); }
+  for (const item of items) element.append(render(item));
+}
+
+function button(label, onClick) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  b.addEventListener("click", () => attempt(onClick));
+  return b;
+}
+
+// Views
+
+function show(view) {
+  for (const section of document.querySelectorAll("main > section")) section.hidden = section.id !== `view-${view}`;
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.getAttribute("href") === location.hash) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  if (view === "devices") attempt(loadConnections);
+  if (view === "device" && state.device) attempt(loadDevice);
+  if (view === "images" && state.device) attempt(loadImages);
+  if (view === "upgrade" && state.device) attempt(followOperation);
+}
+
+function route() {
+  const link = document.querySelector(`nav a[href="${location.hash || "#devices"}"]`);
+  show(link ? link.dataset.view : "devices");
+}
+
+// Devices
+
+async function loadConnections() {
+  const data = await call("GET", "/api/connections");
+  list($("profiles"), data.profiles, (p) => {
+    const li = document.createElement("li");
+    li.append(button(`${p.name} (${p.url})`, () => connect(p.url)));
+    return li;
+  });
+  list($("recent"), data.recent, (url) => {
+    const li = document.createElement("li");
+    li.append(button(url, () => connect(url)));
+    return li;
+  });
+  $("recent-urls").replaceChildren(...data.recent.map((url) => Object.assign(document.createElement("option"), { value: url })));
+  if (data.profile_error) showError(data.profile_error);
+}
+
+async function connect(url) {
+  const device = await call("POST", "/api/devices", { url });
+  setDevice(device);
+  location.hash = "#device";
+}
+
+function setDevice(device) {
+  state.device = device;
+  $("current-device").textContent = device ? `Device ${device.url} — link ${device.link}` : "No device connected";
+  $("link-state").textContent = device ? device.link : "—";
+  $("start-upgrade").disabled = !(device && state.firmware);
+}
+
+function needDevice() {
+  if (!state.device) throw new Error("connect to a device first (Devices)");
+  return `/api/devices/${state.device.id}`;
+}
+
+async function loadDevice() {
+  const base = needDevice();
+  try {
+    const info = await call("GET", `${base}/info`);
+    setDevice(info.device);
+    const rows = [
+      ["OS", info.os], ["MCUmgr buffer size", info.buffer_size], ["MCUmgr buffer count", info.buffer_count],
+      ["Bootloader", info.bootloader], ["Bootloader mode", info.bootloader_mode],
+      ["Downgrades refused", info.no_downgrade === undefined ? undefined : String(info.no_downgrade)],
+      ...info.unavailable.map((line) => ["Not available", line]),
+    ];
+    $("device-info").replaceChildren(...rows.filter((r) => r[1] !== undefined && r[1] !== null).flatMap(([k, v]) => [
+      Object.assign(document.createElement("dt"), { textContent: k }),
+      Object.assign(document.createElement("dd"), { textContent: v }),
+    ]));
+  } finally {
+    setDevice(await call("GET", base));
+  }
+}
+
+// Images
+
+async function loadImages(data) {
+  const base = needDevice();
+  const images = data || await call("GET", `${base}/images`);
+  const body = $("image-rows");
+  body.replaceChildren();
+  for (const slot of images.images) {
+    const tr = document.createElement("tr");
+    for (const value of [slot.image, slot.slot, slot.version, slot.hash ?? "unavailable", slot.flags.join(" ")]) {
+      const td = document.createElement("td");
+      td.textContent = value;
+      tr.append(td);
+    }
+    tr.children[3].className = "hash";
+    const actions = document.createElement("td");
+    if (slot.hash && !slot.flags.includes("active")) {
+      actions.append(button(`Test image ${slot.image} slot ${slot.slot}`, async () => loadImages(await call("POST", `${base}/images/test`, { hash: slot.hash }))));
+    }
+    if (slot.hash && !slot.flags.includes("confirmed")) {
+      actions.append(button(`Confirm image ${slot.image} slot ${slot.slot}`, async () => loadImages(await call("POST", `${base}/images/confirm`, { hash: slot.hash }))));
+    }
+    if (!slot.flags.includes("active")) {
+      actions.append(button(`Erase slot ${slot.slot}`, async () => loadImages(await call("POST", `${base}/images/erase`, { slot: slot.slot }))));
+    }
+    tr.append(actions);
+    body.append(tr);
+  }
+}
+
+// Upgrade
+
+async function chooseFirmware() {
+  const file = $("firmware-file").files[0];
+  state.firmware = null;
+  $("firmware-info").textContent = "";
+  setDevice(state.device);
+  if (!file) return;
+  const info = await call("POST", `/api/firmware?name=${encodeURIComponent(file.name)}`, undefined, file);
+  state.firmware = info;
+  $("firmware-info").textContent = info.lines.join("\n");
+  setDevice(state.device);
+}
+
+async function startUpgrade() {
+  const base = needDevice();
+  if (!state.firmware) throw new Error("choose a firmware file first");
+  const answer = await call("POST", `${base}/upgrade`, { firmware: state.firmware.id, mode: $("upgrade-mode").value });
+  render(answer.operation);
+  await followOperation();
+}
+
+function seconds(value) {
+  if (value === undefined || value === null) return "?";
+  return value < 60 ? `${Math.round(value)} s` : `${Math.floor(value / 60)} min ${Math.round(value % 60)} s`;
+}
+
+function bytes(value) {
+  if (value < 1024) return `${value} B`;
+  if (value < 1048576) return `${(value / 1024).toFixed(1)} KiB`;
+  return `${(value / 1048576).toFixed(1)} MiB`;
+}
+
+function render(op) {
+  $("operation").hidden = !op;
+  if (!op) return;
+  const progress = op.progress;
+  $("upload-progress").value = progress ? progress.percent : 0;
+  $("upload-progress").textContent = `${progress ? progress.percent : 0}%`;
+  $("progress-text").textContent = progress
+    ? `${bytes(progress.bytes)} of ${bytes(progress.total)}, ${bytes(Math.round(progress.bytes_per_second))}/s, ${seconds(progress.seconds_remaining)} left`
+    : "";
+  $("operation-status").textContent = `${op.file} (${op.mode}): ${op.status}${op.error ? " — " + op.error : ""}`;
+  $("plan").textContent = op.plan.join("\n");
+  list($("steps"), op.steps, (s) => Object.assign(document.createElement("li"), { textContent: `${s.name}: ${s.outcome}` }));
+  list($("messages"), op.messages, (m) => Object.assign(document.createElement("li"), { textContent: m }));
+  $("result").textContent = op.result.join("\n");
+  $("pause").disabled = op.finished || op.status === "paused";
+  $("resume").disabled = op.finished || op.status !== "paused";
+  $("cancel").disabled = op.finished;
+}
+
+// The running (or last) operation, then its live events: a second tab, or this tab reopened,
+// shows where it stands.
+async function followOperation() {
+  const base = needDevice();
+  const answer = await call("GET", `${base}/operation`);
+  render(answer.operation);
+  if (state.events) state.events.close();
+  state.events = null;
+  if (!answer.operation || answer.operation.finished) return;
+  const events = new EventSource(`${base}/operation/events`);
+  state.events = events;
+  events.addEventListener("operation", (event) => {
+    const op = JSON.parse(event.data);
+    render(op);
+    if (op.finished) { events.close(); state.events = null; }
+  });
+  events.addEventListener("error", () => { events.close(); state.events = null; });
+}
+
+// Wiring
+
+window.addEventListener("hashchange", route);
+$("connect-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(() => connect($("device-url").value)); });
+$("reconnect").addEventListener("click", () => attempt(async () => { setDevice(await call("POST", `${needDevice()}/reconnect`)); await loadDevice(); }));
+$("echo-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(async () => { $("echo-answer").textContent = (await call("POST", `${needDevice()}/echo`, { text: $("echo-text").value })).echo; }); });
+$("reset").addEventListener("click", () => attempt(async () => { await call("POST", `${needDevice()}/reset`, {}); $("echo-answer").textContent = "reset sent"; }));
+$("refresh-images").addEventListener("click", () => attempt(() => loadImages()));
+$("confirm-running").addEventListener("click", () => attempt(async () => loadImages(await call("POST", `${needDevice()}/images/confirm`, {}))));
+$("erase-inactive").addEventListener("click", () => attempt(async () => loadImages(await call("POST", `${needDevice()}/images/erase`, {}))));
+$("firmware-file").addEventListener("change", () => attempt(chooseFirmware));
+$("upgrade-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startUpgrade); });
+for (const action of ["pause", "resume", "cancel"]) {
+  $(action).addEventListener("click", () => attempt(async () => render((await call("POST", `${needDevice()}/operation/${action}`, {})).operation)));
+}
+route();

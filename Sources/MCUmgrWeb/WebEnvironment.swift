@@ -1,0 +1,73 @@
+import Foundation
+import MCUboot
+import MCUmgr
+import MCUmgrConnect
+import MCUmgrDFU
+import SMPLink
+
+/// What the server needs from its host that this module does not hold: how to reach a device
+/// (the command serves `sim://` in-process, where the simulator is linked), the saved profiles
+/// (`mcumgr conn add` stores them), and the command line's words for errors, plans, results and
+/// image files — so the page says exactly what `mcumgr` says.
+public struct WebEnvironment: Sendable {
+    /// A transport for a connection URL.
+    public var connect: @Sendable (ConnectionURL) throws -> any SMPTransport
+    /// The saved profiles, name and URL, sorted by name.
+    public var profiles: @Sendable () throws -> [(name: String, url: String)]
+    /// The URLs used most recently, most recent first, as saved by ``saveRecent``.
+    public var loadRecent: @Sendable () -> [String]
+    /// Keeps the URLs used most recently for the next run (a failure to save is not an error:
+    /// the list is a convenience).
+    public var saveRecent: @Sendable ([String]) -> Void
+    /// One line for an error, as the command line prints it.
+    public var describe: @Sendable (any Error) -> String
+    /// An upgrade's plan, as `mcumgr upgrade` prints it.
+    public var planLines: @Sendable (FirmwareUpgradePlan) -> [String]
+    /// A finished upgrade's verified result, as `mcumgr upgrade` prints it.
+    /// Parameters: the summary, the file name, the connection URL.
+    public var resultLines: @Sendable (FirmwareUpgrade.Summary, String, String) -> [String]
+    /// A firmware file, as `mcumgr image info` prints it. Parameters: the package, its file name.
+    public var packageLines: @Sendable (FirmwarePackage, String) -> [String]
+    /// The client settings (timeout, retries) of every connection.
+    public var clientConfiguration: SMPClient.Configuration
+
+    /// Creates an environment.
+    /// - Parameters:
+    ///   - connect: a transport for a URL; the default serves every scheme `MCUmgrConnect` knows.
+    ///   - profiles: the saved profiles; the default has none.
+    ///   - loadRecent: the URLs used before; the default has none.
+    ///   - saveRecent: keeps them; the default keeps them for this run only.
+    ///   - describe: one line for an error.
+    ///   - planLines: a plan's lines.
+    ///   - resultLines: a result's lines.
+    ///   - packageLines: a firmware file's lines.
+    ///   - clientConfiguration: timeouts and retries.
+    public init(
+        connect: @escaping @Sendable (ConnectionURL) throws -> any SMPTransport = { try $0.makeTransport() },
+        profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
+        loadRecent: @escaping @Sendable () -> [String] = { [] },
+        saveRecent: @escaping @Sendable ([String]) -> Void = { _ in },
+        describe: @escaping @Sendable (any Error) -> String = { "\($0)" },
+        planLines: @escaping @Sendable (FirmwareUpgradePlan) -> [String] = { plan in
+            plan.images.map { "image \($0.imageIndex) \($0.version ?? "?"): \($0.action) — \($0.reason)" }
+        },
+        resultLines: @escaping @Sendable (FirmwareUpgrade.Summary, String, String) -> [String] = { summary, file, _ in
+            ["\(file): \(summary.isUpToDate ? "already on the device; nothing to do" : "upgraded")"]
+        },
+        packageLines: @escaping @Sendable (FirmwarePackage, String) -> [String] = { package, name in
+            ["\(name): \(package.format)"]
+                + package.images.map { "image \($0.imageIndex): version \($0.version.map { "\($0)" } ?? "?")" }
+        },
+        clientConfiguration: SMPClient.Configuration = .init()
+    ) {
+        self.connect = connect
+        self.profiles = profiles
+        self.loadRecent = loadRecent
+        self.saveRecent = saveRecent
+        self.describe = describe
+        self.planLines = planLines
+        self.resultLines = resultLines
+        self.packageLines = packageLines
+        self.clientConfiguration = clientConfiguration
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import MCUboot
+import MCUmgrConnect
+import MCUmgrWeb
+import SMPLink
+import SMPSimulator
+import Testing
+
+@testable import MCUmgrCommands
+
+/// `mcumgr ui`: its refusals before anything listens, and the words it hands the page (the
+/// command line's own). Serving is tested in MCUmgrWebTests.
+@Suite struct UICommandTests {
+    @Test func aNonLoopbackAddressNeedsAllowRemote() async {
+        let result = await CLI.run(["ui", "--listen", "0.0.0.0:8080"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--allow-remote"), "\(result.stderr)")
+    }
+
+    @Test func aMalformedListenAddressIsAUsageError() async {
+        let result = await CLI.run(["ui", "--listen", "127.0.0.1"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--listen: '127.0.0.1' is not HOST:PORT"), "\(result.stderr)")
+    }
+
+    @Test func clientOptionsAreRefused() async {
+        let result = await CLI.run(["ui", "--conn", "sim://"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("'mcumgr ui' takes no --conn"), "\(result.stderr)")
+    }
+
+    @Test func thePageGetsTheCommandLinesWords() throws {
+        let environment = UICommand.environment(timeout: 3)
+        let timeout = SMPTransportError(.timeout, "no answer in 3 s")
+        #expect(environment.describe(timeout) == MCUmgrCommand.describe(timeout))
+        let bytes = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0))
+        let package = try FirmwarePackage(data: Data(bytes), fileName: "app.bin")
+        let reports = package.images.map { $0.mcuboot?.verify(publicKey: nil) }
+        #expect(
+            environment.packageLines(package, "app.bin")
+                == ImageInfoCommand.text(package, reports: reports, file: "app.bin")
+        )
+        // `sim://` is served in-process, as for every other command.
+        _ = try environment.connect(.simulator(options: [:]))
+    }
+}

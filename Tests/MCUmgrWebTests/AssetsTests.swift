@@ -1,0 +1,51 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@testable import MCUmgrWeb
+
+/// The page holds no inline script (the policy would block it) and names its controls.
+@Suite struct AssetsTests {
+    static func page() throws -> String {
+        let asset = try #require(Assets.asset("/"))
+        return String(decoding: asset.bytes, as: UTF8.self)
+    }
+
+    @Test func thePageHasNoInlineScriptOrHandlers() throws {
+        let html = try Self.page()
+        let scripts = html.components(separatedBy: "<script").dropFirst()
+        #expect(scripts.count == 1)
+        for script in scripts {
+            #expect(script.hasPrefix(#" type="module" src="/app.js"></script>"#))
+        }
+        #expect(html.range(of: #"\son[a-z]+\s*="#, options: .regularExpression) == nil)
+        #expect(!html.contains("style="))
+    }
+
+    @Test func theControlsHaveTheirAccessibleNames() throws {
+        let html = try Self.page()
+        for label in [
+            #"<label for="device-url">Device URL</label>"#, #"<button type="submit">Connect</button>"#,
+            #"<h2 id="images-title">Images</h2>"#, #"<table aria-labelledby="images-title">"#,
+            #"<label for="firmware-file">Firmware file</label>"#, #"<label for="upgrade-mode">Mode</label>"#,
+            ">Start upgrade</button>", #"<progress id="upload-progress" max="100""#,
+        ] {
+            #expect(html.contains(label), "missing: \(label)")
+        }
+        for entry in ["Images", "Upgrade", "Files", "Shell", "Fleet", "Simulator"] {
+            #expect(html.contains(">\(entry)</a>"), "missing navigation entry \(entry)")
+        }
+    }
+
+    @Test func theAssetsAreServedWithTheirTypes() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let script = try await client.get("/app.js", harness)
+            #expect(script.status == .ok)
+            #expect(script.headers[.contentType]?.hasPrefix("text/javascript") == true)
+            let style = try await client.get("/app.css", harness)
+            #expect(style.text.contains("prefers-color-scheme: dark"))
+        }
+    }
+}
