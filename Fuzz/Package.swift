@@ -43,7 +43,7 @@ let package = Package(
         fuzzTarget("FuzzSimulator", [product("SMPSimulator"), product("SMPCore"), product("SMPCBOR"), product("MCUboot")]),
         // MCUmgrCommands is not a product of the root package: this target compiles the
         // Foundation-only file it fuzzes from it (ProfileStore.swift) through a symbolic link to
-        // Sources/MCUmgrCommands, so it fuzzes exactly the shipped code.
+        // Sources/MCUmgrCommands/Profiles, so it fuzzes exactly the shipped code.
         fuzzTarget("FuzzURL", [product("MCUmgrConnect"), product("SMPSimulator"), product("MCUboot")]),
     ]
 )

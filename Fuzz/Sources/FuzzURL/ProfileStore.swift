@@ -1,1 +1,1 @@
-../../../Sources/MCUmgrCommands/ProfileStore.swift
+../../../Sources/MCUmgrCommands/Profiles/ProfileStore.swift

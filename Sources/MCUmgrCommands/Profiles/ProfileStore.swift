@@ -112,15 +112,3 @@ public struct ProfileError: Error, Sendable, CustomStringConvertible {
     }
     public var description: String { message }
 }
-
-extension ProfileError: ExitStatusReporting {
-    /// A profile the user named that is not there is a usage error (64); a profiles file to fix
-    /// by hand is bad input (65).
-    var failureReport: FailureReport {
-        FailureReport(
-            status: badFile ? .badInput : .usage,
-            kind: badFile ? "bad_input" : "usage",
-            message: message
-        )
-    }
-}
