@@ -4,10 +4,11 @@ import Foundation
 public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address, without brackets for IPv6.
     public var host: String
-    /// The TCP port, 1 to 65535.
+    /// The TCP port, 1 to 65535, or 0 until the system has chosen one (``WebServer`` listening
+    /// on port 0 takes any free port and reports the one it got).
     public var port: Int
 
-    /// Parses `HOST:PORT`, `[IPv6]:PORT` or `localhost:PORT`.
+    /// Parses `HOST:PORT`, `[IPv6]:PORT` or `localhost:PORT`; port 0 asks for any free port.
     /// - Parameter text: the `--listen` value.
     /// - Throws: ``WebConfigurationError`` naming what is wrong.
     public init(parsing text: String) throws(WebConfigurationError) {
@@ -27,8 +28,10 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
             port = text[text.index(after: colon)...]
         }
         guard !host.isEmpty else { throw WebConfigurationError("--listen: '\(text)' names no host") }
-        guard let number = Int(port), (1...65535).contains(number) else {
-            throw WebConfigurationError("--listen: the port in '\(text)' must be a number from 1 to 65535")
+        guard let number = Int(port), (0...65535).contains(number) else {
+            throw WebConfigurationError(
+                "--listen: the port in '\(text)' must be a number from 0 to 65535 (0: any free port)"
+            )
         }
         self.init(host: String(host), port: number)
     }

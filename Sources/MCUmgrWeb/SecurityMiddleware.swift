@@ -18,7 +18,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     let token: AccessToken
-    let address: ListenAddress
+    let bound: BoundAddress
 
     func handle(
         _ request: Request,
@@ -55,6 +55,7 @@ struct SecurityMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         // HTTP/1's first `Host` becomes the authority; a second one stays a header field. Every
         // one must name this server, so a duplicate cannot smuggle another name past the check.
+        let address = bound.address
         let hosts =
             request.headers[values: Self.hostField].map { $0.lowercased() }
             + [request.head.authority?.lowercased()].compactMap { $0 }

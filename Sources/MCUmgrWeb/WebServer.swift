@@ -53,6 +53,7 @@ public struct WebServer: Sendable {
 
         /// The URL to open: the address with the token (on a wildcard address, this machine's
         /// loopback one; other machines use one of its addresses with the same port and token).
+        /// With port 0 the URL is known only once the server listens (``WebServer/run(onRunning:)``).
         public var url: String { "http://\(address.local)/?token=\(token.value)" }
 
         /// A warning to print when listening beyond this machine, else `nil`.
@@ -83,13 +84,15 @@ public struct WebServer: Sendable {
     }
 
     /// The application: the router with the security rules, the page and the API.
-    /// - Parameter onRunning: called once the server listens (to print the URL).
+    /// - Parameter onRunning: called once the server listens, with the URL to open (on port 0,
+    ///   with the port the system chose).
     /// - Returns: the Hummingbird application, to run or to test.
     public func makeApplication(
-        onRunning: @escaping @Sendable () async -> Void = {}
+        onRunning: @escaping @Sendable (_ url: String) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
+        let bound = BoundAddress(configuration.address)
         let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: SecurityMiddleware(token: configuration.token, address: configuration.address))
+        router.add(middleware: SecurityMiddleware(token: configuration.token, bound: bound))
         Assets.register(on: router)
         let api = API(
             registry: DeviceRegistry(environment: environment),
@@ -100,21 +103,27 @@ public struct WebServer: Sendable {
         api.register(on: router)
         var logger = Logger(label: "mcumgr.ui")
         logger.logLevel = .warning
+        let configuration = configuration
         return Application(
             router: router,
             configuration: .init(
                 address: .hostname(configuration.address.host, port: configuration.address.port),
                 serverName: "mcumgr"
             ),
-            onServerRunning: { _ in await onRunning() },
+            onServerRunning: { channel in
+                if let port = channel.localAddress?.port { bound.listening(on: port) }
+                var listening = configuration
+                listening.address = bound.address
+                await onRunning(listening.url)
+            },
             logger: logger
         )
     }
 
     /// Serves until the task is cancelled (or SIGINT/SIGTERM).
-    /// - Parameter onRunning: called once the server listens.
+    /// - Parameter onRunning: called once the server listens, with the URL to open.
     /// - Throws: the server's error, e.g. the address in use.
-    public func run(onRunning: @escaping @Sendable () async -> Void = {}) async throws {
+    public func run(onRunning: @escaping @Sendable (_ url: String) async -> Void = { _ in }) async throws {
         do {
             try await makeApplication(onRunning: onRunning).runService()
         } catch let error as IOError {

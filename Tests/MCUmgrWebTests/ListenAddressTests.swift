@@ -9,10 +9,12 @@ import Testing
         #expect(try ListenAddress(parsing: "[::1]:9000") == ListenAddress(host: "::1", port: 9000))
         #expect(try ListenAddress(parsing: "localhost:1") == ListenAddress(host: "localhost", port: 1))
         #expect(try ListenAddress(parsing: "[::1]:9000").description == "[::1]:9000")
+        // Port 0: the server takes any free port and prints the one it got.
+        #expect(try ListenAddress(parsing: "127.0.0.1:0") == ListenAddress(host: "127.0.0.1", port: 0))
     }
 
     @Test func refusesMalformedAddressesNamingTheOption() {
-        for text in ["127.0.0.1", "127.0.0.1:0", "127.0.0.1:70000", ":8080", "::1:8080", "[::1]8080", "host:port"] {
+        for text in ["127.0.0.1", "127.0.0.1:-1", "127.0.0.1:70000", ":8080", "::1:8080", "[::1]8080", "host:port"] {
             #expect(throws: WebConfigurationError.self, "\(text)") { try ListenAddress(parsing: text) }
         }
         #expect((try? ListenAddress(parsing: "x")) == nil)

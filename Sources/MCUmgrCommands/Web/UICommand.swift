@@ -22,7 +22,9 @@ struct UICommand: AsyncParsableCommand {
 
     @OptionGroup var local: LocalOptions
 
-    @Option(help: ArgumentHelp("Where to listen: HOST:PORT or [IPv6]:PORT.", valueName: "address"))
+    @Option(
+        help: ArgumentHelp("Where to listen: HOST:PORT or [IPv6]:PORT (port 0: any free port).", valueName: "address")
+    )
     var listen: String = "127.0.0.1:8080"
 
     @Flag(help: "Open the URL in the default browser.")
@@ -56,11 +58,10 @@ struct UICommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         if let warning = server.configuration.remoteWarning { Console.err(warning) }
-        let url = server.configuration.url
         let open = open
         let json = local.json
         do {
-            try await server.run {
+            try await server.run { url in
                 if json { CommandSupport.emit(.object([("url", .string(url))])) } else { Console.out(url) }
                 if open { Self.openInBrowser(url) }
             }
