@@ -7,7 +7,7 @@ import NIOCore
 import SMPCore
 import SMPLink
 
-/// The page's JSON API: devices, images, upgrades and their live events, the shell,
+/// The page's JSON API: devices, images, upgrades and their live events, files, the shell,
 /// statistics, settings and raw requests. Every failure is one
 /// line in `{"error": …}` — the command line's line where the command line has one.
 struct API: Sendable {
@@ -20,6 +20,7 @@ struct API: Sendable {
         registerDevices(on: router)
         registerImages(on: router)
         registerUpgrade(on: router)
+        registerFiles(on: router)
         registerShell(on: router)
         registerStats(on: router)
         registerSettings(on: router)
