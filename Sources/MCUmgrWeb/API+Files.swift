@@ -71,10 +71,11 @@ extension API {
             try await answer {
                 let session = try await registry.session(context.parameters.require("id"))
                 let path = try Self.devicePath(request.uri.queryParameters["path"].map(String.init))
+                let local = try Self.localName(request.uri.queryParameters["name"].map(String.init))
                 // Refused before the body is read: the device runs one operation at a time.
                 try await session.checkIdle()
                 let data = try await uploadBody(request)
-                let operation = try await session.startTransfer(.upload, path: path, total: data.count) {
+                let operation = try await session.startTransfer(.upload, path: path, total: data.count, local: local) {
                     client,
                     control,
                     report in
@@ -154,6 +155,18 @@ extension API {
                 )
             }
         }
+    }
+
+    /// The local file's name the page gives with an upload (`?name=`), for the result line.
+    /// - Throws: `WebError` 400 for what is no file name.
+    static func localName(_ text: String?) throws(WebError) -> String? {
+        guard let text else { return nil }
+        guard !text.isEmpty, !text.contains("/"), text.count <= 255,
+            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw WebError(.badRequest, "Local file: '\(text.prefix(40))' is not a file name")
+        }
+        return text
     }
 
     /// An upload's bytes (the raw body), up to the upload limit.

@@ -86,6 +86,7 @@ actor DeviceSession {
     ///   - kind: upload or download.
     ///   - path: the path on the device.
     ///   - total: the bytes to move, when known before the transfer (an upload's size).
+    ///   - local: the local file's name, when the page gave it.
     ///   - work: the transfer, given the client, a pause control and where to report progress;
     ///     returns a download's contents.
     /// - Returns: the operation, already running.
@@ -94,10 +95,17 @@ actor DeviceSession {
         _ kind: FileTransferOperation.Kind,
         path: String,
         total: Int?,
+        local: String? = nil,
         work: @escaping FileTransferOperation.Work
     ) async throws -> FileTransferOperation {
         try await checkIdle()
-        let operation = FileTransferOperation(kind: kind, path: path, total: total, environment: environment) {
+        let operation = FileTransferOperation(
+            kind: kind,
+            path: path,
+            total: total,
+            local: local,
+            environment: environment
+        ) {
             control,
             report in
             // Through `withClient`, so a link failure marks the link down as any request does.

@@ -37,6 +37,8 @@ actor FileTransferOperation: DeviceOperation {
     private var cancelRequested = false
     private let clock = ContinuousClock()
     private let began = ContinuousClock.now
+    /// The local file's name, for an upload's result line.
+    private let local: String?
     /// A finished download's contents.
     private(set) var contents: Data?
 
@@ -45,10 +47,12 @@ actor FileTransferOperation: DeviceOperation {
     ///   - kind: upload or download.
     ///   - path: the path on the device.
     ///   - total: the bytes to move, when known before (an upload's size).
+    ///   - local: the local file's name, when the page gave it.
     ///   - environment: the words for errors.
     ///   - run: the transfer.
-    init(kind: Kind, path: String, total: Int?, environment: WebEnvironment, run: @escaping Run) {
+    init(kind: Kind, path: String, total: Int?, local: String? = nil, environment: WebEnvironment, run: @escaping Run) {
         self.kind = kind
+        self.local = local
         self.run = run
         self.environment = environment
         snapshot = OperationSnapshot(
@@ -135,11 +139,12 @@ actor FileTransferOperation: DeviceOperation {
             } else {
                 snapshot.progress = .init(bytes: bytes, total: bytes, percent: 100, bytesPerSecond: 0)
             }
-            let seconds = Self.seconds(ContinuousClock.now - began)
+            // As `mcumgr fs` says it: `uploaded notes.txt to /lfs1/notes.txt: 11 B in 6 ms`.
+            let completion = TransferProgress.completionText(bytes: bytes, elapsed: ContinuousClock.now - began)
             snapshot.result = [
                 kind == .upload
-                    ? "uploaded \(bytes) bytes to \(snapshot.file) in \(seconds) s"
-                    : "downloaded \(snapshot.file): \(bytes) bytes in \(seconds) s"
+                    ? "uploaded \(local ?? "the file") to \(snapshot.file): \(completion)"
+                    : "downloaded \(snapshot.file): \(completion)"
             ]
             finish(status: "succeeded", error: nil)
         } catch {

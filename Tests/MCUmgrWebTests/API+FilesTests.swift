@@ -25,6 +25,8 @@ import Testing
             #expect(upProgress["bytes"] as? Int == bytes.count)
             #expect(upProgress["total"] as? Int == bytes.count)
             #expect(uploaded.allSatisfy { ($0["progress"] as? [String: Any])?["total"] as? Int == bytes.count })
+            let said = try #require((up["result"] as? [String])?.first)
+            #expect(said.hasPrefix("uploaded local.bin to /lfs1/data.bin: 19.5 KiB in "), "\(said)")
 
             let download = try await client.post(
                 "/api/devices/\(id)/files/download",

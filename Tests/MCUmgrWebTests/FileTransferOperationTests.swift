@@ -23,7 +23,7 @@ import Testing
         #expect(last.status == "succeeded")
         #expect(last.progress?.bytes == 5)
         #expect(last.progress?.percent == 100)
-        #expect(last.result.first?.hasPrefix("downloaded /lfs1/a.txt: 5 bytes in ") == true)
+        #expect(last.result.first?.hasPrefix("downloaded /lfs1/a.txt: 5 B in ") == true)
         #expect(await operation.contents == contents)
         var late: [OperationSnapshot] = []
         for await snapshot in await operation.subscribe() { late.append(snapshot) }

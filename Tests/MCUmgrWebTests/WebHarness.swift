@@ -120,12 +120,16 @@ extension TestClientProtocol {
     }
 
     /// Sends a file's bytes to a device path (the Files screen's Upload).
-    func upload(_ bytes: [UInt8], to path: String, device id: String, _ harness: WebHarness) async throws
-        -> TestResponse
-    {
+    func upload(
+        _ bytes: [UInt8],
+        to path: String,
+        device id: String,
+        name: String = "local.bin",
+        _ harness: WebHarness
+    ) async throws -> TestResponse {
         let query = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? path
         return try await execute(
-            uri: "/api/devices/\(id)/files/upload?path=\(query)",
+            uri: "/api/devices/\(id)/files/upload?path=\(query)&name=\(name)",
             method: .post,
             headers: harness.headers(),
             body: ByteBuffer(bytes: bytes)

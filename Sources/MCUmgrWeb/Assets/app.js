@@ -276,7 +276,7 @@ async function uploadFile() {
   const base = needDevice();
   const file = $("local-file").files[0];
   if (!file) throw new Error("choose a local file to upload first");
-  const answer = await call("POST", `${base}/files/upload?path=${encodeURIComponent(devicePath())}`, undefined, file);
+  const answer = await call("POST", `${base}/files/upload?path=${encodeURIComponent(devicePath())}&name=${encodeURIComponent(file.name)}`, undefined, file);
   renderTransfer(answer.operation);
   await loadFiles();
 }
