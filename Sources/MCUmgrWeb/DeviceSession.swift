@@ -66,8 +66,10 @@ actor DeviceSession {
     }
 
     /// Closes the client and connects again.
-    /// - Throws: the connection's error.
+    /// - Throws: `WebError` 409 while a file transfer runs (it uses this client: closing it would
+    ///   end the transfer); else the connection's error.
     func reconnect() async throws {
+        if operation is FileTransferOperation { try await checkIdle() }
         await dropClient()
         _ = try await connected()
     }

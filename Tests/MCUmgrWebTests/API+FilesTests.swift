@@ -95,8 +95,8 @@ import Testing
         }
     }
 
-    /// A paused upload keeps the device busy: a second transfer, a shell command and a raw
-    /// request are refused naming it; cancelled, it ends as cancelled.
+    /// A paused upload keeps the device busy: a second transfer, a shell command, a download and a
+    /// reconnect are refused naming it; cancelled, it ends as cancelled.
     @Test func aSecondOperationOnABusyDeviceIsRefused() async throws {
         let harness = try WebHarness()
         try await harness.test { client in
@@ -116,6 +116,8 @@ import Testing
             #expect(shell.status == .conflict)
             let download = try await client.post("/api/devices/\(id)/files/download", #"{"path": "/lfs1/a"}"#, harness)
             #expect(download.status == .conflict)
+            // The transfer uses the session's client: a reconnect would end it.
+            #expect(try await client.post("/api/devices/\(id)/reconnect", "{}", harness).status == .conflict)
 
             #expect(try await client.post("/api/devices/\(id)/operation/cancel", "{}", harness).status == .ok)
             let last = try #require(try await client.snapshots(id, harness).last)
