@@ -157,7 +157,7 @@ let package = Package(
         .target(
             name: "MCUmgrWeb",
             dependencies: [
-                "SMPBytes", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect",
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -75,8 +75,8 @@ extension API {
                 return Self.eventStream(await operation.subscribe())
             }
         }
-        let actions: [(String, @Sendable (UpgradeOperation) async -> Void)] = [
-            ("pause", { @Sendable operation in await operation.pause() }),
+        let actions: [(String, @Sendable (any DeviceOperation) async throws -> Void)] = [
+            ("pause", { @Sendable operation in try await operation.pause() }),
             ("resume", { @Sendable operation in await operation.resume() }),
             ("cancel", { @Sendable operation in await operation.cancel() }),
         ]
@@ -85,9 +85,9 @@ extension API {
                 try await answer {
                     let session = try await registry.session(context.parameters.require("id"))
                     guard let operation = await session.operation, await operation.isRunning else {
-                        throw WebError(.conflict, "no upgrade is running on this device")
+                        throw WebError(.conflict, "nothing is running on this device")
                     }
-                    await perform(operation)
+                    try await perform(operation)
                     return try Self.json(
                         OperationState(device: await Self.summary(session), operation: await operation.current)
                     )

@@ -7,7 +7,8 @@ import NIOCore
 import SMPCore
 import SMPLink
 
-/// The page's JSON API: devices, images, upgrades and their live events. Every failure is one
+/// The page's JSON API: devices, images, upgrades and their live events, files, the shell,
+/// statistics, settings and raw requests. Every failure is one
 /// line in `{"error": …}` — the command line's line where the command line has one.
 struct API: Sendable {
     let registry: DeviceRegistry
@@ -19,6 +20,11 @@ struct API: Sendable {
         registerDevices(on: router)
         registerImages(on: router)
         registerUpgrade(on: router)
+        registerFiles(on: router)
+        registerShell(on: router)
+        registerStats(on: router)
+        registerSettings(on: router)
+        registerRaw(on: router)
     }
 
     /// Runs a handler, turning every error into a ``WebError``: refusals by what they are, the

@@ -9,8 +9,8 @@ import SMPLink
 /// One device the page manages: its transport (made once, so a `sim://` device stays the same
 /// device between requests), a client while the link is up, and its operation.
 ///
-/// One operation per device at a time: while an upgrade runs, every other change is refused
-/// with what runs, and every tab sees that upgrade rather than a conflict.
+/// One operation per device at a time: while an upgrade or a file transfer runs, every other
+/// change is refused with what runs, and every tab sees that operation rather than a conflict.
 actor DeviceSession {
     /// The link as the page shows it.
     enum Link: String, Codable, Sendable {
@@ -30,8 +30,12 @@ actor DeviceSession {
     private let environment: WebEnvironment
     private var client: SMPClient?
     private(set) var link: Link = .idle
-    /// The running upgrade, or the last one.
-    private(set) var operation: UpgradeOperation?
+    /// The running operation (an upgrade, a file transfer), or the last one.
+    private(set) var operation: (any DeviceOperation)?
+    /// Device paths used on the Files screen, most recent first: the file system group has no
+    /// listing, so the page offers the paths that worked before.
+    private(set) var rememberedPaths: [String] = []
+    private let rememberedLimit = 20
 
     /// Creates a session; nothing is opened until the first request.
     /// - Parameters:
@@ -62,22 +66,65 @@ actor DeviceSession {
     }
 
     /// Closes the client and connects again.
-    /// - Throws: the connection's error.
+    /// - Throws: `WebError` 409 while a file transfer runs (it uses this client: closing it would
+    ///   end the transfer); else the connection's error.
     func reconnect() async throws {
+        if operation is FileTransferOperation { try await checkIdle() }
         await dropClient()
         _ = try await connected()
     }
 
-    /// Refuses a change while an upgrade runs.
-    /// - Throws: `WebError` 409 naming the running upgrade.
+    /// Refuses a change while an operation runs.
+    /// - Throws: `WebError` 409 naming the running operation.
     func checkIdle() async throws {
         if let operation, await operation.isRunning {
-            let file = await operation.current.file
-            throw WebError(
-                .conflict,
-                "an upgrade with \(file) is running on this device; wait for it to end or cancel it"
-            )
+            let activity = await operation.current.activity
+            throw WebError(.conflict, "\(activity) is running on this device; wait for it to end or cancel it")
         }
+    }
+
+    /// Starts a file transfer over this session's client, unless an operation runs.
+    /// - Parameters:
+    ///   - kind: upload or download.
+    ///   - path: the path on the device.
+    ///   - total: the bytes to move, when known before the transfer (an upload's size).
+    ///   - local: the local file's name, when the page gave it.
+    ///   - work: the transfer, given the client, a pause control and where to report progress;
+    ///     returns a download's contents.
+    /// - Returns: the operation, already running.
+    /// - Throws: `WebError` 409 when an operation runs.
+    func startTransfer(
+        _ kind: FileTransferOperation.Kind,
+        path: String,
+        total: Int?,
+        local: String? = nil,
+        work: @escaping FileTransferOperation.Work
+    ) async throws -> FileTransferOperation {
+        try await checkIdle()
+        let operation = FileTransferOperation(
+            kind: kind,
+            path: path,
+            total: total,
+            local: local,
+            environment: environment
+        ) {
+            control,
+            report in
+            // Through `withClient`, so a link failure marks the link down as any request does.
+            try await self.withClient { client in try await work(client, control, report) }
+        }
+        self.operation = operation
+        remember(path)
+        await operation.start()
+        return operation
+    }
+
+    /// Keeps a device path for the Files screen, most recent first.
+    /// - Parameter path: a path the page used.
+    func remember(_ path: String) {
+        rememberedPaths.removeAll { $0 == path }
+        rememberedPaths.insert(path, at: 0)
+        if rememberedPaths.count > rememberedLimit { rememberedPaths.removeLast() }
     }
 
     /// Starts an upgrade unless one runs.

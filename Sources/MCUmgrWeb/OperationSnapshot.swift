@@ -11,7 +11,7 @@ struct OperationSnapshot: Codable, Sendable, Equatable {
         var outcome: String
     }
 
-    /// The upload's progress.
+    /// The transfer's progress.
     struct Progress: Codable, Sendable, Equatable {
         /// Bytes the device has confirmed, over every image.
         var bytes: Int
@@ -27,11 +27,11 @@ struct OperationSnapshot: Codable, Sendable, Equatable {
 
     /// Counts every change, so a tab can tell an old snapshot from a new one.
     var revision: Int
-    /// `upgrade` (the only operation of this stage).
+    /// `upgrade`, `upload` or `download` (a file transfer).
     var kind: String
-    /// The firmware file's name.
+    /// The firmware file's name; for a file transfer, the path on the device.
     var file: String
-    /// The upgrade mode, e.g. `test-and-confirm`.
+    /// The upgrade mode, e.g. `test-and-confirm`; for a file transfer, its kind again.
     var mode: String
     /// `running`, `paused`, `succeeded`, `failed` or `cancelled`.
     var status: String
@@ -39,7 +39,7 @@ struct OperationSnapshot: Codable, Sendable, Equatable {
     var plan: [String]
     /// Each step so far.
     var steps: [Step]
-    /// The upload's progress, once it started.
+    /// The upload's (or a download's) progress, once it started.
     var progress: Progress?
     /// Warnings and notes (a resumed upload, reconnecting).
     var messages: [String]

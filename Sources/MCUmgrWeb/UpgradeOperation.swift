@@ -7,7 +7,7 @@ import MCUmgrDFU
 ///
 /// Progress arrives many times a second; tabs get at most ``minimumInterval`` apart a snapshot
 /// (the last one is never dropped), other changes at once.
-actor UpgradeOperation {
+actor UpgradeOperation: DeviceOperation {
     /// The shortest time between two progress-only snapshots.
     static let minimumInterval: Duration = .milliseconds(250)
 
@@ -80,7 +80,7 @@ actor UpgradeOperation {
 
     private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
 
-    /// Pauses the upload between chunks.
+    /// Pauses the upload between chunks (an upgrade can always pause: no throw).
     func pause() {
         guard !snapshot.finished else { return }
         run.pause()

@@ -30,10 +30,23 @@ import Testing
             #"<h2 id="images-title">Images</h2>"#, #"<table aria-labelledby="images-title">"#,
             #"<label for="firmware-file">Firmware file</label>"#, #"<label for="upgrade-mode">Mode</label>"#,
             ">Start upgrade</button>", #"<progress id="upload-progress" max="100""#,
+            #"<label for="device-path">Device path</label>"#,
+            #"<button type="button" id="upload-file">Upload</button>"#,
+            #"<button type="button" id="download-file">Download</button>"#,
+            #"<label for="transfer-progress">Transfer</label>"#, #"<progress id="transfer-progress""#,
+            #"<label for="shell-command">Command</label>"#, #"<button type="submit">Run</button>"#,
+            #"<pre id="terminal" role="log""#, #"<table aria-label="Statistics">"#,
+            #"<label for="setting-name">Setting name</label>"#, #"<label for="setting-value">Value</label>"#,
+            #"<button type="button" id="setting-read">Read</button>"#,
+            #"<button type="button" id="setting-write">Write</button>"#,
+            #"<label for="raw-group">Group</label>"#, #"<label for="raw-command">Command</label>"#,
+            #"<label for="raw-operation">Operation</label>"#, #"<select id="raw-operation">"#,
+            #"<label for="raw-body">Body (JSON)</label>"#, #"<textarea id="raw-body""#,
+            #"<button type="submit">Send</button>"#,
         ] {
             #expect(html.contains(label), "missing: \(label)")
         }
-        for entry in ["Images", "Upgrade", "Files", "Shell", "Fleet", "Simulator"] {
+        for entry in ["Images", "Upgrade", "Files", "Shell", "Statistics", "Settings", "Raw", "Fleet", "Simulator"] {
             #expect(html.contains(">\(entry)</a>"), "missing navigation entry \(entry)")
         }
     }

@@ -119,6 +119,33 @@ extension TestClientProtocol {
         )
     }
 
+    /// Sends a file's bytes to a device path (the Files screen's Upload).
+    func upload(
+        _ bytes: [UInt8],
+        to path: String,
+        device id: String,
+        name: String = "local.bin",
+        _ harness: WebHarness
+    ) async throws -> TestResponse {
+        let query = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? path
+        return try await execute(
+            uri: "/api/devices/\(id)/files/upload?path=\(query)&name=\(name)",
+            method: .post,
+            headers: harness.headers(),
+            body: ByteBuffer(bytes: bytes)
+        )
+    }
+
+    /// Follows the device's operation over its live events until it ends (the stream ends with
+    /// the operation, so this is bound by events, not by a clock); returns every snapshot.
+    func snapshots(_ id: String, _ harness: WebHarness) async throws -> [[String: Any]] {
+        let stream = try await get("/api/devices/\(id)/operation/events", harness)
+        #expect(stream.headers[.contentType] == "text/event-stream")
+        return try stream.text.split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any])
+        }
+    }
+
     /// Polls the device's operation until `until` holds; bounded by a generous deadline, the
     /// poll interval only spaces the requests.
     func waitForOperation(

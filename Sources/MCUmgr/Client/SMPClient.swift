@@ -301,22 +301,59 @@ public actor SMPClient {
         retries: Int,
         waiter: ResponseWaiter
     ) async throws -> Int {
-        if let closedError {
-            // Known closed before this request was handed over: it was not sent.
-            guard var closed = closedError as? SMPTransportError else { throw closedError }
-            closed.nothingSent = true
-            throw closed
-        }
+        try checkOpen()
         guard let responseOperation = R.operation.response else {
             throw SMPError(
                 .unexpectedOperation,
                 "\(R.group) command \(R.command) is not a request (a response operation)"
             )
         }
-        let expectation = Expectation(group: R.group, command: R.command, operation: responseOperation)
         // Encoded once, before anything is registered (to fail early and to size-check); every
         // attempt only rewrites the header's version and sequence number.
         let frame = try SMPFrame.request(request, sequence: 0, version: version).bytes
+        return try await start(
+            encoded: frame,
+            expectation: Expectation(group: R.group, command: R.command, operation: responseOperation),
+            type: "\(R.self)",
+            timeout: timeout,
+            retries: retries,
+            idempotent: request.isIdempotent,
+            waiter: waiter
+        )
+    }
+
+    /// Refuses a request on a connection known to be closed.
+    /// - Throws: the closing error, marked as nothing sent.
+    func checkOpen() throws {
+        if let closedError {
+            // Known closed before this request was handed over: it was not sent.
+            guard var closed = closedError as? SMPTransportError else { throw closedError }
+            closed.nothingSent = true
+            throw closed
+        }
+    }
+
+    /// Registers an encoded request and sends its first attempt: the part of every request that
+    /// does not depend on its type (typed requests, and the raw frames of ``exchange(_:timeout:)``).
+    /// - Parameters:
+    ///   - frame: the whole frame; its version and sequence number are rewritten per attempt.
+    ///   - expectation: the answer's group, command and operation.
+    ///   - type: the request's name for messages (`Echo`, `raw`).
+    ///   - timeout: per attempt; `nil` when the caller times the request out.
+    ///   - retries: attempts after a timeout.
+    ///   - idempotent: whether it may be sent twice.
+    ///   - waiter: whoever takes the answer.
+    /// - Returns: the request's identifier.
+    /// - Throws: `SMPTransportError` `.frameTooLarge`, or a send failure.
+    func start(
+        encoded frame: consuming [UInt8],
+        expectation: Expectation,
+        type: String,
+        timeout: Duration?,
+        retries: Int,
+        idempotent: Bool,
+        waiter: ResponseWaiter
+    ) async throws -> Int {
         if frame.count > Self.sizeFittingEveryDevice && deviceParameters == nil {
             // A large request needs the device's buffer size; a failure shows on the request.
             _ = try? await loadParameters()
@@ -326,18 +363,18 @@ public actor SMPClient {
             throw SMPTransportError.frameTooLarge(
                 size: frame.count,
                 limit: limit,
-                "\(R.group) command \(R.command) needs \(frame.count) bytes; the limit is \(limit)"
+                "\(expectation.group) command \(expectation.command) needs \(frame.count) bytes; the limit is \(limit)"
             )
         }
         let id = pending.add(waiter)
         timeouts[id] = RequestTimeout(
             // Moved, not copied: the first attempt then rewrites its header in place.
-            frame: consume frame,
+            frame: frame,
             expectation: expectation,
-            name: "\(R.group) command \(R.command) (\(R.self))",
+            name: "\(expectation.group) command \(expectation.command) (\(type))",
             timeout: timeout,
             retries: retries,
-            idempotent: request.isIdempotent
+            idempotent: idempotent
         )
         await sendAttempt(id)
         return id

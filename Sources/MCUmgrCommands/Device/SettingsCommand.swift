@@ -33,16 +33,9 @@ struct SettingsCommand: AsyncParsableCommand {
             if hex && text { throw ValidationError("give --hex or --text, not both") }
         }
 
-        /// The value as text when it is valid UTF-8 with no control characters but tab, line
-        /// feed and carriage return (which a terminal shows as written); `nil` otherwise.
-        static func printableText(_ value: Data) -> String? {
-            guard let decoded = String(data: value, encoding: .utf8) else { return nil }
-            let allowed: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
-            let printable = decoded.unicodeScalars.allSatisfy {
-                allowed.contains($0) || $0.properties.generalCategory != .control
-            }
-            return printable ? decoded : nil
-        }
+        /// The value as text when it is printable UTF-8 (the rule lives with the group, shared
+        /// with the web page's Settings screen); `nil` otherwise.
+        static func printableText(_ value: Data) -> String? { SettingsManagement.printableText(value) }
 
         func run() async throws {
             let response = try await CommandContext.withClient(global) {

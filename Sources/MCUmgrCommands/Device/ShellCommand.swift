@@ -49,21 +49,16 @@ struct ShellCommand: AsyncParsableCommand {
             } else {
                 CommandSupport.emitText(response.output)
             }
-            if let ret = response.returnCode, ret != 0 {
-                throw ShellCommandFailed(command: words.joined(separator: " "), returnCode: ret)
+            if let line = response.failureLine(command: words.joined(separator: " ")) {
+                throw ShellCommandFailed(description: line)
             }
         }
     }
 }
 
 /// A shell command that ran on the device and returned non-zero: exit status 1, like a shell
-/// running it locally would report failure.
+/// running it locally would report failure. Its line is the group's
+/// (`ShellManagement.Execute.Response.failureLine(command:)`, shared with the web page's Shell).
 struct ShellCommandFailed: Error, CustomStringConvertible {
-    var command: String
-    var returnCode: Int
-
-    var description: String {
-        let shown = command.count > 60 ? command.prefix(57) + "..." : Substring(command)
-        return "'\(shown)' returned \(returnCode) on the device"
-    }
+    var description: String
 }

@@ -30,16 +30,6 @@ struct StatCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        /// The answers for a group the device does not have: the statistics group's own codes,
-        /// or — Zephyr up to 4.3 names the wrong group — the Zephyr basic group's code 3, which
-        /// reads as FLASH_CONFIG_QUERY_FAIL there.
-        static func isMissingGroup(_ refusal: SMPDeviceError) -> Bool {
-            refusal.requestGroup == .statistics
-                && (refusal.matches(StatisticsManagement.ReturnCode.invalidGroup)
-                    || refusal.matches(StatisticsManagement.ReturnCode.invalidStatName)
-                    || refusal.status == .group(.zephyrBasic, 3))
-        }
-
         static let configuration = CommandConfiguration(
             commandName: "show",
             abstract: "Show the counters of one statistics group (also: mcumgr stat NAME)."
@@ -59,9 +49,12 @@ struct StatCommand: AsyncParsableCommand {
                 response = try await CommandContext.withClient(global) {
                     try await $0.send(StatisticsManagement.GroupData(name: name))
                 }
-            } catch let refusal as SMPDeviceError where Self.isMissingGroup(refusal) {
+            } catch let refusal as SMPDeviceError where StatisticsManagement.isMissingGroup(refusal) {
                 throw DeviceRefusal(
-                    "no statistics group '\(name)' on the device; list them with `\(CommandHints(global).command("stat list"))`",
+                    StatisticsManagement.missingGroupMessage(
+                        name,
+                        listCommand: CommandHints(global).command("stat list")
+                    ),
                     cause: refusal
                 )
             }

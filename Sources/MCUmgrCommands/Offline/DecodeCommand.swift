@@ -80,60 +80,29 @@ struct DecodeCommand: ParsableCommand {
         var text: String
     }
 
+    /// The items of a capture (read by `SMPCaptureItem`, which the web page's raw view shares),
+    /// each with its JSON form and its text.
     static func decode(_ bytes: [UInt8]) throws -> [Document] {
-        if bytes.starts(with: SerialFraming.startMarker) {
-            var decoder = SerialFrameDecoder()
-            var events = decoder.feed(bytes)
-            if bytes.last != 0x0a { events += decoder.feed([0x0a]) }
-            return try events.map { event in
-                switch event {
-                case .frame(let frame): return try document(for: SMPFrame(parsing: frame))
-                case .console(let line):
-                    let text = String(decoding: line, as: UTF8.self)
-                    return Document(json: .object([("console", .string(text))]), text: "console: \(text)")
-                case .discarded(let error): throw error
-                }
-            }
-        }
-        if let frames = splitFrames(bytes) {
-            return try frames.map { try document(for: SMPFrame(parsing: $0)) }
-        }
+        let items: [SMPCaptureItem]
         do {
-            let value = try CBORReader.decode(bytes)
-            return [Document(json: .object([("cbor", JSONValue(value))]), text: value.diagnostic())]
-        } catch {
-            throw InputFileError(
-                .badData,
-                "neither an SMP frame (header length does not match the \(bytes.count) bytes) nor CBOR: \(error)"
-            )
+            items = try SMPCaptureItem.decode(bytes)
+        } catch let error as SMPCaptureError {
+            throw InputFileError(.badData, error.description)
         }
-    }
-
-    /// Frames back to back whose header lengths cover the input exactly, or `nil`.
-    private static func splitFrames(_ bytes: [UInt8]) -> [ArraySlice<UInt8>]? {
-        var frames: [ArraySlice<UInt8>] = []
-        var start = 0
-        while start < bytes.count {
-            guard let header = try? SMPHeader(parsing: bytes[start...]), header.version.rawValue <= 1 else {
-                return nil
+        return try items.map { item in
+            let json: JSONValue
+            switch item {
+            case .console(let line): json = .object([("console", .string(line))])
+            case .cbor(let value): json = .object([("cbor", JSONValue(value))])
+            case .frame(let frame): json = try frameJSON(frame)
             }
-            let end = start + SMPHeader.size + Int(header.length)
-            guard end <= bytes.count else { return nil }
-            frames.append(bytes[start..<end])
-            start = end
+            return Document(json: json, text: try item.text())
         }
-        return frames.isEmpty ? nil : frames
     }
 
-    private static func document(for frame: SMPFrame) throws -> Document {
+    private static func frameJSON(_ frame: SMPFrame) throws -> JSONValue {
         let header = frame.header
-        var payloadJSON: JSONValue = .null
-        var payloadText = "(no payload)"
-        if !frame.payload.isEmpty {
-            let value = try frame.payloadValue()
-            payloadJSON = JSONValue(value)
-            payloadText = value.diagnostic()
-        }
+        let payloadJSON: JSONValue = frame.hasPayload ? JSONValue(try frame.payloadValue()) : .null
         let headerJSON: JSONValue = .object([
             ("version", .uint(UInt64(header.version.rawValue) + 1)),
             ("op", .string(header.operation.description)),
@@ -144,19 +113,6 @@ struct DecodeCommand: ParsableCommand {
             ("sequence", .uint(UInt64(header.sequence))),
             ("command", .uint(UInt64(header.command))),
         ])
-        var status = ""
-        if header.operation.isResponse, !frame.payload.isEmpty, let value = try? frame.payloadValue() {
-            do {
-                try SMPResponseStatus.check(value, group: header.group, command: header.command)
-            } catch {
-                status = "\nstatus: \(error)"
-            }
-        }
-        let text = """
-            header: SMP \(header.version) \(header.operation), group \(header.group.rawValue) (\(header.group.name)), \
-            command \(header.command), sequence \(header.sequence), flags \(header.flags), length \(header.length)
-            payload: \(payloadText)\(status)
-            """
-        return Document(json: .object([("header", headerJSON), ("payload", payloadJSON)]), text: text)
+        return .object([("header", headerJSON), ("payload", payloadJSON)])
     }
 }

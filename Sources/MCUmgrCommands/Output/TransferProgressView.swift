@@ -165,12 +165,9 @@ struct TransferProgressView {
             + "] " + summary(progress)
     }
 
-    /// Bytes for people: `512 B`, `12.3 KiB`, `1.50 MiB`.
-    static func bytes(_ count: Int) -> String {
-        if count < 1024 { return "\(count) B" }
-        if count < 1024 * 1024 { return String(format: "%.1f KiB", Double(count) / 1024) }
-        return String(format: "%.2f MiB", Double(count) / (1024 * 1024))
-    }
+    /// Bytes for people: `512 B`, `12.3 KiB`, `1.50 MiB` (the library's words, shared with the
+    /// web page).
+    static func bytes(_ count: Int) -> String { TransferProgress.byteText(count) }
 
     /// Seconds as `m:ss` (or `h:mm:ss`).
     static func clockTime(_ seconds: Double) -> String {
@@ -190,20 +187,14 @@ struct TransferProgressView {
         .double((seconds(duration) * 1000).rounded() / 1000)
     }
 
-    /// How long a transfer took and how fast it went: `4.6 KiB in 0.3 s (15.2 KiB/s)`. Under a
-    /// second the time is in milliseconds, and under a tenth of a second there is no rate: what
-    /// a transfer that short measures is the round trip, not a speed.
+    /// How long a transfer took and how fast it went: `4.6 KiB in 0.3 s (15.2 KiB/s)` (the
+    /// library's words, shared with the web page).
     static func completion(bytes count: Int, elapsed: Duration) -> String {
-        let secs = seconds(elapsed)
-        let rate = secs >= 0.1 ? " (\(bytes(Int(Double(count) / secs)))/s)" : ""
-        return "\(bytes(count)) in \(duration(elapsed))" + rate
+        TransferProgress.completionText(bytes: count, elapsed: elapsed)
     }
 
     /// A duration for people: `28 ms` under a second, `1.4 s` from there.
-    static func duration(_ elapsed: Duration) -> String {
-        let secs = seconds(elapsed)
-        return secs < 1 ? "\(Int((secs * 1000).rounded())) ms" : String(format: "%.1f s", secs)
-    }
+    static func duration(_ elapsed: Duration) -> String { TransferProgress.durationText(elapsed) }
 
     private static func writeRawStderr(_ text: String) {
         Console.error.writePartial?(text)

@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0 };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -64,6 +64,8 @@ function show(view) {
   if (view === "device" && state.device) attempt(loadDevice);
   if (view === "images" && state.device) attempt(loadImages);
   if (view === "upgrade" && state.device) attempt(followOperation);
+  if (view === "files" && state.device) attempt(loadFiles);
+  if (view === "statistics" && state.device) attempt(loadStatGroups);
 }
 
 function route() {
@@ -211,10 +213,10 @@ function render(op) {
 
 // The running (or last) operation, then its live events: a second tab, or this tab reopened,
 // shows where it stands.
-async function followOperation() {
+async function followOperation(draw = render) {
   const base = needDevice();
   const answer = await call("GET", `${base}/operation`);
-  render(answer.operation);
+  draw(answer.operation);
   if (state.events) state.events.close();
   state.events = null;
   if (!answer.operation || answer.operation.finished) return;
@@ -222,10 +224,180 @@ async function followOperation() {
   state.events = events;
   events.addEventListener("operation", (event) => {
     const op = JSON.parse(event.data);
-    render(op);
+    draw(op);
     if (op.finished) { events.close(); state.events = null; }
   });
   events.addEventListener("error", () => { events.close(); state.events = null; });
+}
+
+// Files
+
+function devicePath() {
+  return $("device-path").value.trim();
+}
+
+async function loadFiles() {
+  const base = needDevice();
+  const data = await call("GET", `${base}/files`);
+  list($("paths"), data.paths, (path) => {
+    const li = document.createElement("li");
+    li.append(button(path, () => { $("device-path").value = path; }));
+    return li;
+  });
+  $("remembered-paths").replaceChildren(...data.paths.map((path) => Object.assign(document.createElement("option"), { value: path })));
+  await followOperation(renderTransfer);
+}
+
+// A transfer's snapshot on the Files screen (an upgrade's shows on Upgrade).
+function renderTransfer(op) {
+  const transfer = op && (op.kind === "upload" || op.kind === "download") ? op : null;
+  const progress = transfer && transfer.progress;
+  $("transfer-progress").value = progress ? progress.percent : 0;
+  $("transfer-progress").textContent = `${progress ? progress.percent : 0}%`;
+  $("transfer-text").textContent = progress ? `${bytes(progress.bytes)} of ${bytes(progress.total)}` : "";
+  $("cancel-transfer").disabled = !(op && !op.finished);
+  if (op && !transfer) {
+    $("transfer-status").textContent = `${op.kind} with ${op.file}: ${op.status}`;
+    return;
+  }
+  $("transfer-status").textContent = transfer
+    ? `${transfer.kind} ${transfer.file}: ${transfer.status}${transfer.error ? " — " + transfer.error : ""}${transfer.result.length ? " — " + transfer.result.join(" ") : ""}`
+    : "";
+  const saved = transfer && transfer.kind === "download" && transfer.status === "succeeded";
+  $("save-download").hidden = !saved;
+  if (saved) {
+    $("save-download").href = `${needDevice()}/files/content`;
+    $("save-download").setAttribute("download", transfer.file.split("/").pop() || "download");
+    $("save-download").textContent = `Save ${transfer.file}`;
+  }
+}
+
+async function uploadFile() {
+  const base = needDevice();
+  const file = $("local-file").files[0];
+  if (!file) throw new Error("choose a local file to upload first");
+  const answer = await call("POST", `${base}/files/upload?path=${encodeURIComponent(devicePath())}&name=${encodeURIComponent(file.name)}`, undefined, file);
+  renderTransfer(answer.operation);
+  await loadFiles();
+}
+
+async function downloadFile() {
+  const base = needDevice();
+  const answer = await call("POST", `${base}/files/download`, { path: devicePath() });
+  renderTransfer(answer.operation);
+  await loadFiles();
+}
+
+async function listFolder() {
+  const base = needDevice();
+  const data = await call("GET", `${base}/files/list?directory=${encodeURIComponent($("list-directory").value.trim())}`);
+  $("listing").textContent = data.output + (data.failure ? `\n${data.failure}` : "");
+}
+
+// Shell
+
+function terminal(text) {
+  const out = $("terminal");
+  out.textContent += text;
+  out.scrollTop = out.scrollHeight;
+}
+
+async function runShell() {
+  const base = needDevice();
+  const line = $("shell-command").value;
+  if (line.trim() && state.history[state.history.length - 1] !== line) state.history.push(line);
+  state.historyAt = state.history.length;
+  terminal(`$ ${line}\n`);
+  $("shell-command").value = "";
+  try {
+    const answer = await call("POST", `${base}/shell`, { command: line });
+    terminal(answer.output.endsWith("\n") || answer.output === "" ? answer.output : answer.output + "\n");
+    $("shell-status").textContent = answer.failure || `return code ${answer.return_code ?? "not reported"}`;
+  } catch (error) {
+    terminal(`${error.message}\n`);
+    throw error;
+  }
+}
+
+// Up and down walk the history, as a terminal's shell does.
+function shellKey(event) {
+  if (event.key !== "ArrowUp" && event.key !== "ArrowDown") return;
+  event.preventDefault();
+  const step = event.key === "ArrowUp" ? -1 : 1;
+  state.historyAt = Math.max(0, Math.min(state.history.length, state.historyAt + step));
+  $("shell-command").value = state.history[state.historyAt] ?? "";
+}
+
+// Statistics
+
+async function loadStatGroups() {
+  const base = needDevice();
+  const data = await call("GET", `${base}/stats`);
+  const chosen = $("stat-group").value;
+  $("stat-group").replaceChildren(...data.groups.map((name) => Object.assign(document.createElement("option"), { value: name, textContent: name })));
+  if (data.groups.includes(chosen)) $("stat-group").value = chosen;
+}
+
+async function showStatGroup() {
+  const base = needDevice();
+  const name = $("stat-group").value;
+  if (!name) throw new Error("the device lists no statistics groups");
+  const data = await call("GET", `${base}/stats/group?name=${encodeURIComponent(name)}`);
+  $("stats-caption").textContent = `stat group ${data.name}`;
+  const rows = data.fields.length ? data.fields : [{ name: "(no counters)", value: "" }];
+  $("stat-rows").replaceChildren(...rows.map((field) => {
+    const tr = document.createElement("tr");
+    for (const value of [field.name, String(field.value)]) tr.append(Object.assign(document.createElement("td"), { textContent: value }));
+    tr.children[1].className = "number";
+    return tr;
+  }));
+}
+
+// Settings
+
+async function readSetting() {
+  const base = needDevice();
+  const name = $("setting-name").value.trim();
+  const data = await call("GET", `${base}/settings?name=${encodeURIComponent(name)}`);
+  $("setting-value").value = data.is_text ? data.shown : data.hex;
+  $("setting-hex").checked = !data.is_text;
+  $("setting-result").textContent = `${data.name}: ${data.shown}${data.is_text ? "" : " (hex)"}`
+    + (data.max_size !== undefined && data.max_size !== null ? ` — the device returns at most ${data.max_size} bytes of a value` : "");
+}
+
+async function writeSetting() {
+  const base = needDevice();
+  const answer = await call("POST", `${base}/settings`, { name: $("setting-name").value.trim(), value: $("setting-value").value, hex: $("setting-hex").checked });
+  $("setting-result").textContent = answer.done;
+}
+
+async function settingsAction(action) {
+  const answer = await call("POST", `${needDevice()}/settings/${action}`, {});
+  $("setting-result").textContent = answer.done;
+}
+
+// Raw
+
+function number(id, label, max) {
+  const text = $(id).value.trim();
+  if (!/^[0-9]+$/.test(text)) throw new Error(`${label}: '${text}' is not a number from 0 to ${max}`);
+  return Number(text);
+}
+
+async function sendRaw() {
+  const base = needDevice();
+  const request = {
+    group: number("raw-group", "Group", 65535),
+    command: number("raw-command", "Command", 255),
+    operation: $("raw-operation").value,
+    body: $("raw-body").value,
+  };
+  for (const id of ["raw-request-hex", "raw-request", "raw-response-hex", "raw-response"]) $(id).textContent = "";
+  const answer = await call("POST", `${base}/raw`, request);
+  $("raw-request-hex").textContent = answer.request_hex;
+  $("raw-request").textContent = answer.request;
+  $("raw-response-hex").textContent = answer.response_hex;
+  $("raw-response").textContent = answer.response;
 }
 
 // Wiring
@@ -243,4 +415,19 @@ $("upgrade-form").addEventListener("submit", (e) => { e.preventDefault(); attemp
 for (const action of ["pause", "resume", "cancel"]) {
   $(action).addEventListener("click", () => attempt(async () => render((await call("POST", `${needDevice()}/operation/${action}`, {})).operation)));
 }
+$("upload-file").addEventListener("click", () => attempt(uploadFile));
+$("download-file").addEventListener("click", () => attempt(downloadFile));
+$("cancel-transfer").addEventListener("click", () => attempt(async () => renderTransfer((await call("POST", `${needDevice()}/operation/cancel`, {})).operation)));
+$("files-form").addEventListener("submit", (e) => e.preventDefault());
+$("list-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(listFolder); });
+$("shell-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(runShell); });
+$("shell-command").addEventListener("keydown", shellKey);
+$("stats-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(showStatGroup); });
+$("refresh-stats").addEventListener("click", () => attempt(loadStatGroups));
+$("settings-form").addEventListener("submit", (e) => e.preventDefault());
+$("setting-read").addEventListener("click", () => attempt(readSetting));
+$("setting-write").addEventListener("click", () => attempt(writeSetting));
+$("settings-commit").addEventListener("click", () => attempt(() => settingsAction("commit")));
+$("settings-save").addEventListener("click", () => attempt(() => settingsAction("save")));
+$("raw-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(sendRaw); });
 route();

@@ -32,9 +32,11 @@ enum ShellHandler {
     static func run(_ arguments: [String], device: DeviceCore) -> (String, Int) {
         switch arguments {
         case ["help"]:
-            return ("Available commands:\n  echo\n  help\n  kernel\n  mcuboot\n", 0)
+            return ("Available commands:\n  echo\n  fs\n  help\n  kernel\n  mcuboot\n", 0)
         case let args where args.first == "echo":
             return (args.dropFirst().joined(separator: " ") + "\n", 0)
+        case let args where args.first == "fs":
+            return fileSystem(Array(args.dropFirst()), device: device)
         case ["kernel", "version"]:
             return ("Zephyr version \(device.configuration.release.kernelVersion)\n", 0)
         case ["kernel", "uptime"]:
@@ -54,5 +56,19 @@ enum ShellHandler {
         default:
             return ("\(arguments[0]): command not found\n", -8)
         }
+    }
+
+    /// `fs ls [PATH]` as Zephyr's file system shell prints it: one name per line, a folder's with
+    /// a trailing `/`; a folder that cannot be opened is `-ENOEXEC` (what a client reading a
+    /// device's files, which the group cannot list, offers from the shell).
+    static func fileSystem(_ arguments: [String], device: DeviceCore) -> (String, Int) {
+        guard arguments.first == "ls", arguments.count <= 2 else {
+            return ("fs - File system commands\nSubcommands:\n  ls\n", 1)
+        }
+        let path = arguments.count == 2 ? arguments[1] : FileSystemSandbox.mountPoint
+        guard case .inside(let url) = device.files.resolve(path), let entries = device.files.list(url) else {
+            return ("Unable to open \(path) (err -2)\n", -8)
+        }
+        return (entries.map { $0.name + ($0.isDirectory ? "/" : "") + "\n" }.joined(), 0)
     }
 }

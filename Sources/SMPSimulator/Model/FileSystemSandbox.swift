@@ -106,4 +106,19 @@ public struct FileSystemSandbox: Sendable {
         guard (try? handle.seekToEnd()) != nil else { return false }
         return (try? handle.write(contentsOf: Data(bytes))) != nil
     }
+
+    /// A folder's entries by name (links and other kinds left out, as ``resolve(_:)`` refuses
+    /// them); `nil` when the location is not a folder.
+    public func list(_ url: URL) -> [(name: String, isDirectory: Bool)]? {
+        guard entry(at: url) == .directory else { return nil }
+        // The mount's root exists before its host folder is made: empty then.
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        return names.sorted().compactMap { name in
+            switch entry(at: url.appendingPathComponent(name)) {
+            case .directory: (name, true)
+            case .file: (name, false)
+            case .missing: nil
+            }
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SMPCBOR
 import SMPCore
 import Testing
@@ -38,5 +39,21 @@ struct ShellHandlerTests {
         }
         #expect(long?.matches(ShellManagement.ReturnCode.commandTooLong) == true)
         #expect(try await client.payload(group: .shell, command: 0, operation: .write, ["argv": "echo"])["rc"] == 3)
+    }
+
+    @Test("fs ls lists a folder as Zephyr's file system shell does")
+    func fileSystemListing() async throws {
+        var client = try await TestClient()
+        let empty = try await client.send(ShellManagement.Execute(arguments: ["fs", "ls", "/lfs1"]))
+        #expect(empty.output == "")
+        #expect(empty.returnCode == 0)
+        _ = try await client.send(
+            FileManagement.Upload(offset: 0, data: Data("hi".utf8), name: "/lfs1/notes.txt", length: 2)
+        )
+        let listed = try await client.send(ShellManagement.Execute(arguments: ["fs", "ls"]))
+        #expect(listed.output == "notes.txt\n")
+        let missing = try await client.send(ShellManagement.Execute(arguments: ["fs", "ls", "/nowhere"]))
+        #expect(missing.output == "Unable to open /nowhere (err -2)\n")
+        #expect(missing.returnCode == -8)
     }
 }
