@@ -56,6 +56,7 @@ actor FileTransferOperation: DeviceOperation {
         self.run = run
         self.environment = environment
         snapshot = OperationSnapshot(
+            id: UUID().uuidString,
             revision: 0,
             kind: kind.rawValue,
             file: path,

@@ -25,6 +25,10 @@ struct OperationSnapshot: Codable, Sendable, Equatable {
         var secondsRemaining: Double?
     }
 
+    /// The operation's own identity, new for each one: with ``revision`` it lets a tab drop an
+    /// answer that arrives after a newer live update of the same operation (a cancel's answer,
+    /// sent while it was still running, overtaken by the event that it ended).
+    var id: String
     /// Counts every change, so a tab can tell an old snapshot from a new one.
     var revision: Int
     /// `upgrade`, `upload` or `download` (a file transfer).

@@ -38,6 +38,7 @@ actor UpgradeOperation: DeviceOperation {
         self.environment = environment
         self.connection = connection
         snapshot = OperationSnapshot(
+            id: UUID().uuidString,
             revision: 0,
             kind: "upgrade",
             file: file,

@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null, history: [], historyAt: 0 };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -192,7 +192,18 @@ function bytes(value) {
   return `${(value / 1048576).toFixed(1)} MiB`;
 }
 
+// Whether a snapshot is news: an answer to a click can arrive after a live update that is newer
+// (a cancel answered while the upgrade still ran, after the event that it ended); drawing it
+// would show "running" for good.
+function isNews(op) {
+  const shown = state.shownOperation;
+  if (op && shown && op.id === shown.id && op.revision < shown.revision) return false;
+  state.shownOperation = op;
+  return true;
+}
+
 function render(op) {
+  if (!isNews(op)) return;
   $("operation").hidden = !op;
   if (!op) return;
   const progress = op.progress;
@@ -250,6 +261,7 @@ async function loadFiles() {
 
 // A transfer's snapshot on the Files screen (an upgrade's shows on Upgrade).
 function renderTransfer(op) {
+  if (!isNews(op)) return;
   const transfer = op && (op.kind === "upload" || op.kind === "download") ? op : null;
   const progress = transfer && transfer.progress;
   $("transfer-progress").value = progress ? progress.percent : 0;

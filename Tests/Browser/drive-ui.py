@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Drives `mcumgr ui` in headless Chromium (Debian's `chromium`, through Playwright), as a person
+would: controls are found by their role and accessible name, never by CSS class or id, so a page
+that a screen reader cannot use fails here too.
+
+Usage: drive-ui.py SCENARIO UI_URL DEVICE_URL [FIRMWARE] [SCREENSHOTS_DIR]
+
+Prints one JSON object: what the page showed. The Swift test (UIBrowserTests) asserts on it and
+checks the device's state with an independent client (smpclient), never with the page's word.
+Every wait is bounded by Playwright's own timeouts, so a page that never answers fails, not hangs.
+"""
+
+import json
+import os
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from playwright.sync_api import expect, sync_playwright
+
+CHROMIUM = os.environ.get("MCUMGR_CHROMIUM", "/usr/bin/chromium")
+# A machine running the whole suite beside this is slow; a page that never answers still ends.
+STEP_TIMEOUT_MS = 120_000
+
+
+def image_rows(page):
+    """The Images table as the page shows it: one list of cell texts per slot."""
+    page.get_by_role("link", name="Images").click()
+    table = page.get_by_role("table", name="Images")
+    expect(table.get_by_role("row").nth(1)).to_be_visible()
+    rows = table.get_by_role("row").all()[1:]
+    return [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()] for row in rows]
+
+
+def connect(page, ui_url, device_url):
+    page.goto(ui_url)
+    page.get_by_label("Device URL").fill(device_url)
+    page.get_by_role("button", name="Connect").click()
+    expect(page.get_by_text(f"Device {device_url}")).to_be_visible()
+
+
+def record_progress(page):
+    """Keeps every value a progress bar takes (the page sets it from live events). The bar is
+    hidden until an operation starts, and a hidden control has no role yet, so the whole
+    document is watched."""
+    page.evaluate(
+        """() => {
+            window.seenProgress = [];
+            new MutationObserver((changes) => {
+                for (const change of changes) {
+                    if (change.target instanceof HTMLProgressElement) window.seenProgress.push(Number(change.target.value));
+                }
+            }).observe(document.body, { attributes: true, attributeFilter: ["value"], subtree: true });
+        }"""
+    )
+
+
+def choose_firmware(page, firmware, mode):
+    page.get_by_role("link", name="Upgrade").click()
+    page.get_by_label("Firmware file", exact=True).set_input_files(firmware)
+    expect(page.get_by_label("Firmware file information")).not_to_be_empty()
+    page.get_by_role("combobox", name="Mode").select_option(mode)
+    start = page.get_by_role("button", name="Start upgrade")
+    expect(start).to_be_enabled()
+    return start
+
+
+def finished_status(page):
+    """Waits for the operation to end; returns its status line and result."""
+    status = page.locator("#operation-status")
+    expect(status).to_have_text(re.compile(r": (succeeded|failed|cancelled)"), timeout=STEP_TIMEOUT_MS)
+    return status.inner_text(), page.locator("#result").inner_text()
+
+
+def upgrade(page, ui_url, device_url, firmware, shots):
+    """Connect, read the slots, upgrade in test-and-confirm, read the slots again."""
+    connect(page, ui_url, device_url)
+    shot(page, shots, "device")
+    before = image_rows(page)
+    shot(page, shots, "images")
+    start = choose_firmware(page, firmware, "test-and-confirm")
+    record_progress(page)
+    start.click()
+    status, result = finished_status(page)
+    shot(page, shots, "upgrade")
+    progress = page.evaluate("window.seenProgress")
+    steps = [item.inner_text() for item in page.locator("#steps li").all()]
+    return {"before": before, "after": image_rows(page), "status": status, "result": result,
+            "progress": progress, "steps": steps, "alert": alert(page)}
+
+
+def cancel_and_resume(page, ui_url, device_url, firmware, shots):
+    """Pause mid-upload (the bar holds), cancel, then start the same file again: the upload
+    resumes where it stopped and the upgrade ends. Pausing first makes "mid-upload" an event,
+    not a race with a fast link."""
+    connect(page, ui_url, device_url)
+    start = choose_firmware(page, firmware, "test-and-confirm")
+    record_progress(page)
+    start.click()
+    page.wait_for_function("() => (window.seenProgress || []).some(v => v >= 10)")
+    page.get_by_role("button", name="Pause").click()
+    status = page.locator("#operation-status")
+    expect(status).to_have_text(re.compile(r": paused"))
+    shot(page, shots, "upgrade-paused")
+    page.get_by_role("button", name="Cancel").click()
+    cancelled, _ = finished_status(page)
+    bar = page.get_by_role("progressbar", name="Upload")
+    cancelled_at = int(bar.evaluate("b => b.value"))
+    record_progress(page)
+    page.get_by_role("button", name="Start upgrade").click()
+    # The cancelled operation's line stays until the new one is drawn.
+    expect(status).not_to_have_text(re.compile(r": cancelled"))
+    resumed_status, result = finished_status(page)
+    return {"cancelled": cancelled, "cancelled_at": cancelled_at, "progress_after": page.evaluate("window.seenProgress"),
+            "status": resumed_status, "result": result, "messages": page.locator("#messages").inner_text(),
+            "after": image_rows(page), "alert": alert(page)}
+
+
+def refused_when_pending(page, ui_url, device_url, firmware, shots):
+    """A test image is pending: the upgrade is refused in words, and nothing is changed."""
+    connect(page, ui_url, device_url)
+    before = image_rows(page)
+    choose_firmware(page, firmware, "test-and-confirm").click()
+    # The refusal comes as the alert (refused at once) or as the operation's end (refused when
+    # the engine read the slots): either is a sentence for people.
+    page.wait_for_function(
+        """() => !document.getElementById("error").hidden
+                 || /: (failed|finished|cancelled)/.test(document.getElementById("operation-status").textContent)"""
+    )
+    return {"before": before, "alert": alert(page), "status": page.locator("#operation-status").inner_text(),
+            "result": page.locator("#result").inner_text(), "after": image_rows(page)}
+
+
+def cross_origin(page, ui_url, device_url, firmware, shots):
+    """Another page on this machine, in the same browser right after a real visit, tries to erase
+    the inactive slot and to reset the device; the page reached under another name (DNS
+    rebinding) is turned away.
+
+    The attacking page is served from 127.0.0.1 too, by a server of its own at another port: the
+    same site, so the browser sends the token's SameSite=Strict cookie with its requests, and only
+    the server's Origin rule stands between it and the device. (A page Playwright made up would
+    not do: Chromium's local network rules stop its requests before they leave the browser.)"""
+    connect(page, ui_url, device_url)
+    device = page.evaluate(
+        """url => fetch("/api/devices", { method: "POST", headers: { "Content-Type": "application/json" },
+                                         body: JSON.stringify({ url }) }).then(r => r.json())""",
+        device_url,
+    )
+    parts = urlsplit(ui_url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    attacker = ThreadingHTTPServer(("127.0.0.1", 0), AttackerPage)
+    threading.Thread(target=attacker.serve_forever, daemon=True).start()
+    page.goto(f"http://127.0.0.1:{attacker.server_address[1]}/")
+    attempts = page.evaluate(
+        """async ([base, id]) => {
+            const results = [];
+            for (const path of [`/api/devices/${id}/images/erase`, `/api/devices/${id}/reset`]) {
+                // A "simple" request (text/plain, no-cors), which browsers send without asking
+                // first; its answer stays unreadable, but the request reaches the server.
+                try {
+                    const r = await fetch(base + path, { method: "POST", mode: "no-cors", credentials: "include",
+                        headers: { "Content-Type": "text/plain" }, body: "{}" });
+                    results.push({ path, type: r.type });
+                } catch (error) {
+                    results.push({ path, error: String(error) });
+                }
+            }
+            return results;
+        }""",
+        [base, device["id"]],
+    )
+    # The same server under a name that resolves to it, as a rebinding DNS server would make it
+    # (Chromium's host resolver rules map rebind.test to 127.0.0.1).
+    rebound = page.goto(f"http://rebind.test:{parts.port}/?{parts.query}")
+    attacker.shutdown()
+    return {"attempts": attempts, "rebound_status": rebound.status if rebound else None,
+            "rebound_body": page.inner_text("body")[:300]}
+
+
+class AttackerPage(BaseHTTPRequestHandler):
+    """Another site on this machine: an empty page whose script is the attack."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<title>elsewhere</title>")
+
+    def log_message(self, *arguments):
+        pass
+
+
+def alert(page):
+    box = page.get_by_role("alert")
+    return box.inner_text() if box.is_visible() else ""
+
+
+def shot(page, shots, name):
+    if shots:
+        page.screenshot(path=os.path.join(shots, f"{name}.png"), full_page=True)
+
+
+SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
+             "refused-when-pending": refused_when_pending, "cross-origin": cross_origin}
+
+
+def main():
+    if len(sys.argv) < 4 or sys.argv[1] not in SCENARIOS:
+        sys.exit(f"usage: drive-ui.py {{{','.join(SCENARIOS)}}} UI_URL DEVICE_URL [FIRMWARE] [SCREENSHOTS_DIR]")
+    scenario, ui_url, device_url = sys.argv[1:4]
+    firmware = sys.argv[4] if len(sys.argv) > 4 else None
+    shots = sys.argv[5] if len(sys.argv) > 5 else None
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            # No sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+            args=["--no-sandbox", "--host-resolver-rules=MAP rebind.test 127.0.0.1"],
+        )
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.set_default_timeout(STEP_TIMEOUT_MS)
+        try:
+            print(json.dumps(SCENARIOS[scenario](page, ui_url, device_url, firmware, shots)))
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+import Foundation
+import MCUboot
+import SMPTestSupport
+import Testing
+
+@testable import MCUmgrCommands
+
+/// `mcumgr ui` in a real browser: the built `mcumgr` serves the page, headless Chromium
+/// (Debian's `chromium`, driven by Playwright, `Tests/Browser/drive-ui.py`) uses it as a person
+/// would, and a `mcumgr simulator` on UDP is the device. What the device holds afterwards is read
+/// by smpclient, an independent client, never taken from the page.
+@Suite(.serialized) struct UIBrowserTests {
+    /// The processes of one test: the simulated device, the page's server, a scratch folder.
+    struct Bench {
+        let simulator: RunningProcess
+        let ui: RunningProcess
+        let device: String
+        let page: String
+        let folder: URL
+
+        /// Starts a simulator (512 KiB slots) and `mcumgr ui` on free ports.
+        /// - Parameter processing: microseconds the simulated device takes per request, so an
+        ///   upload lasts long enough to be watched and paused.
+        static func start(processing: Int = 800) async throws -> Bench {
+            let mcumgr = try EntryTests.executable()
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-ui-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let simulator = RunningProcess(
+                mcumgr,
+                [
+                    "simulator", "--udp", "127.0.0.1:0", "--count", "1", "--stats",
+                    folder.appendingPathComponent("stats.json").path,
+                    "--slot-size", "0x80000", "--processing-us", String(processing),
+                ],
+                timeout: .seconds(1_800)
+            )
+            let ui = RunningProcess(
+                "/usr/bin/env",
+                ["MCUMGR_CONFIG_DIR=\(folder.path)", mcumgr, "ui", "--listen", "127.0.0.1:0"],
+                timeout: .seconds(1_800)
+            )
+            // One simulated device: its inventory line, `URL NAME`.
+            let line = try await Self.firstLine(of: simulator, startingWith: "udp://")
+            let device = String(line.split(separator: " ")[0])
+            let page = try await Self.firstLine(of: ui, startingWith: "http://127.0.0.1:")
+            return Bench(simulator: simulator, ui: ui, device: device, page: page, folder: folder)
+        }
+
+        static func firstLine(of process: RunningProcess, startingWith prefix: String) async throws -> String {
+            _ = try await process.waitForOutput { out, _ in CLI.lines(out).contains { $0.hasPrefix(prefix) } }
+            let line = CLI.lines(process.output.stdout).first { $0.hasPrefix(prefix) }
+            return try #require(line, "no \(prefix) line: \(process.output.stderr)")
+        }
+
+        func stop() {
+            simulator.stop()
+            ui.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+
+        /// Runs a scenario of the browser driver and returns what the page showed.
+        func drive(_ scenario: String, firmware: String? = nil) async throws -> [String: Any] {
+            let python = try #require(Peers.python)
+            let driver = Peers.packageRoot.appendingPathComponent("Tests/Browser/drive-ui.py").path
+            let output = try await Peers.run(python, [driver, scenario, page, device] + (firmware.map { [$0] } ?? []))
+            return try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+        }
+
+        /// The device's slots as smpclient reads them: `image/slot version flags`.
+        func slotsBySmpclient() async throws -> [String] {
+            let port = try #require(device.split(separator: ":").last.map(String.init))
+            let script = """
+                import asyncio, sys
+                from smpclient import SMPClient
+                from smpclient.transport.udp import SMPUDPTransport
+                from smpclient.requests.image_management import ImageStatesRead
+                async def main():
+                    client = SMPClient(SMPUDPTransport(), "127.0.0.1")
+                    await client._transport.connect("127.0.0.1", 5.0, int(sys.argv[1]))
+                    answer = await client.request(ImageStatesRead(), timeout_s=10.0)
+                    for s in answer.images:
+                        flags = [f for f in ("active", "confirmed", "pending", "permanent") if getattr(s, f)]
+                        print(f"{s.image or 0}/{s.slot} {s.version} {' '.join(flags)}".strip())
+                    await client.disconnect()
+                asyncio.run(main())
+                """
+            let output = try await Peers.python(script, [port])
+            return CLI.lines(String(decoding: output, as: UTF8.self))
+        }
+
+        /// What the simulated device received so far (uploads started, resets, requests).
+        func counters() async throws -> [String: Int] {
+            let path = folder.appendingPathComponent("stats.json").path
+            let byName = try await FleetAcceptanceTests.snapshot(simulator, path)
+            return try #require(byName.values.first, "\(byName)")
+        }
+
+        /// A firmware file in the scratch folder: an MCUboot image of `size` bytes.
+        func firmware(version: (UInt8, UInt8), size: Int) throws -> String {
+            let file = folder.appendingPathComponent("app-\(version.0).\(version.1).bin")
+            try BLEBenchmark.syntheticImage(size: size, version: version).write(to: file)
+            return file.path
+        }
+    }
+
+    /// Connect, read the slots, upgrade in test-and-confirm, see the slots change; progress
+    /// reached the page as the upload went.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func upgradeInTestAndConfirm() async throws {
+        let bench = try await Bench.start(processing: 5_000)
+        defer { bench.stop() }
+        let firmware = try bench.firmware(version: (2, 0), size: 96 * 1024)
+        let shown = try await bench.drive("upgrade", firmware: firmware)
+        let before = try #require(shown["before"] as? [[String]])
+        #expect(before.first?.prefix(3) == ["0", "0", "1.0.0"], "\(before)")
+        #expect(shown["status"] as? String == "app-2.0.bin (test-and-confirm): succeeded", "\(shown)")
+        let after = try #require(shown["after"] as? [[String]])
+        #expect(after.first?.prefix(3) == ["0", "0", "2.0.0"], "\(after)")
+        let progress = try #require(shown["progress"] as? [Int])
+        #expect(progress.contains { $0 > 0 && $0 < 100 }, "the page saw the upload midway: \(progress)")
+        #expect(progress.last == 100, "\(progress)")
+        #expect(try await bench.slotsBySmpclient().first == "0/0 2.0.0 active confirmed")
+    }
+
+    /// Pause mid-upload, cancel: the operation says so; the same file started again resumes where
+    /// the upload stopped (the progress bar does not start from zero) and the upgrade completes,
+    /// having started one upload on the device, not two.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func cancelMidUploadThenResume() async throws {
+        let bench = try await Bench.start(processing: 30_000)
+        defer { bench.stop() }
+        let firmware = try bench.firmware(version: (2, 0), size: 384 * 1024)
+        let shown = try await bench.drive("cancel-and-resume", firmware: firmware)
+        #expect((shown["cancelled"] as? String)?.contains(": cancelled") == true, "\(shown)")
+        let cancelledAt = try #require(shown["cancelled_at"] as? Int)
+        #expect(cancelledAt > 0 && cancelledAt < 100, "\(shown)")
+        let resumed = try #require(shown["progress_after"] as? [Int])
+        #expect(resumed.first { $0 > 0 }.map { $0 >= cancelledAt } == true, "resumed, not restarted: \(resumed)")
+        #expect(shown["status"] as? String == "app-2.0.bin (test-and-confirm): succeeded", "\(shown)")
+        #expect(try await bench.slotsBySmpclient().first == "0/0 2.0.0 active confirmed")
+        #expect(try await bench.counters()["uploads_started"] == 1, "resumed, not started again")
+    }
+
+    /// A test image is pending (put there with the command line): the page's upgrade is refused
+    /// with the command line's words, and the slots are as they were.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func anUpgradeIsRefusedWhileATestImageIsPending() async throws {
+        let bench = try await Bench.start()
+        defer { bench.stop() }
+        let pending = try bench.firmware(version: (1, 5), size: 16 * 1024)
+        let upload = await CLI.run(["image", "upload", pending, "--conn", bench.device])
+        try #require(upload.status == 0, "\(upload.stderr)")
+        let image = try MCUbootImage(bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: pending))))
+        let hash = try #require(image.hash).map { String(format: "%02x", $0) }.joined()
+        let test = await CLI.run(["image", "test", hash, "--conn", bench.device])
+        try #require(test.status == 0, "\(test.stderr)")
+        let before = try await bench.slotsBySmpclient()
+        #expect(before == ["0/0 1.0.0 active confirmed", "0/1 1.5.0 pending"], "\(before)")
+        let shown = try await bench.drive(
+            "refused-when-pending",
+            firmware: try bench.firmware(version: (2, 0), size: 16 * 1024)
+        )
+        let words = [shown["alert"], shown["status"], shown["result"]].compactMap { $0 as? String }.joined(
+            separator: "\n"
+        )
+        #expect(words.contains("nothing was changed"), "\(shown)")
+        #expect(words.contains("image confirm") || words.contains("os reset"), "the ways out are named: \(shown)")
+        #expect(try await bench.slotsBySmpclient() == before)
+        #expect(try await bench.counters()["uploads_started"] == 1, "only the command line's upload")
+    }
+
+    /// Another page on this machine (same site, so the browser sends the token's cookie) tries
+    /// to erase the inactive slot and reset the device right after a real visit; only the
+    /// server's Origin rule is in its way, and nothing on the device changes. The page under a
+    /// rebound name gets 421.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func anotherPageCannotChangeTheDevice() async throws {
+        let bench = try await Bench.start()
+        defer { bench.stop() }
+        let upload = await CLI.run([
+            "image", "upload", try bench.firmware(version: (1, 5), size: 16 * 1024), "--conn", bench.device,
+        ])
+        try #require(upload.status == 0, "\(upload.stderr)")
+        let before = try await bench.slotsBySmpclient()
+        #expect(before == ["0/0 1.0.0 active confirmed", "0/1 1.5.0"], "\(before)")
+        let shown = try await bench.drive("cross-origin")
+        let attempts = try #require(shown["attempts"] as? [[String: Any]])
+        #expect(attempts.count == 2, "\(shown)")
+        #expect(shown["rebound_status"] as? Int == 421, "\(shown)")
+        #expect((shown["rebound_body"] as? String)?.contains("open the URL it printed") == true, "\(shown)")
+        #expect(try await bench.slotsBySmpclient() == before, "\(attempts)")
+        #expect(try await bench.counters()["resets"] == 0, "\(attempts)")
+    }
+}
