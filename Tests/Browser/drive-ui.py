@@ -133,6 +133,76 @@ def refused_when_pending(page, ui_url, device_url, firmware, shots):
             "result": page.locator("#result").inner_text(), "after": image_rows(page)}
 
 
+def files_and_shell(page, ui_url, device_url, local_file, shots):
+    """Upload a file to the device, download it back through "Save", list its folder, and run
+    shell commands (the second one taken from the history with the up arrow)."""
+    connect(page, ui_url, device_url)
+    page.get_by_role("link", name="Files").click()
+    page.get_by_label("Device path").fill("/lfs1/notes.bin")
+    page.get_by_label("Local file").set_input_files(local_file)
+    status = page.locator("#transfer-status")
+    page.get_by_role("button", name="Upload").click()
+    expect(status).to_have_text(re.compile(r"^upload /lfs1/notes.bin: succeeded"))
+    uploaded = status.inner_text()
+    page.get_by_role("button", name="Download").click()
+    expect(status).to_have_text(re.compile(r"^download /lfs1/notes.bin: succeeded"))
+    downloaded = status.inner_text()
+    with page.expect_download() as saving:
+        page.get_by_role("link", name="Save /lfs1/notes.bin").click()
+    saved = saving.value.path()
+    with open(saved, "rb") as file:
+        saved_bytes = file.read()
+    page.get_by_role("button", name="List").click()
+    listing = page.get_by_label("Folder listing")
+    expect(listing).to_contain_text("notes.bin")
+    shot(page, shots, "files")
+    page.get_by_role("link", name="Shell").click()
+    command = page.get_by_role("textbox", name="Command")
+    command.fill("echo hello from the page")
+    page.get_by_role("button", name="Run").click()
+    terminal = page.get_by_role("log", name="Shell output")
+    expect(terminal).to_contain_text("hello from the page")
+    command.fill("kernel")
+    command.press("Enter")
+    expect(terminal).to_contain_text("Subcommands")
+    command.press("ArrowUp")
+    command.press("ArrowUp")
+    recalled = command.input_value()
+    shot(page, shots, "shell")
+    with open(local_file, "rb") as file:
+        original = file.read()
+    return {"uploaded": uploaded, "downloaded": downloaded, "round_trip": saved_bytes == original,
+            "saved_size": len(saved_bytes), "listing": listing.inner_text(), "terminal": terminal.inner_text(),
+            "shell_status": page.locator("#shell-status").inner_text(), "recalled": recalled, "alert": alert(page)}
+
+
+def tour(page, ui_url, device_url, _unused, shots):
+    """Every screen once, with something on it, for the screenshots in docs/UI.md."""
+    connect(page, ui_url, device_url)
+    page.get_by_role("link", name="Devices").click()
+    expect(page.get_by_role("button", name=device_url)).to_be_visible()
+    shot(page, shots, "devices")
+    page.get_by_role("link", name="Device", exact=True).click()
+    expect(page.locator("#device-info")).to_contain_text("MCUboot")
+    shot(page, shots, "device")
+    page.get_by_role("link", name="Statistics").click()
+    page.get_by_role("button", name="Show").click()
+    expect(page.get_by_role("table", name="Statistics").get_by_role("row").nth(1)).to_be_visible()
+    shot(page, shots, "statistics")
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_label("Setting name").fill("app/greeting")
+    page.get_by_label("Value", exact=True).fill("hello")
+    page.get_by_role("button", name="Write").click()
+    page.get_by_role("button", name="Read").click()
+    shot(page, shots, "settings")
+    page.get_by_role("link", name="Raw").click()
+    page.get_by_label("Body (JSON)").fill('{"d": "hi"}')
+    page.get_by_role("button", name="Send").click()
+    expect(page.get_by_role("region", name="Raw")).to_contain_text("hi")
+    shot(page, shots, "raw")
+    return {"alert": alert(page)}
+
+
 def cross_origin(page, ui_url, device_url, firmware, shots):
     """Another page on this machine, in the same browser right after a real visit, tries to erase
     the inactive slot and to reset the device; the page reached under another name (DNS
@@ -199,11 +269,12 @@ def alert(page):
 
 def shot(page, shots, name):
     if shots:
-        page.screenshot(path=os.path.join(shots, f"{name}.png"), full_page=True)
+        page.screenshot(path=os.path.join(shots, f"{name}.png"))
 
 
 SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
-             "refused-when-pending": refused_when_pending, "cross-origin": cross_origin}
+             "refused-when-pending": refused_when_pending, "cross-origin": cross_origin,
+             "files-and-shell": files_and_shell, "tour": tour}
 
 
 def main():

@@ -95,6 +95,23 @@ import Testing
             return try #require(byName.values.first, "\(byName)")
         }
 
+        /// A file on the device as smpclient downloads it.
+        func fileBySmpclient(_ path: String) async throws -> Data {
+            let port = try #require(device.split(separator: ":").last.map(String.init))
+            let script = """
+                import asyncio, sys
+                from smpclient import SMPClient
+                from smpclient.transport.udp import SMPUDPTransport
+                async def main():
+                    client = SMPClient(SMPUDPTransport(), "127.0.0.1")
+                    await client._transport.connect("127.0.0.1", 5.0, int(sys.argv[1]))
+                    sys.stdout.buffer.write(await client.download_file(sys.argv[2], timeout_s=10.0))
+                    await client.disconnect()
+                asyncio.run(main())
+                """
+            return try await Peers.python(script, [port, path])
+        }
+
         /// A firmware file in the scratch folder: an MCUboot image of `size` bytes.
         func firmware(version: (UInt8, UInt8), size: Int) throws -> String {
             let file = folder.appendingPathComponent("app-\(version.0).\(version.1).bin")
@@ -190,5 +207,26 @@ import Testing
         #expect((shown["rebound_body"] as? String)?.contains("open the URL it printed") == true, "\(shown)")
         #expect(try await bench.slotsBySmpclient() == before, "\(attempts)")
         #expect(try await bench.counters()["resets"] == 0, "\(attempts)")
+    }
+
+    /// A file uploaded from the page is on the device (smpclient downloads the same bytes),
+    /// comes back through Download and Save, shows in the folder listing; shell commands print
+    /// their output and return code, and the up arrow recalls an earlier one.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func aFileRoundTripAndShellCommands() async throws {
+        let bench = try await Bench.start()
+        defer { bench.stop() }
+        let local = bench.folder.appendingPathComponent("notes.bin")
+        let bytes = Data((0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        try bytes.write(to: local)
+        let shown = try await bench.drive("files-and-shell", firmware: local.path)
+        #expect((shown["uploaded"] as? String)?.hasPrefix("upload /lfs1/notes.bin: succeeded") == true, "\(shown)")
+        #expect(shown["round_trip"] as? Bool == true, "\(shown)")
+        #expect((shown["listing"] as? String)?.contains("notes.bin") == true, "\(shown)")
+        let terminal = try #require(shown["terminal"] as? String)
+        #expect(terminal.contains("$ echo hello from the page\nhello from the page\n"), "\(terminal)")
+        #expect(shown["shell_status"] as? String == "'kernel' returned 1 on the device", "\(shown)")
+        #expect(shown["recalled"] as? String == "echo hello from the page", "\(shown)")
+        #expect(try await bench.fileBySmpclient("/lfs1/notes.bin") == bytes)
     }
 }
