@@ -106,7 +106,7 @@ import Testing
         }
     }
 
-    @Test func haltingStopsBeforeEveryDeviceIsDoneAndLeavesThemBootable() async throws {
+    @Test func haltingStopsBeforeEveryDeviceIsDoneAndStartingAgainResumes() async throws {
         let rack = await SimulatedRack(count: 10)
         let harness = try WebHarness(connect: rack.connect)
         try await harness.test { client in
@@ -135,6 +135,26 @@ import Testing
             for device in rack.devices.values { #expect(await device.stage == .application, "left bootable") }
             let again = try await client.post("/api/fleet/halt", "{}", harness)
             #expect(again.status == .conflict && again.errorLine == "no rollout runs")
+
+            // The same file and mode again resumes from the server's state: the devices that had
+            // ended are not touched and say so; the rest are upgraded now.
+            let ended = Set(
+                rows.filter { $0["status"] as? String == "upgraded" }.compactMap { $0["device"] as? String }
+            )
+            let resumed = try await client.startFleet(
+                harness,
+                inventory: rack.inventory,
+                firmware: firmware,
+                extra: ["parallel": 4]
+            )
+            #expect(resumed.status == .ok, "\(resumed.text)")
+            let end = try #require(try await client.fleetSnapshots(harness).last)
+            #expect(end["status"] as? String == "finished", "\(end)")
+            for row in try #require(end["devices"] as? [[String: Any]]) {
+                #expect(row["status"] as? String == "upgraded", "\(row)")
+                let name = try #require(row["device"] as? String)
+                #expect(row["seen"] as? String == (ended.contains(name) ? "earlier run" : "this run"), "\(row)")
+            }
         }
     }
 
