@@ -139,6 +139,12 @@ actor FleetSlot {
     private var starting = false
     private var folder: URL?
 
+    // The state lives as long as the server: a server that ends (a test's, or `mcumgr ui` that
+    // returns) takes its folder along rather than leaving one per run in the temporary directory.
+    deinit {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
     /// The rollout running now, or the last one.
     var operation: FleetOperation? { current }
 
