@@ -158,6 +158,7 @@ let package = Package(
             name: "MCUmgrWeb",
             dependencies: [
                 "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect",
+                "MCUmgrFleet",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -295,8 +296,8 @@ let package = Package(
         .testTarget(
             name: "MCUmgrWebTests",
             dependencies: [
-                "MCUmgrWeb", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUboot", "SMPCore", "SMPLink", "SMPSimulator",
-                "SMPTestSupport",
+                "MCUmgrWeb", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUmgrFleet", "MCUboot", "SMPCore", "SMPLink",
+                "SMPSimulator", "SMPTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -135,8 +135,11 @@ extension API {
     }
 
     /// Server-sent events: one `data:` line of JSON per snapshot; the stream ends with the
-    /// operation.
-    static func eventStream(_ snapshots: AsyncStream<OperationSnapshot>) -> Response {
+    /// operation (or the rollout: `event` names which the page listens for).
+    static func eventStream<Snapshot: Encodable & Sendable>(
+        _ snapshots: AsyncStream<Snapshot>,
+        event: String = "operation"
+    ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         let encoder = JSONEncoder()
@@ -148,7 +151,7 @@ extension API {
             body: ResponseBody { writer in
                 for await snapshot in snapshots {
                     let json = (try? encoder.encode(snapshot)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-                    try await writer.write(ByteBuffer(string: "event: operation\ndata: \(json)\n\n"))
+                    try await writer.write(ByteBuffer(string: "event: \(event)\ndata: \(json)\n\n"))
                 }
                 try await writer.finish(nil)
             }

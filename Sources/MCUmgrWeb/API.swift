@@ -8,11 +8,13 @@ import SMPCore
 import SMPLink
 
 /// The page's JSON API: devices, images, upgrades and their live events, files, the shell,
-/// statistics, settings and raw requests. Every failure is one
+/// statistics, settings, raw requests and a fleet's rollout. Every failure is one
 /// line in `{"error": …}` — the command line's line where the command line has one.
 struct API: Sendable {
     let registry: DeviceRegistry
     let firmware: FirmwareStore
+    /// The server's one rollout at a time.
+    let fleet: FleetSlot
     let environment: WebEnvironment
     let uploadLimit: Int
 
@@ -25,6 +27,7 @@ struct API: Sendable {
         registerStats(on: router)
         registerSettings(on: router)
         registerRaw(on: router)
+        registerFleet(on: router)
     }
 
     /// Runs a handler, turning every error into a ``WebError``: refusals by what they are, the

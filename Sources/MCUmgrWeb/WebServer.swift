@@ -97,6 +97,7 @@ public struct WebServer: Sendable {
         let api = API(
             registry: DeviceRegistry(environment: environment),
             firmware: FirmwareStore(),
+            fleet: FleetSlot(),
             environment: environment,
             uploadLimit: configuration.uploadLimit
         )

@@ -262,6 +262,32 @@ class AttackerPage(BaseHTTPRequestHandler):
         pass
 
 
+def fleet(page, ui_url, inventory, firmware, shots):
+    """The Fleet screen: type the inventory (DEVICE_URL holds its lines), send the firmware, two
+    waves, Start rollout; the table, the gauges and the counts line once it ended."""
+    page.goto(ui_url)
+    page.get_by_role("link", name="Fleet").click()
+    page.get_by_role("textbox", name="Inventory").fill(inventory)
+    page.get_by_label("or send one").set_input_files(firmware)
+    expect(page.get_by_role("combobox", name="Rollout firmware")).not_to_have_value("")
+    page.get_by_role("textbox", name="Waves (cumulative)").fill("50%,100%")
+    page.get_by_role("textbox", name="Max failures (N or P%)").fill("1")
+    page.get_by_role("button", name="Start rollout").click()
+    status = page.locator("#fleet-status")
+    expect(status).to_have_text(re.compile(r": (finished|halted|interrupted|failed)"), timeout=STEP_TIMEOUT_MS)
+    shot(page, shots, "fleet")
+    table = page.get_by_role("table", name="Fleet")
+    rows = [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()]
+            for row in table.get_by_role("row").all()[1:]]
+    gauges = {}
+    for name in ["Waves", "Failure budget"]:
+        bar = page.get_by_role("progressbar", name=name)
+        gauges[name] = [int(bar.get_attribute("value")), int(bar.get_attribute("max"))]
+    return {"status": status.inner_text(), "rows": rows, "gauges": gauges,
+            "summary": page.locator("#fleet-summary").inner_text(),
+            "halt_enabled": page.get_by_role("button", name="Halt").is_enabled(), "alert": alert(page)}
+
+
 def alert(page):
     box = page.get_by_role("alert")
     return box.inner_text() if box.is_visible() else ""
@@ -274,7 +300,7 @@ def shot(page, shots, name):
 
 SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
              "refused-when-pending": refused_when_pending, "cross-origin": cross_origin,
-             "files-and-shell": files_and_shell, "tour": tour}
+             "files-and-shell": files_and_shell, "tour": tour, "fleet": fleet}
 
 
 def main():

@@ -15,20 +15,24 @@ import Testing
         let simulator: RunningProcess
         let ui: RunningProcess
         let device: String
+        /// Every simulated device's inventory line (`URL NAME`), one per line.
+        let inventory: String
         let page: String
         let folder: URL
 
         /// Starts a simulator (512 KiB slots) and `mcumgr ui` on free ports.
-        /// - Parameter processing: microseconds the simulated device takes per request, so an
-        ///   upload lasts long enough to be watched and paused.
-        static func start(processing: Int = 800) async throws -> Bench {
+        /// - Parameters:
+        ///   - processing: microseconds the simulated device takes per request, so an upload
+        ///     lasts long enough to be watched and paused.
+        ///   - count: simulated devices (a fleet for the Fleet screen).
+        static func start(processing: Int = 800, count: Int = 1) async throws -> Bench {
             let mcumgr = try EntryTests.executable()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-ui-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let simulator = RunningProcess(
                 mcumgr,
                 [
-                    "simulator", "--udp", "127.0.0.1:0", "--count", "1", "--stats",
+                    "simulator", "--udp", "127.0.0.1:0", "--count", String(count), "--stats",
                     folder.appendingPathComponent("stats.json").path,
                     "--slot-size", "0x80000", "--processing-us", String(processing),
                 ],
@@ -39,11 +43,22 @@ import Testing
                 ["MCUMGR_CONFIG_DIR=\(folder.path)", mcumgr, "ui", "--listen", "127.0.0.1:0"],
                 timeout: .seconds(1_800)
             )
-            // One simulated device: its inventory line, `URL NAME`.
-            let line = try await Self.firstLine(of: simulator, startingWith: "udp://")
+            // Each simulated device: its inventory line, `URL NAME`.
+            _ = try await simulator.waitForOutput { out, _ in
+                CLI.lines(out).count { $0.hasPrefix("udp://") } >= count
+            }
+            let lines = CLI.lines(simulator.output.stdout).filter { $0.hasPrefix("udp://") }
+            let line = try #require(lines.first, "no udp:// line: \(simulator.output.stderr)")
             let device = String(line.split(separator: " ")[0])
             let page = try await Self.firstLine(of: ui, startingWith: "http://127.0.0.1:")
-            return Bench(simulator: simulator, ui: ui, device: device, page: page, folder: folder)
+            return Bench(
+                simulator: simulator,
+                ui: ui,
+                device: device,
+                inventory: lines.joined(separator: "\n"),
+                page: page,
+                folder: folder
+            )
         }
 
         static func firstLine(of process: RunningProcess, startingWith prefix: String) async throws -> String {
@@ -59,16 +74,24 @@ import Testing
         }
 
         /// Runs a scenario of the browser driver and returns what the page showed.
-        func drive(_ scenario: String, firmware: String? = nil) async throws -> [String: Any] {
+        /// - Parameters:
+        ///   - scenario: the driver's scenario.
+        ///   - firmware: the firmware file it sends.
+        ///   - target: what it is given as its device (default: the first device's URL).
+        func drive(_ scenario: String, firmware: String? = nil, target: String? = nil) async throws -> [String: Any] {
             let python = try #require(Peers.python)
             let driver = Peers.packageRoot.appendingPathComponent("Tests/Browser/drive-ui.py").path
-            let output = try await Peers.run(python, [driver, scenario, page, device] + (firmware.map { [$0] } ?? []))
+            let output = try await Peers.run(
+                python,
+                [driver, scenario, page, target ?? device] + (firmware.map { [$0] } ?? [])
+            )
             return try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
         }
 
-        /// The device's slots as smpclient reads them: `image/slot version flags`.
-        func slotsBySmpclient() async throws -> [String] {
-            let port = try #require(device.split(separator: ":").last.map(String.init))
+        /// Runs Python with smpclient connected to a device (`client`, in `main()`); the
+        /// device's port is `sys.argv[1]`, `arguments` follow it.
+        func smpclient(_ url: String? = nil, _ body: String, _ arguments: [String] = []) async throws -> Data {
+            let port = try #require((url ?? device).split(separator: ":").last.map(String.init))
             let script = """
                 import asyncio, sys
                 from smpclient import SMPClient
@@ -77,14 +100,25 @@ import Testing
                 async def main():
                     client = SMPClient(SMPUDPTransport(), "127.0.0.1")
                     await client._transport.connect("127.0.0.1", 5.0, int(sys.argv[1]))
+                \(body)
+                    await client.disconnect()
+                asyncio.run(main())
+                """
+            return try await Peers.python(script, [port] + arguments)
+        }
+
+        /// The device's slots as smpclient reads them: `image/slot version flags`.
+        /// - Parameter url: another device of the fleet than the first.
+        func slotsBySmpclient(_ url: String? = nil) async throws -> [String] {
+            let output = try await smpclient(
+                url,
+                """
                     answer = await client.request(ImageStatesRead(), timeout_s=10.0)
                     for s in answer.images:
                         flags = [f for f in ("active", "confirmed", "pending", "permanent") if getattr(s, f)]
                         print(f"{s.image or 0}/{s.slot} {s.version} {' '.join(flags)}".strip())
-                    await client.disconnect()
-                asyncio.run(main())
                 """
-            let output = try await Peers.python(script, [port])
+            )
             return CLI.lines(String(decoding: output, as: UTF8.self))
         }
 
@@ -97,19 +131,11 @@ import Testing
 
         /// A file on the device as smpclient downloads it.
         func fileBySmpclient(_ path: String) async throws -> Data {
-            let port = try #require(device.split(separator: ":").last.map(String.init))
-            let script = """
-                import asyncio, sys
-                from smpclient import SMPClient
-                from smpclient.transport.udp import SMPUDPTransport
-                async def main():
-                    client = SMPClient(SMPUDPTransport(), "127.0.0.1")
-                    await client._transport.connect("127.0.0.1", 5.0, int(sys.argv[1]))
-                    sys.stdout.buffer.write(await client.download_file(sys.argv[2], timeout_s=10.0))
-                    await client.disconnect()
-                asyncio.run(main())
-                """
-            return try await Peers.python(script, [port, path])
+            try await smpclient(
+                nil,
+                "    sys.stdout.buffer.write(await client.download_file(sys.argv[2], timeout_s=10.0))",
+                [path]
+            )
         }
 
         /// A firmware file in the scratch folder: an MCUboot image of `size` bytes.
@@ -228,5 +254,28 @@ import Testing
         #expect(shown["shell_status"] as? String == "'kernel' returned 1 on the device", "\(shown)")
         #expect(shown["recalled"] as? String == "echo hello from the page", "\(shown)")
         #expect(try await bench.fileBySmpclient("/lfs1/notes.bin") == bytes)
+    }
+
+    /// The Fleet screen over three simulated devices on UDP, in two waves: the table says every
+    /// device went from 1.0.0 to 2.0.0 in this run, the gauges are full and empty, and smpclient
+    /// finds 2.0.0 running, confirmed, on each device.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func aRolloutFromTheFleetScreen() async throws {
+        let bench = try await Bench.start(count: 3)
+        defer { bench.stop() }
+        let firmware = try bench.firmware(version: (2, 0), size: 32 * 1024)
+        let shown = try await bench.drive("fleet", firmware: firmware, target: bench.inventory)
+        #expect(shown["status"] as? String == "app-2.0.bin (confirm-only): finished", "\(shown)")
+        let rows = try #require(shown["rows"] as? [[String]])
+        #expect(rows.count == 3, "\(shown)")
+        for row in rows { #expect(Array(row.dropFirst().prefix(4)) == ["upgraded", "1.0.0 → 2.0.0", "1", "this run"]) }
+        let gauges = try #require(shown["gauges"] as? [String: [Int]])
+        #expect(gauges["Waves"] == [2, 2] && gauges["Failure budget"] == [0, 1], "\(gauges)")
+        #expect(shown["summary"] as? String == "3 upgraded\nthis run contacted 3 devices", "\(shown)")
+        #expect(shown["halt_enabled"] as? Bool == false)
+        for line in bench.inventory.split(separator: "\n") {
+            let url = String(line.split(separator: " ")[0])
+            #expect(try await bench.slotsBySmpclient(url).first == "0/0 2.0.0 active confirmed", "\(url)")
+        }
     }
 }

@@ -43,6 +43,12 @@ import Testing
             #"<label for="raw-operation">Operation</label>"#, #"<select id="raw-operation">"#,
             #"<label for="raw-body">Body (JSON)</label>"#, #"<textarea id="raw-body""#,
             #"<button type="submit">Send</button>"#,
+            #"<label for="fleet-inventory">Inventory</label>"#, #"<textarea id="fleet-inventory""#,
+            #"<button type="submit" id="start-fleet">Start rollout</button>"#, #"<table aria-label="Fleet">"#,
+            #"<button type="button" id="halt-fleet">Halt</button>"#,
+            #"<label for="fleet-waves-progress">Waves</label>"#, #"<progress id="fleet-waves-progress""#,
+            #"<label for="fleet-budget-progress">Failure budget</label>"#, #"<progress id="fleet-budget-progress""#,
+            ##"<a href="#fleet" data-view="fleet">Fleet</a>"##,
         ] {
             #expect(html.contains(label), "missing: \(label)")
         }

@@ -7,6 +7,7 @@ import MCUmgr
 import MCUmgrConnect
 import MCUmgrWeb
 import NIOCore
+import SMPLink
 import SMPSimulator
 import Testing
 
@@ -27,12 +28,14 @@ struct WebHarness {
     ///   - profiles: the saved profiles the page lists.
     ///   - loadRecent: the recent URLs of an earlier run.
     ///   - saveRecent: where the server keeps them.
+    ///   - connect: how URLs reach devices (default: every `sim://` URL reaches `device`).
     init(
         device configuration: SimulatedDevice.Configuration = .init(),
         uploadLimit: Int = 64 << 20,
         profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
         loadRecent: @escaping @Sendable () -> [String] = { [] },
-        saveRecent: @escaping @Sendable ([String]) -> Void = { _ in }
+        saveRecent: @escaping @Sendable ([String]) -> Void = { _ in },
+        connect: (@Sendable (ConnectionURL) throws -> any SMPTransport)? = nil
     ) throws {
         token = try AccessToken("0123456789abcdef0123456789abcdef")
         let device = SimulatedDevice(configuration: configuration)
@@ -40,7 +43,7 @@ struct WebHarness {
         server = try WebServer(
             configuration: .init(address: Self.address, token: token, uploadLimit: uploadLimit),
             environment: WebEnvironment(
-                connect: { url in
+                connect: connect ?? { url in
                     if case .simulator = url { return LoopbackTransport(device: device) }
                     return try url.makeTransport()
                 },
@@ -173,5 +176,42 @@ enum WebTestImage {
             version: ImageVersion(version) ?? ImageVersion(major: 9, minor: 9, revision: 9),
             payloadSize: payloadSize
         )
+    }
+}
+
+/// Simulated devices behind `sim://?seed=N` URLs, one device per URL (the harness's default sends
+/// every `sim://` to one device), some refusing every upload as a device whose flash area cannot
+/// be opened does.
+struct SimulatedRack: Sendable {
+    /// The devices by seed.
+    let devices: [String: SimulatedDevice]
+    /// The inventory: `sim://?seed=N dev-NN`, one line each.
+    let inventory: String
+
+    /// - Parameters:
+    ///   - count: the devices.
+    ///   - refusing: the 1-based numbers of the devices that refuse uploads.
+    init(count: Int, refusing: Set<Int> = []) async {
+        var devices: [String: SimulatedDevice] = [:]
+        var lines: [String] = []
+        for number in 1...count {
+            let device = SimulatedDevice(configuration: .init())
+            if refusing.contains(number) { await device.inject(.refuseUploads(returnCode: 10)) }
+            devices["\(number)"] = device
+            lines.append("sim://?seed=\(number) " + Self.name(number))
+        }
+        self.devices = devices
+        inventory = lines.joined(separator: "\n")
+    }
+
+    /// The inventory's name of a device.
+    static func name(_ number: Int) -> String { number < 10 ? "dev-0\(number)" : "dev-\(number)" }
+
+    /// The transport to a device of the rack.
+    func connect(_ url: ConnectionURL) throws -> any SMPTransport {
+        guard case .simulator(let options) = url, let seed = options["seed"], let device = devices[seed] else {
+            throw ConnectionURLError("\(url) is not a device of this rack")
+        }
+        return LoopbackTransport(device: device)
     }
 }

@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -66,6 +66,7 @@ function show(view) {
   if (view === "upgrade" && state.device) attempt(followOperation);
   if (view === "files" && state.device) attempt(loadFiles);
   if (view === "statistics" && state.device) attempt(loadStatGroups);
+  if (view === "fleet") attempt(followFleet);
 }
 
 function route() {
@@ -169,6 +170,7 @@ async function chooseFirmware() {
   if (!file) return;
   const info = await call("POST", `/api/firmware?name=${encodeURIComponent(file.name)}`, undefined, file);
   state.firmware = info;
+  received(info);
   $("firmware-info").textContent = info.lines.join("\n");
   setDevice(state.device);
 }
@@ -412,6 +414,93 @@ async function sendRaw() {
   $("raw-response").textContent = answer.response;
 }
 
+// Fleet
+
+// Firmware files this page sent (Upgrade or Fleet), newest first, for the Fleet form's choice.
+function received(info) {
+  state.received = [info, ...state.received.filter((f) => f.id !== info.id)].slice(0, 4);
+  $("fleet-firmware").replaceChildren(...state.received.map((f) => Object.assign(document.createElement("option"), { value: f.id, textContent: `${f.name} (${f.lines[0] ?? f.format})` })));
+}
+
+async function chooseFleetFirmware() {
+  const file = $("fleet-firmware-file").files[0];
+  if (!file) return;
+  received(await call("POST", `/api/firmware?name=${encodeURIComponent(file.name)}`, undefined, file));
+}
+
+function fleetNumber(id, label, min, max) {
+  const text = $(id).value.trim();
+  if (!/^-?[0-9]+$/.test(text) || Number(text) < min || Number(text) > max) throw new Error(`${label}: '${text}' is not a number from ${min} to ${max}`);
+  return Number(text);
+}
+
+async function startFleet() {
+  const firmware = $("fleet-firmware").value;
+  if (!firmware) throw new Error("choose a firmware file first");
+  const answer = await call("POST", "/api/fleet", {
+    inventory: $("fleet-inventory").value,
+    firmware,
+    mode: $("fleet-mode").value,
+    canary: fleetNumber("fleet-canary", "Canary", 0, 1024),
+    waves: $("fleet-waves").value.trim() || "100%",
+    max_failures: $("fleet-max-failures").value.trim(),
+    parallel: fleetNumber("fleet-parallel", "Parallel", 1, 1024),
+  });
+  renderFleet(answer.rollout);
+  await followFleet();
+}
+
+// As isNews, for the rollout: a halt's answer may arrive after the event that it ended.
+function isFleetNews(rollout) {
+  const shown = state.shownFleet;
+  if (rollout && shown && rollout.id === shown.id && rollout.revision < shown.revision) return false;
+  state.shownFleet = rollout;
+  return true;
+}
+
+function renderFleet(rollout) {
+  if (!isFleetNews(rollout)) return;
+  $("fleet-run").hidden = !rollout;
+  $("start-fleet").disabled = Boolean(rollout && !rollout.finished);
+  if (!rollout) return;
+  $("fleet-status").textContent = `${rollout.file} (${rollout.mode}): ${rollout.status}${rollout.phase ? ", " + rollout.phase : ""}${rollout.halt ? " — " + rollout.halt : ""}${rollout.error ? " — " + rollout.error : ""}`;
+  for (const [id, gauge] of [["fleet-waves", rollout.waves], ["fleet-budget", rollout.budget]]) {
+    $(`${id}-progress`).max = gauge.max;
+    $(`${id}-progress`).value = gauge.value;
+    $(`${id}-progress`).textContent = `${gauge.value} of ${gauge.max}`;
+    $(`${id}-text`).textContent = gauge.text;
+  }
+  $("halt-fleet").disabled = rollout.finished || rollout.status === "halting";
+  $("fleet-rows").replaceChildren(...rollout.devices.map((row) => {
+    const tr = document.createElement("tr");
+    const stateText = row.step ? `${row.status}: ${row.step}${row.percent !== undefined && row.percent !== null ? ` ${row.percent}%` : ""}` : row.status;
+    const version = row.status === "upgraded" ? `${row.version_before ?? "?"} → ${row.version_after ?? "?"}` : (row.version_after ?? row.version_before ?? "");
+    for (const value of [row.device, stateText, version, String(row.tries), row.seen ?? "", row.detail]) {
+      tr.append(Object.assign(document.createElement("td"), { textContent: value }));
+    }
+    tr.children[0].title = row.url;
+    return tr;
+  }));
+  $("fleet-summary").textContent = rollout.summary.join("\n");
+}
+
+// The running (or last) rollout, then its live events: a second tab shows the running one.
+async function followFleet() {
+  const answer = await call("GET", "/api/fleet");
+  renderFleet(answer.rollout);
+  if (state.fleetEvents) state.fleetEvents.close();
+  state.fleetEvents = null;
+  if (!answer.rollout || answer.rollout.finished) return;
+  const events = new EventSource("/api/fleet/events");
+  state.fleetEvents = events;
+  events.addEventListener("fleet", (event) => {
+    const rollout = JSON.parse(event.data);
+    renderFleet(rollout);
+    if (rollout.finished) { events.close(); state.fleetEvents = null; }
+  });
+  events.addEventListener("error", () => { events.close(); state.fleetEvents = null; });
+}
+
 // Wiring
 
 window.addEventListener("hashchange", route);
@@ -442,4 +531,7 @@ $("setting-write").addEventListener("click", () => attempt(writeSetting));
 $("settings-commit").addEventListener("click", () => attempt(() => settingsAction("commit")));
 $("settings-save").addEventListener("click", () => attempt(() => settingsAction("save")));
 $("raw-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(sendRaw); });
+$("fleet-firmware-file").addEventListener("change", () => attempt(chooseFleetFirmware));
+$("fleet-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startFleet); });
+$("halt-fleet").addEventListener("click", () => attempt(async () => renderFleet((await call("POST", "/api/fleet/halt", {})).rollout)));
 route();
