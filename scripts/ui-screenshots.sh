@@ -14,12 +14,12 @@ scratch=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$scratch"' EXIT
 
-"$mcumgr" simulator --udp 127.0.0.1:0 >"$scratch/device" &
+"$mcumgr" simulator --udp 127.0.0.1:0 --count 4 >"$scratch/device" &
 pids+=($!)
 MCUMGR_CONFIG_DIR="$scratch" "$mcumgr" ui --listen 127.0.0.1:0 >"$scratch/page" &
 pids+=($!)
 for _ in $(seq 100); do
-    [ -s "$scratch/device" ] && [ -s "$scratch/page" ] && break
+    [ "$(wc -l <"$scratch/device")" -ge 4 ] && [ -s "$scratch/page" ] && break
     sleep 0.1
 done
 device=$(head -1 "$scratch/device" | cut -d' ' -f1)
@@ -28,4 +28,6 @@ head -c 3000 /dev/urandom >"$scratch/notes.bin"
 "$python" Tests/Browser/drive-ui.py upgrade "$page" "$device" Examples/hello-1.1.0.bin "$out" >/dev/null
 "$python" Tests/Browser/drive-ui.py files-and-shell "$page" "$device" "$scratch/notes.bin" "$out" >/dev/null
 "$python" Tests/Browser/drive-ui.py tour "$page" "$device" - "$out" >/dev/null
+# The Fleet screen over the other three devices.
+"$python" Tests/Browser/drive-ui.py fleet "$page" "$(tail -n 3 "$scratch/device")" Examples/hello-1.1.0.bin "$out" >/dev/null
 ls "$out"
