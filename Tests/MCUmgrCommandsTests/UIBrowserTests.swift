@@ -81,10 +81,23 @@ import Testing
         func drive(_ scenario: String, firmware: String? = nil, target: String? = nil) async throws -> [String: Any] {
             let python = try #require(Peers.python)
             let driver = Peers.packageRoot.appendingPathComponent("Tests/Browser/drive-ui.py").path
-            let output = try await Peers.run(
-                python,
-                [driver, scenario, page, target ?? device] + (firmware.map { [$0] } ?? [])
-            )
+            let output: Data
+            do {
+                output = try await Peers.run(
+                    python,
+                    [driver, scenario, page, target ?? device] + (firmware.map { [$0] } ?? [])
+                )
+            } catch {
+                // A CI run once found the page's port refusing connections (ERR_CONNECTION_REFUSED
+                // at the first visit) and nothing said why: say what the server did.
+                let server = ui.hasExited ? "had exited" : "was running"
+                let simulated = simulator.hasExited ? "had exited" : "was running"
+                let detail =
+                    "mcumgr ui \(server), its stderr: \(ui.output.stderr.suffix(2_000)); "
+                    + "the simulator \(simulated), its stderr: \(simulator.output.stderr.suffix(1_000))"
+                Issue.record(Comment(rawValue: detail))
+                throw error
+            }
             return try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any])
         }
 
