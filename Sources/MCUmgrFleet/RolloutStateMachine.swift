@@ -233,7 +233,7 @@ public struct RolloutOutcome: Sendable, Hashable {
     /// The devices whose record had ended when this run began: shown from the state, not
     /// contacted by this run.
     public var endedBefore: Set<String>
-    /// With a shared store, this worker's name: a device another worker ran during this run is
+    /// With a shared store, this worker's name: a device another worker ran is
     /// ``Source/anotherWorker``. `nil` on one host.
     public var worker: String?
 
@@ -242,10 +242,11 @@ public struct RolloutOutcome: Sendable, Hashable {
     public enum Source: String, Sendable, Hashable, CaseIterable {
         /// This run started an upgrade of the device: what the record says, this run saw.
         case thisRun = "this_run"
-        /// The device had ended (at the same URL) before this run began; this run did not
-        /// contact it.
+        /// The device had ended (at the same URL) before this run began — on one host, or under
+        /// this worker's name — and this run did not contact it.
         case earlierRun = "earlier_run"
-        /// Another worker sharing the rollout ran the device during this run.
+        /// Another worker sharing the rollout ran the device last: during this run, or before it
+        /// began (the record's worker and time say who and when).
         case anotherWorker = "another_worker"
         /// Nobody contacted the device in this run: a halt or an interruption came first, or it
         /// is tied to another host.
@@ -279,14 +280,16 @@ public struct RolloutOutcome: Sendable, Hashable {
     /// Where the record of a device comes from.
     /// - Parameter record: one of ``records``.
     public func source(of record: DeviceRecord) -> Source {
-        if endedBefore.contains(record.id) { return .earlierRun }
         // With a shared store the last attempt may be another worker's, this run's start of the
-        // device included (it lost its lease and another worker took the device over).
+        // device included (it lost its lease and another worker took the device over) — and
+        // whenever it ended: a worker that joins a rollout late names the worker that ended a
+        // device before it began, rather than calling a sibling's work an earlier run.
         if let worker, let recorded = record.worker, recorded != worker, record.status != .skipped,
             record.attempts > 0
         {
             return .anotherWorker
         }
+        if endedBefore.contains(record.id) { return .earlierRun }
         return started.contains(record.id) ? .thisRun : .notContacted
     }
 

@@ -306,6 +306,29 @@ import Testing
         )
     }
 
+    /// Three workers start together, but one is slow to begin (a busy machine, `nice`): the
+    /// devices a sibling ended before it loaded the rollout are the sibling's, not an earlier
+    /// run's; only a device ended under its own name before it began is.
+    @Test func aWorkerThatJoinsLateNamesTheSiblingThatEndedADevice() {
+        var records = Self.records(3)
+        for index in 0..<3 {
+            records[index].status = .upgraded
+            records[index].attempts = 1
+        }
+        records[0].worker = "gw1"
+        records[1].worker = "gw2"
+        records[2].worker = "gw2"
+        let outcome = RolloutOutcome(
+            records: records,
+            halt: nil,
+            interrupted: false,
+            started: ["d2"],
+            endedBefore: ["d0", "d1"],
+            worker: "gw2"
+        )
+        #expect(records.map { outcome.source(of: $0) } == [.anotherWorker, .earlierRun, .thisRun])
+    }
+
     @Test func devicesTiedToAnotherHostAreSkippedHere() {
         var records = Self.records(2)
         records[1].labels["host"] = "gw2,gw3"
