@@ -143,7 +143,8 @@ extension SimulatedDevice {
         /// took per upload chunk.
         public var requestProcessingTime: Duration
         /// `CONFIG_MCUMGR_GRP_OS_RESET_MS`: after answering `os reset` the device keeps running
-        /// (and answering) this long before it reboots.
+        /// (and answering) this long before it reboots. Zero reboots it as the answer goes out,
+        /// before it takes another request: no request ever races the reboot.
         public var resetDelay: Duration
         /// From the reboot until the SMP server answers again (requests meanwhile are lost).
         public var bootTime: Duration

@@ -266,6 +266,7 @@ public actor SimulatedDevice {
                 await transmit(delivery)
             }
             if item.release == .afterTransmit && generation == boot { pool.give(buffers) }
+            if outcome.reset && configuration.resetDelay == .zero && generation == boot { reboot() }
         }
         working = false
     }
@@ -354,7 +355,8 @@ public actor SimulatedDevice {
 
     /// After answering `os reset`: run on for the reset delay, then reboot.
     private func scheduleReboot() {
-        guard pendingReboot == nil else { return }
+        // Without a delay the work queue reboots the device once the answer is out.
+        guard pendingReboot == nil, configuration.resetDelay > .zero else { return }
         let generation = boot
         let delay = configuration.resetDelay
         let clock = configuration.clock

@@ -96,10 +96,15 @@ import Testing
         return (byMode + inRecovery).filter { only == nil || $0.testDescription == only }
     }
 
+    /// The cell's device. It reboots as its answer to a reset goes out (no reset delay), so that
+    /// no probe of the engine races the reboot: how many requests a run makes, and which one a
+    /// fault at an index strikes, do not depend on how busy the machine is.
     static func device(_ cell: Cell) -> SimulatedDevice {
-        UpgradeHarness.device(
-            .init(
+        SimulatedDevice(
+            configuration: .init(
                 bufferSize: 512,
+                resetDelay: .zero,
+                bootTime: .milliseconds(100),
                 imageCount: cell.images,
                 bootloaderMode: cell.bootloader,
                 startsInRecovery: cell.inRecovery
@@ -110,6 +115,20 @@ import Testing
     static func images(_ cell: Cell) -> [FirmwarePackage.Image] {
         UpgradeHarness.images(count: cell.images, version: "2.0.0", size: 1500)
     }
+
+    /// The client of every run: short timeouts, so that each lost answer costs 150 ms, and no
+    /// attempts of its own after a timeout — the engine reconnects and asks again instead. A
+    /// client that sends a read again takes the first answer to either attempt: on a machine
+    /// slow enough to time the first out, the upgrade could end on that answer with the second
+    /// attempt still on its way, and a fault counted at that attempt would strike after the
+    /// upgrade ended — a run judged on something it could not see. Without the client's attempts
+    /// the engine ends only on the answer to the last request it sent.
+    static let client = SMPClient.Configuration(
+        timeout: .milliseconds(150),
+        retries: 0,
+        busyBackoff: .milliseconds(2),
+        firstSequence: 0
+    )
 
     /// Runs the upgrade on `device` (faults already set); returns the run.
     static func upgrade(
@@ -131,7 +150,7 @@ import Testing
         let upgrade = FirmwareUpgrade(
             transport: LoopbackTransport(device: device),
             configuration: configuration,
-            clientConfiguration: UpgradeHarness.client
+            clientConfiguration: client
         )
         return await UpgradeHarness.run(upgrade, images: images(cell))
     }
@@ -203,6 +222,36 @@ import Testing
             ]
         }
         return faults
+    }
+
+    /// The CI failure of aaea0c0 (test-only on DirectXIP with revert, two images: "reported
+    /// success after device reset at request 18"), made to happen: the answer to the last request
+    /// (the image list that verifies) comes late, and the device resets at the request after it.
+    /// A client sending the list request again took the late answer and the upgrade ended while
+    /// its second attempt — counted as the next request — reset the device, which reverted
+    /// after the report. Now that second request is the engine's own, and its outcome is seen.
+    @Test func aLateLastAnswerAndAResetAtTheNextRequestEndTruthfully() async throws {
+        let cell = Cell(mode: .testOnly, bootloader: .directXIPWithRevert, images: 2)
+        let clean = Self.device(cell)
+        #expect(await Self.upgrade(cell, on: clean).error == nil)
+        let requests = await clean.requestsHandled
+        let device = Self.device(cell)
+        await device.setFaults(
+            Faults([
+                .delayResponses(by: Self.client.timeout * 3 / 2, every: requests),
+                .deviceReset(atRequest: requests + 1),
+            ])
+        )
+        let run = await Self.upgrade(cell, on: device)
+        // The device did reset at that request: it reverted, and the run says so.
+        #expect(await device.requestsHandled > requests)
+        await device.waitUntilAnswering()
+        let kept = Promise(mode: cell.mode, bootloader: cell.bootloader).isKept(
+            by: await device.imageStates,
+            images: Self.images(cell)
+        )
+        #expect(!kept)
+        #expect(run.upgradeError?.code == .imageMissingAfterReset, "\(String(describing: run.error))")
     }
 
     @Test(.timeLimit(.minutes(20)), arguments: cells)

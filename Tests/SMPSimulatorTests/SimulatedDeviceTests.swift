@@ -276,6 +276,18 @@ struct SimulatedDeviceTests {
         #expect(await device.bootCount == 2)
     }
 
+    /// Without a reset delay nothing races the reboot: the answer to the reset goes out, and the
+    /// next request, however soon, finds the device booting.
+    @Test("with no reset delay the device reboots as its answer goes out")
+    func noResetDelay() async throws {
+        let device = SimulatedDevice(configuration: .init(resetDelay: .zero, bootTime: Self.never))
+        var client = try await TestClient(device)
+        _ = try await client.send(OSManagement.Reset())
+        let echo = Self.frame(group: 0, command: 0, payload: CBORWriter.encode(["d": "up?"]))
+        #expect(await device.handle(echo).isEmpty)
+        #expect(await device.bootCount == 2)
+    }
+
     @Test("after the reset delay the device reboots; waitUntilAnswering returns once it is back")
     func rebootAfterReset() async throws {
         var client = try await TestClient()
