@@ -32,10 +32,8 @@ actor FileTransferOperation: DeviceOperation {
     private let control = TransferControl()
     private var task: Task<Void, Never>?
     private var snapshot: OperationSnapshot
-    private var subscribers: [UUID: AsyncStream<OperationSnapshot>.Continuation] = [:]
-    private var throttle = LiveUpdateThrottle(interval: minimumInterval)
+    private let tabs: SnapshotBroadcast<OperationSnapshot>
     private var cancelRequested = false
-    private let clock = ContinuousClock()
     private let began = ContinuousClock.now
     /// The local file's name, for an upload's result line.
     private let local: String?
@@ -70,6 +68,7 @@ actor FileTransferOperation: DeviceOperation {
             error: nil,
             finished: false
         )
+        tabs = SnapshotBroadcast(snapshot, interval: Self.minimumInterval)
     }
 
     /// Runs the transfer on a task of its own, independent of any request.
@@ -84,20 +83,7 @@ actor FileTransferOperation: DeviceOperation {
     var isRunning: Bool { !snapshot.finished }
 
     /// The current snapshot at once, then every change; finishes after the last one.
-    func subscribe() -> AsyncStream<OperationSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(of: OperationSnapshot.self)
-        continuation.yield(snapshot)
-        if snapshot.finished {
-            continuation.finish()
-            return stream
-        }
-        let id = UUID()
-        subscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        return stream
-    }
-
-    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+    func subscribe() -> AsyncStream<OperationSnapshot> { tabs.subscribe() }
 
     /// Pauses an upload after the chunks in flight.
     /// - Throws: `WebError` 409 for a download: the download engine has no pause.
@@ -183,36 +169,13 @@ actor FileTransferOperation: DeviceOperation {
         snapshot.status = status
         snapshot.error = error
         snapshot.finished = true
-        publish()
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+        snapshot.revision += 1
+        tabs.finish(snapshot)
     }
 
     /// Sends the snapshot to every tab, progress at most every ``minimumInterval``.
     private func publish(progressOnly: Bool = false) {
         snapshot.revision += 1
-        guard progressOnly else { return send() }
-        switch throttle.progress(at: clock.now) {
-        case .sendNow:
-            send()
-        case .sendAt(let instant):
-            Task {
-                try? await Task.sleep(until: instant, clock: ContinuousClock())
-                self.sendScheduled()
-            }
-        case .alreadyScheduled:
-            return
-        }
-    }
-
-    private func sendScheduled() {
-        // A change sent meanwhile, or the end, already carried this snapshot.
-        guard !snapshot.finished else { return }
-        send()
-    }
-
-    private func send() {
-        throttle.sent(at: clock.now)
-        for continuation in subscribers.values { continuation.yield(snapshot) }
+        tabs.publish(snapshot, progressOnly: progressOnly)
     }
 }

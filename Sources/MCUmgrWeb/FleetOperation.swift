@@ -13,9 +13,7 @@ actor FleetOperation {
 
     private let run: FleetRun
     private var snapshot: FleetSnapshot
-    private var subscribers: [UUID: AsyncStream<FleetSnapshot>.Continuation] = [:]
-    private var throttle = LiveUpdateThrottle(interval: minimumInterval)
-    private let clock = ContinuousClock()
+    private let tabs: SnapshotBroadcast<FleetSnapshot>
 
     /// Creates the operation; ``start(closing:describe:)`` runs it.
     /// - Parameters:
@@ -24,6 +22,7 @@ actor FleetOperation {
     init(run: FleetRun, snapshot: FleetSnapshot) {
         self.run = run
         self.snapshot = snapshot
+        tabs = SnapshotBroadcast(snapshot, interval: Self.minimumInterval)
     }
 
     /// Follows the run on a task of its own, independent of any request.
@@ -49,20 +48,7 @@ actor FleetOperation {
     }
 
     /// The current snapshot at once, then every change; finishes after the last one.
-    func subscribe() -> AsyncStream<FleetSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(of: FleetSnapshot.self)
-        continuation.yield(snapshot)
-        if snapshot.finished {
-            continuation.finish()
-            return stream
-        }
-        let id = UUID()
-        subscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        return stream
-    }
-
-    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+    func subscribe() -> AsyncStream<FleetSnapshot> { tabs.subscribe() }
 
     /// Halts the rollout as the command line's Ctrl-C does: the library starts no more devices
     /// and cancels the upgrades in flight the way a single upgrade is cancelled (never leaving a
@@ -99,37 +85,14 @@ actor FleetOperation {
         } else if !snapshot.finished {
             snapshot.fail("the rollout ended without its outcome")
         }
-        publish()
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+        snapshot.revision += 1
+        tabs.finish(snapshot)
     }
 
     /// Sends the snapshot to every tab, progress at most every ``minimumInterval``.
     private func publish(progressOnly: Bool = false) {
         snapshot.revision += 1
-        guard progressOnly else { return send() }
-        switch throttle.progress(at: clock.now) {
-        case .sendNow:
-            send()
-        case .sendAt(let instant):
-            Task {
-                try? await Task.sleep(until: instant, clock: ContinuousClock())
-                self.sendScheduled()
-            }
-        case .alreadyScheduled:
-            return
-        }
-    }
-
-    private func sendScheduled() {
-        // A change sent meanwhile, or the end, already carried this snapshot.
-        guard !snapshot.finished else { return }
-        send()
-    }
-
-    private func send() {
-        throttle.sent(at: clock.now)
-        for continuation in subscribers.values { continuation.yield(snapshot) }
+        tabs.publish(snapshot, progressOnly: progressOnly)
     }
 }
 

@@ -15,10 +15,8 @@ actor UpgradeOperation: DeviceOperation {
     private let environment: WebEnvironment
     private let connection: String
     private var snapshot: OperationSnapshot
-    private var subscribers: [UUID: AsyncStream<OperationSnapshot>.Continuation] = [:]
-    private var throttle = LiveUpdateThrottle(interval: minimumInterval)
+    private let tabs: SnapshotBroadcast<OperationSnapshot>
     private var cancelRequested = false
-    private let clock = ContinuousClock()
 
     /// Creates the operation; ``start()`` runs it.
     /// - Parameters:
@@ -52,6 +50,7 @@ actor UpgradeOperation: DeviceOperation {
             error: nil,
             finished: false
         )
+        tabs = SnapshotBroadcast(snapshot, interval: Self.minimumInterval)
     }
 
     /// Runs the upgrade on a task of its own, independent of any request.
@@ -66,20 +65,7 @@ actor UpgradeOperation: DeviceOperation {
     var isRunning: Bool { !snapshot.finished }
 
     /// The current snapshot at once, then every change; finishes after the last one.
-    func subscribe() -> AsyncStream<OperationSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(of: OperationSnapshot.self)
-        continuation.yield(snapshot)
-        if snapshot.finished {
-            continuation.finish()
-            return stream
-        }
-        let id = UUID()
-        subscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        return stream
-    }
-
-    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+    func subscribe() -> AsyncStream<OperationSnapshot> { tabs.subscribe() }
 
     /// Pauses the upload between chunks (an upgrade can always pause: no throw).
     func pause() {
@@ -186,36 +172,13 @@ actor UpgradeOperation: DeviceOperation {
         snapshot.status = status
         snapshot.error = error
         snapshot.finished = true
-        publish()
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+        snapshot.revision += 1
+        tabs.finish(snapshot)
     }
 
     /// Sends the snapshot to every tab, progress at most every ``minimumInterval``.
     private func publish(progressOnly: Bool = false) {
         snapshot.revision += 1
-        guard progressOnly else { return send() }
-        switch throttle.progress(at: clock.now) {
-        case .sendNow:
-            send()
-        case .sendAt(let instant):
-            Task {
-                try? await Task.sleep(until: instant, clock: ContinuousClock())
-                self.sendScheduled()
-            }
-        case .alreadyScheduled:
-            return
-        }
-    }
-
-    private func sendScheduled() {
-        // A change sent meanwhile, or the end, already carried this snapshot.
-        guard !snapshot.finished else { return }
-        send()
-    }
-
-    private func send() {
-        throttle.sent(at: clock.now)
-        for continuation in subscribers.values { continuation.yield(snapshot) }
+        tabs.publish(snapshot, progressOnly: progressOnly)
     }
 }
