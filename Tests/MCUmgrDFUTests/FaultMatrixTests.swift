@@ -116,13 +116,15 @@ import Testing
         UpgradeHarness.images(count: cell.images, version: "2.0.0", size: 1500)
     }
 
-    /// The client of every run: short timeouts, so that each lost answer costs 150 ms, and no
-    /// attempts of its own after a timeout — the engine reconnects and asks again instead. A
-    /// client that sends a read again takes the first answer to either attempt: on a machine
+    /// The client of every faulted run: short timeouts, so that each lost answer costs 150 ms,
+    /// and no attempts of its own after a timeout — the engine reconnects and asks again instead.
+    /// A client that sends a read again takes the first answer to either attempt: on a machine
     /// slow enough to time the first out, the upgrade could end on that answer with the second
     /// attempt still on its way, and a fault counted at that attempt would strike after the
     /// upgrade ended — a run judged on something it could not see. Without the client's attempts
-    /// the engine ends only on the answer to the last request it sent.
+    /// the engine ends only on the answer to the last request it sent. (A stall that times out
+    /// the very first request fails the run — the engine fails fast on a device that never
+    /// answered — which the re-run, with ``UpgradeHarness/patientClient``, then completes.)
     static let client = SMPClient.Configuration(
         timeout: .milliseconds(150),
         retries: 0,
@@ -130,12 +132,15 @@ import Testing
         firstSequence: 0
     )
 
-    /// Runs the upgrade on `device` (faults already set); returns the run.
+    /// Runs the upgrade on `device` (faults already set); returns the run. Runs without faults
+    /// (the clean one, the re-runs) pass ``UpgradeHarness/patientClient``: nothing is lost
+    /// there, and a busy machine must not make them fail.
     static func upgrade(
         _ cell: Cell,
         on device: SimulatedDevice,
         recovery: Bool = false,
-        revertPending: Bool = false
+        revertPending: Bool = false,
+        client: SMPClient.Configuration = client
     ) async -> UpgradeRun {
         var configuration = UpgradeHarness.configuration(cell.mode)
         configuration.revertPending = revertPending
@@ -182,7 +187,7 @@ import Testing
             await device.waitUntilAnswering()
             recovery = true
         }
-        var again = await upgrade(cell, on: device, recovery: recovery)
+        var again = await upgrade(cell, on: device, recovery: recovery, client: UpgradeHarness.patientClient)
         if let refused = again.upgradeError, refused.code == .slotBusy, !refused.pendingBootChanges.isEmpty,
             refused.pendingBootChanges.allSatisfy({ $0.kind == .revert })
         {
@@ -190,14 +195,20 @@ import Testing
             // others need would revert; the re-run refused and said so, and offered the flag,
             // which the operator then gives.
             verdict.followedTheAdvice = true
-            again = await upgrade(cell, on: device, recovery: recovery, revertPending: true)
+            again = await upgrade(
+                cell,
+                on: device,
+                recovery: recovery,
+                revertPending: true,
+                client: UpgradeHarness.patientClient
+            )
         } else if cell.inRecovery, again.upgradeError?.code == .bootloaderNotEntered {
             // The fault let the device boot its application; the re-run said so and to drop
             // --recovery, which the operator then does.
             verdict.followedTheAdvice = true
             var plain = cell
             plain.inRecovery = false
-            again = await upgrade(plain, on: device)
+            again = await upgrade(plain, on: device, client: UpgradeHarness.patientClient)
         }
         await device.waitUntilAnswering()
         if let error = again.error {
@@ -233,16 +244,19 @@ import Testing
     @Test func aLateLastAnswerAndAResetAtTheNextRequestEndTruthfully() async throws {
         let cell = Cell(mode: .testOnly, bootloader: .directXIPWithRevert, images: 2)
         let clean = Self.device(cell)
-        #expect(await Self.upgrade(cell, on: clean).error == nil)
+        #expect(await Self.upgrade(cell, on: clean, client: UpgradeHarness.patientClient).error == nil)
         let requests = await clean.requestsHandled
         let device = Self.device(cell)
+        // The matrix's client with a timeout only the injected delay reaches on a busy machine.
+        var client = Self.client
+        client.timeout = .seconds(2)
         await device.setFaults(
             Faults([
-                .delayResponses(by: Self.client.timeout * 3 / 2, every: requests),
+                .delayResponses(by: client.timeout * 3 / 2, every: requests),
                 .deviceReset(atRequest: requests + 1),
             ])
         )
-        let run = await Self.upgrade(cell, on: device)
+        let run = await Self.upgrade(cell, on: device, client: client)
         // The device did reset at that request: it reverted, and the run says so.
         #expect(await device.requestsHandled > requests)
         await device.waitUntilAnswering()
@@ -258,7 +272,7 @@ import Testing
     func everyFaultAtEveryRequestLeavesABootableDeviceAndATruthfulReport(_ cell: Cell) async throws {
         // A clean run: the promise holds, and it tells how many requests there are to fault.
         let clean = Self.device(cell)
-        let baseline = await Self.upgrade(cell, on: clean)
+        let baseline = await Self.upgrade(cell, on: clean, client: UpgradeHarness.patientClient)
         #expect(baseline.error == nil, "\(String(describing: baseline.error))")
         let requests = await clean.requestsHandled
         try #require(requests > 5)
