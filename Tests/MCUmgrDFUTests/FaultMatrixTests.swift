@@ -4,6 +4,7 @@ import MCUmgr
 import MCUmgrDFU
 import SMPCore
 import SMPSimulator
+import SMPTestSupport
 import Testing
 
 /// Every fault at every moment, not a random sample: for an upgrade cell (mode × bootloader ×
@@ -140,7 +141,8 @@ import Testing
         on device: SimulatedDevice,
         recovery: Bool = false,
         revertPending: Bool = false,
-        client: SMPClient.Configuration = client
+        client: SMPClient.Configuration = client,
+        transport: (any SMPTransport)? = nil
     ) async -> UpgradeRun {
         var configuration = UpgradeHarness.configuration(cell.mode)
         configuration.revertPending = revertPending
@@ -153,7 +155,7 @@ import Testing
         }
         configuration.recovery = recovery || cell.inRecovery
         let upgrade = FirmwareUpgrade(
-            transport: LoopbackTransport(device: device),
+            transport: transport ?? LoopbackTransport(device: device),
             configuration: configuration,
             clientConfiguration: client
         )
@@ -236,30 +238,40 @@ import Testing
     }
 
     /// The CI failure of aaea0c0 (test-only on DirectXIP with revert, two images: "reported
-    /// success after device reset at request 18"), made to happen: the answer to the last request
-    /// (the image list that verifies) comes late, and the device resets at the request after it.
-    /// A client sending the list request again took the late answer and the upgrade ended while
-    /// its second attempt — counted as the next request — reset the device, which reverted
-    /// after the report. Now that second request is the engine's own, and its outcome is seen.
+    /// success after device reset at request 18"), made to happen: the answer to the image list
+    /// that verifies comes late, and the device resets at the request after it. A client sending
+    /// the list request again took the late answer and the upgrade ended while its second
+    /// attempt — the next request — reset the device, which reverted after the report. Now that
+    /// second request is the engine's own, and its outcome is seen. The faults are set as the
+    /// list request after the reset goes out (by the engine's own sending, not a count taken from
+    /// another run, which a busy machine can change).
     @Test func aLateLastAnswerAndAResetAtTheNextRequestEndTruthfully() async throws {
         let cell = Cell(mode: .testOnly, bootloader: .directXIPWithRevert, images: 2)
-        let clean = Self.device(cell)
-        #expect(await Self.upgrade(cell, on: clean, client: UpgradeHarness.patientClient).error == nil)
-        let requests = await clean.requestsHandled
         let device = Self.device(cell)
         // The matrix's client with a timeout only the injected delay reaches on a busy machine.
         var client = Self.client
         client.timeout = .seconds(2)
-        await device.setFaults(
-            Faults([
-                .delayResponses(by: client.timeout * 3 / 2, every: requests),
-                .deviceReset(atRequest: requests + 1),
-            ])
-        )
-        let run = await Self.upgrade(cell, on: device, client: client)
+        let delay = client.timeout * 3 / 2
+        let reset = Flag()
+        let listReads = Tally()
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            guard case .send(let frame) = moment else { return }
+            if frame.header.group == .os && frame.header.command == 5 { reset.set() }
+            guard reset.value, frame.header.group == .image, frame.header.command == 0, frame.header.operation == .read
+            else { return }
+            switch listReads.next() {
+            // The list that verifies: its answer comes late.
+            case 1: await device.setFaults(Faults([.delayResponses(by: delay, every: 1)]))
+            // The request after it (the engine asks again): the device resets there.
+            case 2: await device.setFaults(Faults([.deviceReset(atRequest: 1)]))
+            default: await device.setFaults(.none)
+            }
+        }
+        let run = await Self.upgrade(cell, on: device, client: client, transport: transport)
         // The device did reset at that request: it reverted, and the run says so.
-        #expect(await device.requestsHandled > requests)
+        #expect(listReads.count >= 3)
         await device.waitUntilAnswering()
+        #expect(await device.bootCount == 3)
         let kept = Promise(mode: cell.mode, bootloader: cell.bootloader).isKept(
             by: await device.imageStates,
             images: Self.images(cell)
@@ -319,6 +331,22 @@ import Testing
             Issue.record(
                 "after \(verdict.fault) (\(verdict.failure ?? "succeeded")), the re-run: \(verdict.rerunFailed ?? "")"
             )
+        }
+    }
+}
+
+/// Counts from 1, across tasks.
+final class Tally: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var value = 0
+    /// The count so far.
+    var count: Int { lock.withLock { value } }
+    /// Counts one more; returns the new count.
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
         }
     }
 }
