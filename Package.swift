@@ -152,13 +152,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // `mcumgr ui`: the device manager in a browser. The server, its JSON and live-update API,
-        // and the page's assets built into the binary. Connections come from its caller, so the
-        // simulator is linked where `sim://` is served (the command module, tests), not here.
+        // and the page's assets built into the binary. Connections come from its caller (which
+        // serves `sim://`); the Simulator screen runs `SMPSimulator`'s devices over UDP itself.
         .target(
             name: "MCUmgrWeb",
             dependencies: [
                 "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect",
-                "MCUmgrFleet",
+                "MCUmgrFleet", "SMPSimulator",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

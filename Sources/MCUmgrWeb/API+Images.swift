@@ -25,22 +25,23 @@ extension API {
     struct EraseRequest: Codable, Sendable { var slot: UInt32? }
 
     static func images(_ response: ImageManagement.StateRead.Response) -> Images {
-        Images(
-            images: response.images.map { state in
-                var flags: [String] = []
-                if state.isActive { flags.append("active") }
-                if state.isConfirmed { flags.append("confirmed") }
-                if state.isPending { flags.append("pending") }
-                if state.isPermanent { flags.append("permanent") }
-                if state.isBootable { flags.append("bootable") }
-                return Slot(
-                    image: Int(state.imageNumber),
-                    slot: Int(state.slot),
-                    version: state.version,
-                    hash: state.hash.map { Hex.encode($0) },
-                    flags: flags
-                )
-            }
+        Images(images: response.images.map(slot))
+    }
+
+    /// One slot as the table shows it (the Images screen, and the Simulator screen's flash).
+    static func slot(_ state: ImageManagement.SlotState) -> Slot {
+        var flags: [String] = []
+        if state.isActive { flags.append("active") }
+        if state.isConfirmed { flags.append("confirmed") }
+        if state.isPending { flags.append("pending") }
+        if state.isPermanent { flags.append("permanent") }
+        if state.isBootable { flags.append("bootable") }
+        return Slot(
+            image: Int(state.imageNumber),
+            slot: Int(state.slot),
+            version: state.version,
+            hash: state.hash.map { Hex.encode($0) },
+            flags: flags
         )
     }
 

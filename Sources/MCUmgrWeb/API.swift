@@ -8,13 +8,15 @@ import SMPCore
 import SMPLink
 
 /// The page's JSON API: devices, images, upgrades and their live events, files, the shell,
-/// statistics, settings, raw requests and a fleet's rollout. Every failure is one
+/// statistics, settings, raw requests, a fleet's rollout and simulated devices. Every failure is one
 /// line in `{"error": …}` — the command line's line where the command line has one.
 struct API: Sendable {
     let registry: DeviceRegistry
     let firmware: FirmwareStore
     /// The server's one rollout at a time.
     let fleet: FleetSlot
+    /// The simulated devices started from the page.
+    let simulators: SimulatorBench
     let environment: WebEnvironment
     let uploadLimit: Int
 
@@ -28,6 +30,7 @@ struct API: Sendable {
         registerSettings(on: router)
         registerRaw(on: router)
         registerFleet(on: router)
+        registerSimulator(on: router)
     }
 
     /// Runs a handler, turning every error into a ``WebError``: refusals by what they are, the

@@ -98,6 +98,7 @@ public struct WebServer: Sendable {
             registry: DeviceRegistry(environment: environment),
             firmware: FirmwareStore(),
             fleet: FleetSlot(),
+            simulators: SimulatorBench(),
             environment: environment,
             uploadLimit: configuration.uploadLimit
         )

@@ -462,6 +462,30 @@ public actor SimulatedDevice {
         return probe.stage != .halted
     }
 
+    /// What a reset now would do, tried on a copy of the device — nothing changes: MCUboot's
+    /// decision in the words of its log, and what would run. It is the device's own boot code
+    /// run ahead, so a page or a test shows what the next boot does rather than guessing it from
+    /// the flags. A retained boot mode counts, as at an `os reset`; an interrupted swap resumes.
+    public var nextBoot: BootPreview {
+        var probe = core
+        probe.reboot(interruptingSwap: nil)
+        return BootPreview(
+            log: probe.bootloader.lastBootLog,
+            stage: probe.bootloader.stage,
+            running: probe.bootloader.isRunning ? probe.bootloader.stateList().filter(\.isActive) : []
+        )
+    }
+
+    /// What the next boot would do (``nextBoot``).
+    public struct BootPreview: Sendable, Hashable {
+        /// MCUboot's decisions, one line each (`image 0: test swap`, `application`).
+        public var log: [String]
+        /// What would run.
+        public var stage: BootStage
+        /// The slots that would run, one per image (none unless an application or loader runs).
+        public var running: [ImageManagement.SlotState]
+    }
+
     /// The receive buffer of whatever runs, and on a console UART the longest line it keeps:
     /// the serial server shapes its decoder with it after every boot.
     public var receiveLimits: ReceiveLimits {

@@ -288,19 +288,75 @@ def fleet(page, ui_url, inventory, firmware, shots):
             "halt_enabled": page.get_by_role("button", name="Halt").is_enabled(), "alert": alert(page)}
 
 
+def simulator_rows(page):
+    table = page.get_by_role("table", name="Simulated devices")
+    return [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()][:6]
+            for row in table.get_by_role("row").all()[1:]]
+
+
+def simulator(page, ui_url, _unused, firmware, shots):
+    """The Simulator screen: ten devices, one of them refusing uploads; one inspected (its flash
+    and next boot); the devices become the Fleet screen's inventory and a rollout runs over
+    them; back on the Simulator screen a healthy device is power-cycled."""
+    page.goto(ui_url)
+    page.get_by_role("link", name="Simulator").click()
+    page.get_by_role("spinbutton", name="Devices").fill("10")
+    page.get_by_role("textbox", name="Faulty share").fill("10%")
+    page.get_by_role("combobox", name="Fault").select_option("refusing")
+    page.get_by_role("button", name="Start devices").click()
+    table = page.get_by_role("table", name="Simulated devices")
+    expect(table.get_by_role("row")).to_have_count(11)
+    page.get_by_role("button", name="Inspect sim-001").click()
+    detail = page.get_by_role("region", name="Simulated device sim-001")
+    expect(detail.get_by_role("table", name="Flash slots").get_by_role("row").nth(1)).to_be_visible()
+    next_boot = detail.get_by_role("list", name="At the next reset, MCUboot will").inner_text()
+    next_running = detail.locator("#sim-next-running").inner_text()
+    shot(page, shots, "simulator", full_page=True)
+    before = simulator_rows(page)
+
+    page.get_by_role("button", name="Use as fleet inventory").click()
+    expect(page.get_by_role("heading", name="Fleet", exact=True)).to_be_visible()
+    inventory = page.get_by_role("textbox", name="Inventory").input_value()
+    page.get_by_label("or send one").set_input_files(firmware)
+    expect(page.get_by_role("combobox", name="Rollout firmware")).not_to_have_value("")
+    page.get_by_role("textbox", name="Max failures (N or P%)").fill("1")
+    page.get_by_role("button", name="Start rollout").click()
+    status = page.locator("#fleet-status")
+    expect(status).to_have_text(re.compile(r": (finished|halted|interrupted|failed)"), timeout=STEP_TIMEOUT_MS)
+    shot(page, shots, "fleet-simulated")
+    fleet_rows = [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()]
+                  for row in page.get_by_role("table", name="Fleet").get_by_role("row").all()[1:]]
+    summary = page.locator("#fleet-summary").inner_text()
+    fleet_status = status.inner_text()
+
+    page.get_by_role("link", name="Simulator").click()
+    healthy = next(row[0] for row in before if not row[5])
+    page.get_by_role("button", name=f"Inspect {healthy}").click()
+    detail = page.get_by_role("region", name=f"Simulated device {healthy}")
+    expect(detail).to_be_visible()
+    boots_before = [row for row in simulator_rows(page) if row[0] == healthy][0][3]
+    detail.get_by_role("button", name="Power cycle").click()
+    expect(table.get_by_role("row").filter(has_text=healthy).get_by_role("cell").nth(3)).not_to_have_text(boots_before)
+    return {"before": before, "next_boot": next_boot, "next_running": next_running, "inventory": inventory, "status": fleet_status,
+            "fleet_rows": fleet_rows, "summary": summary,
+            "healthy": healthy, "boots_before": boots_before, "after": simulator_rows(page),
+            "detail": detail.locator("#sim-detail-summary").inner_text(), "alert": alert(page)}
+
+
 def alert(page):
     box = page.get_by_role("alert")
     return box.inner_text() if box.is_visible() else ""
 
 
-def shot(page, shots, name):
+def shot(page, shots, name, full_page=False):
     if shots:
-        page.screenshot(path=os.path.join(shots, f"{name}.png"))
+        page.screenshot(path=os.path.join(shots, f"{name}.png"), full_page=full_page)
 
 
 SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
              "refused-when-pending": refused_when_pending, "cross-origin": cross_origin,
-             "files-and-shell": files_and_shell, "tour": tour, "fleet": fleet}
+             "files-and-shell": files_and_shell, "tour": tour, "fleet": fleet,
+             "simulator": simulator}
 
 
 def main():

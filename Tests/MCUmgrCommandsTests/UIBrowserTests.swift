@@ -12,7 +12,8 @@ import Testing
 @Suite(.serialized) struct UIBrowserTests {
     /// The processes of one test: the simulated device, the page's server, a scratch folder.
     struct Bench {
-        let simulator: RunningProcess
+        /// The `mcumgr simulator` process, unless the page starts its own devices.
+        let simulator: RunningProcess?
         let ui: RunningProcess
         let device: String
         /// Every simulated device's inventory line (`URL NAME`), one per line.
@@ -20,7 +21,8 @@ import Testing
         let page: String
         let folder: URL
 
-        /// Starts a simulator (512 KiB slots) and `mcumgr ui` on free ports.
+        /// Starts a simulator (512 KiB slots) and `mcumgr ui` on free ports (no simulator for
+        /// `count` 0: the page's Simulator screen starts the devices).
         /// - Parameters:
         ///   - processing: microseconds the simulated device takes per request, so an upload
         ///     lasts long enough to be watched and paused.
@@ -29,6 +31,15 @@ import Testing
             let mcumgr = try EntryTests.executable()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-ui-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let ui = RunningProcess(
+                "/usr/bin/env",
+                ["MCUMGR_CONFIG_DIR=\(folder.path)", mcumgr, "ui", "--listen", "127.0.0.1:0"],
+                timeout: .seconds(1_800)
+            )
+            guard count > 0 else {
+                let page = try await Self.firstLine(of: ui, startingWith: "http://127.0.0.1:")
+                return Bench(simulator: nil, ui: ui, device: "-", inventory: "", page: page, folder: folder)
+            }
             let simulator = RunningProcess(
                 mcumgr,
                 [
@@ -36,11 +47,6 @@ import Testing
                     folder.appendingPathComponent("stats.json").path,
                     "--slot-size", "0x80000", "--processing-us", String(processing),
                 ],
-                timeout: .seconds(1_800)
-            )
-            let ui = RunningProcess(
-                "/usr/bin/env",
-                ["MCUMGR_CONFIG_DIR=\(folder.path)", mcumgr, "ui", "--listen", "127.0.0.1:0"],
                 timeout: .seconds(1_800)
             )
             // Each simulated device: its inventory line, `URL NAME`.
@@ -68,7 +74,7 @@ import Testing
         }
 
         func stop() {
-            simulator.stop()
+            simulator?.stop()
             ui.stop()
             try? FileManager.default.removeItem(at: folder)
         }
@@ -91,10 +97,11 @@ import Testing
                 // A CI run once found the page's port refusing connections (ERR_CONNECTION_REFUSED
                 // at the first visit) and nothing said why: say what the server did.
                 let server = ui.hasExited ? "had exited" : "was running"
-                let simulated = simulator.hasExited ? "had exited" : "was running"
-                let detail =
-                    "mcumgr ui \(server), its stderr: \(ui.output.stderr.suffix(2_000)); "
-                    + "the simulator \(simulated), its stderr: \(simulator.output.stderr.suffix(1_000))"
+                let simulated = simulator.map {
+                    "; the simulator \($0.hasExited ? "had exited" : "was running"), "
+                        + "its stderr: \($0.output.stderr.suffix(1_000))"
+                }
+                let detail = "mcumgr ui \(server), its stderr: \(ui.output.stderr.suffix(2_000))\(simulated ?? "")"
                 Issue.record(Comment(rawValue: detail))
                 throw error
             }
@@ -138,7 +145,7 @@ import Testing
         /// What the simulated device received so far (uploads started, resets, requests).
         func counters() async throws -> [String: Int] {
             let path = folder.appendingPathComponent("stats.json").path
-            let byName = try await FleetAcceptanceTests.snapshot(simulator, path)
+            let byName = try await FleetAcceptanceTests.snapshot(try #require(simulator), path)
             return try #require(byName.values.first, "\(byName)")
         }
 
@@ -290,5 +297,47 @@ import Testing
             let url = String(line.split(separator: " ")[0])
             #expect(try await bench.slotsBySmpclient(url).first == "0/0 2.0.0 active confirmed", "\(url)")
         }
+    }
+
+    /// The Simulator screen: ten devices started from the page, one refusing uploads; they
+    /// become the Fleet screen's inventory and a rollout runs over them (nine upgraded, one
+    /// failed); a power cycle from the page reboots a device. smpclient, not the page, reads
+    /// what each device runs afterwards.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func tenSimulatedDevicesFromThePageWithOneFaulty() async throws {
+        let bench = try await Bench.start(count: 0)
+        defer { bench.stop() }
+        let firmware = try bench.firmware(version: (2, 0), size: 16 * 1024)
+        let shown = try await bench.drive("simulator", firmware: firmware)
+        #expect(shown["alert"] as? String == "", "\(shown)")
+        let before = try #require(shown["before"] as? [[String]])
+        #expect(before.map { $0[0] } == (1...10).map { $0 < 10 ? "sim-00\($0)" : "sim-0\($0)" }, "\(before)")
+        let faulty = before.filter { $0[5].contains("refuse uploads") }
+        #expect(faulty.count == 1, "\(before)")
+        #expect(shown["next_boot"] as? String == "image 0: boot primary", "\(shown)")
+        #expect(shown["next_running"] as? String == "then runs image 0: 1.0.0 from slot 0", "\(shown)")
+        let inventory = try #require(shown["inventory"] as? String)
+        #expect(inventory.split(separator: "\n").count == 10)
+        #expect(inventory.contains("\(faulty.first?[0] ?? "?") fault=refusing"), "\(inventory)")
+
+        #expect(shown["status"] as? String == "app-2.0.bin (confirm-only): finished", "\(shown)")
+        #expect((shown["summary"] as? String)?.hasPrefix("9 upgraded, 1 failed") == true, "\(shown)")
+        let rows = try #require(shown["fleet_rows"] as? [[String]])
+        #expect(rows.count == 10)
+        for row in rows {
+            let refusing = row.first == faulty.first?[0]
+            #expect(row[1] == (refusing ? "failed" : "upgraded"), "\(row)")
+        }
+        for device in before {
+            let expected = device[0] == faulty.first?[0] ? "0/0 1.0.0 active confirmed" : "0/0 2.0.0 active confirmed"
+            #expect(try await bench.slotsBySmpclient(device[1]).first == expected, "\(device)")
+        }
+
+        let healthy = try #require(shown["healthy"] as? String)
+        let after = try #require((shown["after"] as? [[String]])?.first { $0[0] == healthy })
+        let bootsBefore = try #require(Int(shown["boots_before"] as? String ?? ""))
+        #expect(Int(after[3]) == bootsBefore + 1, "\(after)")
+        #expect((shown["detail"] as? String)?.contains("boots \(bootsBefore + 1)") == true, "\(shown)")
+        #expect(try await bench.slotsBySmpclient(after[1]).first == "0/0 2.0.0 active confirmed")
     }
 }

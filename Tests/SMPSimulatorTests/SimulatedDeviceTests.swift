@@ -259,6 +259,28 @@ struct SimulatedDeviceTests {
         #expect(await client.device.bootCount == 3)
     }
 
+    /// The preview runs MCUboot's own decision on a copy: it says what the reset then does, and
+    /// the device is untouched until it happens.
+    @Test("the next boot is previewed without changing the device, and the reset does what it said")
+    func nextBootPreview() async throws {
+        var client = try await TestClient()
+        let idle = await client.device.nextBoot
+        #expect(idle.stage == .application)
+        #expect(idle.running.map(\.version) == ["1.0.0"])
+        let image = TestImages.image("2.0.0")
+        #expect(try await client.upload(image) == true)
+        _ = try await client.send(ImageManagement.StateWrite(hash: TestImages.hash(image), confirm: false))
+        let before = await client.device.imageStates
+        let preview = await client.device.nextBoot
+        #expect(preview.log.contains("image 0: test swap"), "\(preview.log)")
+        #expect(preview.running.map(\.version) == ["2.0.0"])
+        #expect(await client.device.imageStates == before)
+        #expect(await client.device.bootCount == 1)
+        await client.device.reset()
+        #expect(await client.device.bootloader.lastBootLog == preview.log)
+        #expect(await client.device.imageStates.filter(\.isActive) == preview.running)
+    }
+
     /// Longer than any test runs: what must not happen within it does not, however slow the
     /// machine.
     static let never = Duration.seconds(3600)

@@ -33,15 +33,11 @@ extension SimulatorCommand {
     /// `--fault-share` as a fraction: `0.1` or `10%`.
     func parsedFaultShare() throws -> Double {
         guard let faultShare = fleet.faultShare else { return 0 }
-        let percent = faultShare.hasSuffix("%")
-        guard let value = Double(percent ? String(faultShare.dropLast()) : faultShare), value.isFinite else {
-            throw ValidationError("--fault-share '\(faultShare)' is not a share (0.1 or 10%)")
+        do {
+            return try SimulatedFleet.faultShare(parsing: faultShare)
+        } catch {
+            throw ValidationError("--fault-share: \(error)")
         }
-        let fraction = percent ? value / 100 : value
-        guard (0...1).contains(fraction) else {
-            throw ValidationError("--fault-share must be between 0 and 1 (0% and 100%)")
-        }
-        return fraction
     }
 
     func runFleet() async throws {

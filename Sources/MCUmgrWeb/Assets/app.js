@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "" };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -67,6 +67,7 @@ function show(view) {
   if (view === "files" && state.device) attempt(loadFiles);
   if (view === "statistics" && state.device) attempt(loadStatGroups);
   if (view === "fleet") attempt(followFleet);
+  watchSimulator(view === "simulator");
 }
 
 function route() {
@@ -501,6 +502,77 @@ async function followFleet() {
   events.addEventListener("error", () => { events.close(); state.fleetEvents = null; });
 }
 
+// Simulator: the devices this server simulates. The screen reads them once a second while it
+// is shown (a device's flash changes under an upgrade from another screen or another client).
+
+function watchSimulator(on) {
+  clearInterval(state.simTimer);
+  state.simTimer = null;
+  if (!on) return;
+  attempt(loadSimulator);
+  state.simTimer = setInterval(() => loadSimulator().catch(showError), 1000);
+}
+
+async function loadSimulator(data) {
+  const answer = data || await call("GET", "/api/simulator");
+  state.simInventory = answer.inventory;
+  // Rows are kept and their cells updated, so the buttons in them (and a keyboard user's focus)
+  // survive the refresh.
+  const body = $("sim-rows");
+  const rows = new Map([...body.children].map((tr) => [tr.dataset.name, tr]));
+  const next = answer.devices.map((d) => {
+    let tr = rows.get(d.name);
+    if (!tr) {
+      tr = document.createElement("tr");
+      tr.dataset.name = d.name;
+      for (let i = 0; i < 6; i++) tr.append(document.createElement("td"));
+      const actions = document.createElement("td");
+      actions.append(button(`Inspect ${d.name}`, () => inspectSimulated(d.name)), " ",
+                     button(`Connect to ${d.name}`, () => connect(d.url)));
+      tr.append(actions);
+    }
+    [d.name, d.url, d.stage, String(d.boots), String(d.requests), d.faults.join("; ")].forEach((value, i) => {
+      if (tr.children[i].textContent !== value) tr.children[i].textContent = value;
+    });
+    return tr;
+  });
+  // Moving a focused row would blur it: the rows are put in place only when the set changed.
+  if (next.length !== body.children.length || next.some((tr, i) => body.children[i] !== tr)) body.replaceChildren(...next);
+  const selected = state.simSelected;
+  if (selected && answer.devices.some((d) => d.name === selected)) await inspectSimulated(selected);
+  else { state.simSelected = null; $("sim-detail").hidden = true; }
+}
+
+async function inspectSimulated(name, data) {
+  const detail = data || await call("GET", `/api/simulator/${encodeURIComponent(name)}`);
+  state.simSelected = name;
+  const d = detail.device;
+  $("sim-detail").hidden = false;
+  $("sim-detail-title").textContent = `Simulated device ${d.name}`;
+  $("sim-detail-summary").textContent = `${d.url} — bootloader mode ${detail.mode}; runs: ${d.stage}; boots ${d.boots}, requests ${d.requests}, uploads started ${detail.uploads_started}, resets ${detail.resets}; faults: ${d.faults.length ? d.faults.join("; ") : "none"}`;
+  $("sim-slots").replaceChildren(...detail.slots.map((slot) => {
+    const tr = document.createElement("tr");
+    for (const value of [slot.image, slot.slot, slot.version, slot.hash ?? "unavailable", slot.flags.join(" ")]) {
+      tr.append(Object.assign(document.createElement("td"), { textContent: value }));
+    }
+    tr.children[3].className = "hash";
+    return tr;
+  }));
+  list($("sim-next-boot"), detail.next_boot, (line) => Object.assign(document.createElement("li"), { textContent: line }));
+  $("sim-next-running").textContent = detail.next_running.length ? `then runs ${detail.next_running.join("; ")}` : `then runs nothing (${detail.next_stage})`;
+}
+
+async function startSimulated() {
+  const share = $("sim-fault-share").value.trim();
+  await loadSimulator(await call("POST", "/api/simulator", {
+    count: fleetNumber("sim-count", "Devices", 1, 1024),
+    options: $("sim-options").value.trim(),
+    fault_share: share,
+    fault_kind: $("sim-fault-kind").value,
+    seed: fleetNumber("sim-seed", "Seed", 0, Number.MAX_SAFE_INTEGER),
+  }));
+}
+
 // Wiring
 
 window.addEventListener("hashchange", route);
@@ -534,4 +606,17 @@ $("raw-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(se
 $("fleet-firmware-file").addEventListener("change", () => attempt(chooseFleetFirmware));
 $("fleet-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startFleet); });
 $("halt-fleet").addEventListener("click", () => attempt(async () => renderFleet((await call("POST", "/api/fleet/halt", {})).rollout)));
+$("simulator-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startSimulated); });
+$("sim-stop").addEventListener("click", () => attempt(async () => loadSimulator(await call("POST", "/api/simulator/stop", {}))));
+$("sim-inventory").addEventListener("click", () => attempt(async () => {
+  if (!state.simInventory) throw new Error("start simulated devices first");
+  $("fleet-inventory").value = state.simInventory;
+  location.hash = "#fleet";
+}));
+for (const b of document.querySelectorAll("#sim-actions button")) {
+  b.addEventListener("click", () => attempt(async () => {
+    if (!state.simSelected) throw new Error("inspect a simulated device first");
+    await inspectSimulated(state.simSelected, await call("POST", `/api/simulator/${encodeURIComponent(state.simSelected)}`, { action: b.dataset.action }));
+  }));
+}
 route();

@@ -105,6 +105,23 @@ public final class SimulatedFleet: Sendable {
         receiver.stop()
     }
 
+    /// A share of devices to make faulty as people write it: `0.1` or `10%`.
+    /// - Parameter text: the share.
+    /// - Returns: the share, 0…1.
+    /// - Throws: ``ConfigurationError`` saying what is accepted.
+    public static func faultShare(parsing text: String) throws(ConfigurationError) -> Double {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let percent = trimmed.hasSuffix("%")
+        guard let value = Double(percent ? String(trimmed.dropLast()) : trimmed), value.isFinite else {
+            throw ConfigurationError("'\(trimmed)' is not a share (0.1 or 10%)")
+        }
+        let share = percent ? value / 100 : value
+        guard (0...1).contains(share) else {
+            throw ConfigurationError("'\(trimmed)' is not between 0 and 1 (0% and 100%)")
+        }
+        return share
+    }
+
     /// Which devices get which fault: `round(share × count)` devices drawn without replacement
     /// by a seeded shuffle, dealt the kinds in turn.
     static func draw(count: Int, share: Double, kinds: [FaultKind], seed: UInt64) -> [FaultKind?] {
