@@ -32,4 +32,5 @@ head -c 3000 /dev/urandom >"$scratch/notes.bin"
 "$python" Tests/Browser/drive-ui.py fleet "$page" "$(tail -n 3 "$scratch/device")" Examples/hello-1.1.0.bin "$out" >/dev/null
 # The Simulator screen: ten devices the page starts itself, then a rollout over them.
 "$python" Tests/Browser/drive-ui.py simulator "$page" - Examples/hello-1.1.0.bin "$out" >/dev/null
+"$python" Tests/Browser/drive-ui.py appearance "$page" - - "$out" >/dev/null
 ls "$out"

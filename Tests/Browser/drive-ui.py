@@ -288,6 +288,111 @@ def fleet(page, ui_url, inventory, firmware, shots):
             "halt_enabled": page.get_by_role("button", name="Halt").is_enabled(), "alert": alert(page)}
 
 
+def screens(page, ui_url, device_url, _unused, shots):
+    """Statistics, Settings and Raw with something to check: a group's counters, a setting
+    written and read back, an echo sent raw with its frame and decoded answer."""
+    connect(page, ui_url, device_url)
+    page.get_by_role("link", name="Statistics").click()
+    group = page.get_by_role("combobox", name="Statistics group")
+    expect(group.locator("option").first).to_be_attached()
+    group_name = group.input_value()
+    page.get_by_role("button", name="Show").click()
+    stats = page.get_by_role("table", name="Statistics")
+    expect(stats.get_by_role("row").nth(1)).to_be_visible()
+    counters = [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()]
+                for row in stats.get_by_role("row").all()[1:]]
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("textbox", name="Setting name").fill("app/greeting")
+    page.get_by_role("textbox", name="Value", exact=True).fill("hello web")
+    page.get_by_role("button", name="Write").click()
+    result = page.locator("#setting-result")
+    expect(result).not_to_be_empty()
+    written = result.inner_text()
+    page.get_by_role("button", name="Read").click()
+    expect(result).not_to_have_text(written)
+    read = result.inner_text()
+    page.get_by_role("link", name="Raw").click()
+    page.get_by_role("textbox", name="Body (JSON)").fill('{"d": "raw hi"}')
+    page.get_by_role("button", name="Send").click()
+    answer = page.get_by_label("Answer (decoded)")
+    expect(answer).to_contain_text("raw hi")
+    return {"group": group_name, "counters": counters, "written": written, "read": read,
+            "request_hex": page.get_by_label("Request frame (hex)").inner_text(),
+            "answer": answer.inner_text(), "alert": alert(page)}
+
+
+def tab_to(page, target, backwards=False, limit=120):
+    """Presses Tab (or Shift+Tab) until `target` has the focus, as a keyboard user moves;
+    fails if it never gets there."""
+    for _ in range(limit):
+        if target.evaluate("e => e === document.activeElement"):
+            return
+        page.keyboard.press("Shift+Tab" if backwards else "Tab")
+    raise AssertionError(f"the keyboard never reached {target}")
+
+
+def keyboard(page, ui_url, device_url, firmware, shots):
+    """The whole flow with the keyboard alone: connect, choose the firmware and the mode, start
+    the upgrade, read the slots — every control reached with Tab and used with Enter, Space or
+    an arrow key; the focused control shows a visible outline."""
+    page.goto(ui_url)
+    url = page.get_by_label("Device URL")
+    tab_to(page, url)
+    page.keyboard.type(device_url)
+    page.keyboard.press("Enter")
+    expect(page.get_by_text(f"Device {device_url}")).to_be_visible()
+    upgrade = page.get_by_role("link", name="Upgrade")
+    tab_to(page, upgrade, backwards=True)
+    page.keyboard.press("Enter")
+    chooser_input = page.get_by_label("Firmware file", exact=True)
+    tab_to(page, chooser_input)
+    with page.expect_file_chooser() as chooser:
+        page.keyboard.press("Space")
+    chooser.value.set_files(firmware)
+    expect(page.get_by_label("Firmware file information")).not_to_be_empty()
+    mode = page.get_by_role("combobox", name="Mode")
+    tab_to(page, mode)
+    # confirm-only is preselected; the one above it is test-and-confirm.
+    page.keyboard.press("ArrowUp")
+    chosen = mode.input_value()
+    start = page.get_by_role("button", name="Start upgrade")
+    tab_to(page, start)
+    outline = start.evaluate("e => { const s = getComputedStyle(e); return `${s.outlineStyle} ${s.outlineWidth}`; }")
+    page.keyboard.press("Enter")
+    status, result = finished_status(page)
+    images = page.get_by_role("link", name="Images")
+    tab_to(page, images, backwards=True)
+    page.keyboard.press("Enter")
+    table = page.get_by_role("table", name="Images")
+    expect(table.get_by_role("row").nth(1)).to_be_visible()
+    rows = [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()]
+            for row in table.get_by_role("row").all()[1:]]
+    return {"mode": chosen, "outline": outline, "status": status, "result": result, "rows": rows,
+            "alert": alert(page)}
+
+
+def appearance(page, ui_url, _device, _unused, shots):
+    """Light and dark follow the system: the page's colours under each preference."""
+    colours = {}
+    for scheme in ["light", "dark"]:
+        context = page.context.browser.new_context(color_scheme=scheme, viewport={"width": 1100, "height": 900})
+        themed = context.new_page()
+        themed.goto(ui_url)
+        expect(themed.get_by_label("Device URL")).to_be_visible()
+        colours[scheme] = themed.evaluate(
+            """() => {
+                const style = (selector) => getComputedStyle(document.querySelector(selector));
+                return { background: style("body").backgroundColor, text: style("body").color,
+                         link: style("nav a").color, muted: style("#current-device").color,
+                         error: style("#error").color };
+            }"""
+        )
+        if scheme == "dark":
+            shot(themed, shots, "dark")
+        context.close()
+    return colours
+
+
 def simulator_rows(page):
     table = page.get_by_role("table", name="Simulated devices")
     return [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()][:6]
@@ -356,7 +461,7 @@ def shot(page, shots, name, full_page=False):
 SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
              "refused-when-pending": refused_when_pending, "cross-origin": cross_origin,
              "files-and-shell": files_and_shell, "tour": tour, "fleet": fleet,
-             "simulator": simulator}
+             "simulator": simulator, "screens": screens, "keyboard": keyboard, "appearance": appearance}
 
 
 def main():

@@ -27,7 +27,9 @@ import Testing
         ///   - processing: microseconds the simulated device takes per request, so an upload
         ///     lasts long enough to be watched and paused.
         ///   - count: simulated devices (a fleet for the Fleet screen).
-        static func start(processing: Int = 800, count: Int = 1) async throws -> Bench {
+        ///   - simulatorOptions: more `mcumgr simulator` options.
+        static func start(processing: Int = 800, count: Int = 1, simulatorOptions: [String] = []) async throws -> Bench
+        {
             let mcumgr = try EntryTests.executable()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-ui-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -46,7 +48,7 @@ import Testing
                     "simulator", "--udp", "127.0.0.1:0", "--count", String(count), "--stats",
                     folder.appendingPathComponent("stats.json").path,
                     "--slot-size", "0x80000", "--processing-us", String(processing),
-                ],
+                ] + simulatorOptions,
                 timeout: .seconds(1_800)
             )
             // Each simulated device: its inventory line, `URL NAME`.
@@ -339,5 +341,109 @@ import Testing
         #expect(Int(after[3]) == bootsBefore + 1, "\(after)")
         #expect((shown["detail"] as? String)?.contains("boots \(bootsBefore + 1)") == true, "\(shown)")
         #expect(try await bench.slotsBySmpclient(after[1]).first == "0/0 2.0.0 active confirmed")
+    }
+
+    /// Statistics, Settings and Raw from the page, each checked by code we did not write: the
+    /// counters' names are smpclient's, the setting written is what smpclient reads, the raw
+    /// request's body is cbor2's encoding of the JSON typed.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func statisticsSettingsAndRawAreWhatOtherClientsSee() async throws {
+        // Zephyr's newer answers: smpclient refuses the `rc: 0` that Zephyr 3.4 puts in its
+        // statistics answers (a peer defect, shown by `smpmgrRefusesTheReturnCodeZephyr34PutsInStatistics`).
+        let bench = try await Bench.start(simulatorOptions: ["--zephyr", "latest"])
+        defer { bench.stop() }
+        let shown = try await bench.drive("screens")
+        #expect(shown["alert"] as? String == "", "\(shown)")
+        let group = try #require(shown["group"] as? String)
+        let counters = try #require(shown["counters"] as? [[String]])
+        let names = try await bench.smpclient(
+            nil,
+            """
+                from smpclient.requests.statistics_management import GroupData
+                answer = await client.request(GroupData(name=sys.argv[2]), timeout_s=10.0)
+                print("\\n".join(answer.fields.keys()))
+            """,
+            [group]
+        )
+        #expect(counters.map { $0[0] } == CLI.lines(String(decoding: names, as: UTF8.self)), "\(counters)")
+        #expect(counters.allSatisfy { Int($0[1]) != nil }, "\(counters)")
+
+        #expect(shown["read"] as? String == "app/greeting: hello web", "\(shown)")
+        let setting = try await bench.smpclient(
+            nil,
+            """
+                from smpclient.requests.settings_management import ReadSetting
+                answer = await client.request(ReadSetting(name="app/greeting"), timeout_s=10.0)
+                sys.stdout.buffer.write(answer.val)
+            """
+        )
+        #expect(String(decoding: setting, as: UTF8.self) == "hello web")
+
+        #expect((shown["answer"] as? String)?.contains("raw hi") == true, "\(shown)")
+        let hex = try #require(shown["request_hex"] as? String).filter(\.isHexDigit).lowercased()
+        let body = try await Peers.python("import cbor2; print(cbor2.dumps({'d': 'raw hi'}).hex())")
+        let expected = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(hex.count == 16 + expected.count && hex.hasSuffix(expected), "\(hex) after the header: \(expected)")
+    }
+
+    /// The keyboard alone: connect, choose firmware and mode, start, read the slots; the focused
+    /// control has a visible outline. smpclient reads the upgrade's result.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func theWholeUpgradeWithTheKeyboardAlone() async throws {
+        let bench = try await Bench.start(processing: 0)
+        defer { bench.stop() }
+        let firmware = try bench.firmware(version: (2, 0), size: 16 * 1024)
+        let shown = try await bench.drive("keyboard", firmware: firmware)
+        #expect(shown["alert"] as? String == "", "\(shown)")
+        #expect(shown["mode"] as? String == "test-and-confirm")
+        #expect(shown["outline"] as? String == "solid 3px", "\(shown)")
+        #expect(shown["status"] as? String == "app-2.0.bin (test-and-confirm): succeeded", "\(shown)")
+        let rows = try #require(shown["rows"] as? [[String]])
+        #expect(rows.first.map { Array($0.prefix(3)) } == ["0", "0", "2.0.0"], "\(rows)")
+        #expect(try await bench.slotsBySmpclient().first == "0/0 2.0.0 active confirmed")
+    }
+
+    /// Light and dark follow the system preference, and in both the text, links, muted text and
+    /// errors keep WCAG AA contrast (4.5:1) against the background.
+    @Test(Peers.needed("playwright", "chromium"))
+    func lightAndDarkFollowTheSystemWithReadableContrast() async throws {
+        let bench = try await Bench.start(count: 0)
+        defer { bench.stop() }
+        let shown = try await bench.drive("appearance")
+        let light = try #require(shown["light"] as? [String: String])
+        let dark = try #require(shown["dark"] as? [String: String])
+        #expect(light["background"] == "rgb(255, 255, 255)", "\(light)")
+        #expect(dark["background"] == "rgb(22, 22, 22)", "\(dark)")
+        for (scheme, colours) in [("light", light), ("dark", dark)] {
+            let background = try #require(Self.rgb(colours["background"]))
+            for part in ["text", "link", "muted", "error"] {
+                let colour = try #require(Self.rgb(colours[part]), "\(scheme) \(part): \(colours)")
+                let ratio = Self.contrast(colour, background)
+                let pair = "\(colours[part] ?? "") on \(colours["background"] ?? "")"
+                #expect(ratio >= 4.5, "\(scheme) \(part) \(pair): \(ratio)")
+            }
+        }
+    }
+
+    /// `rgb(r, g, b)` as CSS computes it.
+    static func rgb(_ text: String?) -> [Double]? {
+        guard let text, text.hasPrefix("rgb(") else { return nil }
+        let parts = text.dropFirst(4).dropLast().split(separator: ",").compactMap {
+            Double($0.trimmingCharacters(in: .whitespaces))
+        }
+        return parts.count == 3 ? parts : nil
+    }
+
+    /// WCAG 2's contrast ratio of two sRGB colours.
+    static func contrast(_ a: [Double], _ b: [Double]) -> Double {
+        func luminance(_ colour: [Double]) -> Double {
+            let linear = colour.map { value -> Double in
+                let c = value / 255
+                return c <= 0.040_45 ? c / 12.92 : Foundation.pow((c + 0.055) / 1.055, 2.4)
+            }
+            return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+        }
+        let (x, y) = (luminance(a), luminance(b))
+        return (max(x, y) + 0.05) / (min(x, y) + 0.05)
     }
 }
