@@ -22,6 +22,7 @@ struct API: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         registerDevices(on: router)
+        registerBluetooth(on: router)
         registerImages(on: router)
         registerUpgrade(on: router)
         registerFiles(on: router)

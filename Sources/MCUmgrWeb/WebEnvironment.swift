@@ -30,6 +30,38 @@ public struct WebEnvironment: Sendable {
     public var packageLines: @Sendable (FirmwarePackage, String) -> [String]
     /// The client settings (timeout, retries) of every connection.
     public var clientConfiguration: SMPClient.Configuration
+    /// Scans for Bluetooth LE devices that advertise the SMP service, or `nil` where this host
+    /// cannot (no BlueZ). Parameters: the adapter (`hci0`; `nil`: the first), how long.
+    public var scanBluetooth: (@Sendable (String?, Duration) async throws -> [BluetoothDevice])?
+
+    /// A device a Bluetooth scan saw.
+    public struct BluetoothDevice: Sendable, Hashable {
+        /// Its advertised name, if any.
+        public var name: String?
+        /// Its address.
+        public var address: String
+        /// The signal strength of its last advertisement, if known.
+        public var rssi: Int?
+        /// The adapter that saw it.
+        public var adapter: String
+        /// Whether this host is connected to it.
+        public var connected: Bool
+
+        /// Creates one.
+        /// - Parameters:
+        ///   - name: its name.
+        ///   - address: its address.
+        ///   - rssi: its signal strength.
+        ///   - adapter: the adapter that saw it.
+        ///   - connected: whether this host is connected to it.
+        public init(name: String?, address: String, rssi: Int?, adapter: String, connected: Bool) {
+            self.name = name
+            self.address = address
+            self.rssi = rssi
+            self.adapter = adapter
+            self.connected = connected
+        }
+    }
 
     /// Creates an environment.
     /// - Parameters:
@@ -42,6 +74,7 @@ public struct WebEnvironment: Sendable {
     ///   - resultLines: a result's lines.
     ///   - packageLines: a firmware file's lines.
     ///   - clientConfiguration: timeouts and retries.
+    ///   - scanBluetooth: a Bluetooth LE scan; the default has none.
     public init(
         connect: @escaping @Sendable (ConnectionURL) throws -> any SMPTransport = { try $0.makeTransport() },
         profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
@@ -58,7 +91,8 @@ public struct WebEnvironment: Sendable {
             ["\(name): \(package.format)"]
                 + package.images.map { "image \($0.imageIndex): version \($0.version.map { "\($0)" } ?? "?")" }
         },
-        clientConfiguration: SMPClient.Configuration = .init()
+        clientConfiguration: SMPClient.Configuration = .init(),
+        scanBluetooth: (@Sendable (String?, Duration) async throws -> [BluetoothDevice])? = nil
     ) {
         self.connect = connect
         self.profiles = profiles
@@ -69,5 +103,6 @@ public struct WebEnvironment: Sendable {
         self.resultLines = resultLines
         self.packageLines = packageLines
         self.clientConfiguration = clientConfiguration
+        self.scanBluetooth = scanBluetooth
     }
 }

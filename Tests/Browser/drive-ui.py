@@ -393,6 +393,29 @@ def appearance(page, ui_url, _device, _unused, shots):
     return colours
 
 
+def ble_scan(page, ui_url, adapter, _unused, shots):
+    """The Devices screen's live Bluetooth scan on an adapter (DEVICE_URL holds its name): the
+    SMP devices in range appear, one is connected to from its row, its slots are read over
+    Bluetooth LE."""
+    page.goto(ui_url)
+    page.get_by_role("textbox", name="Adapter").fill(adapter)
+    page.get_by_role("button", name="Scan").click()
+    connect_button = page.get_by_role("button", name="Connect to Zephyr")
+    expect(connect_button).to_be_visible()
+    table = page.get_by_role("table", name="Bluetooth devices")
+    rows = [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()][:4]
+            for row in table.get_by_role("row").all()[1:]]
+    scanning = page.get_by_role("button", name="Stop scanning").is_visible()
+    shot(page, shots, "bluetooth")
+    connect_button.click()
+    expect(page.get_by_text(re.compile(r"^Device ble://"))).to_be_visible()
+    current = page.locator("#current-device").inner_text()
+    # The Devices screen is hidden now (no role to find it by); its button's text tells.
+    stopped = page.locator("#ble-scan").text_content() == "Scan"
+    return {"rows": rows, "scanning": scanning, "current": current, "stopped": stopped,
+            "images": image_rows(page), "alert": alert(page)}
+
+
 def simulator_rows(page):
     table = page.get_by_role("table", name="Simulated devices")
     return [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()][:6]
@@ -461,7 +484,8 @@ def shot(page, shots, name, full_page=False):
 SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
              "refused-when-pending": refused_when_pending, "cross-origin": cross_origin,
              "files-and-shell": files_and_shell, "tour": tour, "fleet": fleet,
-             "simulator": simulator, "screens": screens, "keyboard": keyboard, "appearance": appearance}
+             "simulator": simulator, "screens": screens, "keyboard": keyboard, "appearance": appearance,
+             "ble-scan": ble_scan}
 
 
 def main():

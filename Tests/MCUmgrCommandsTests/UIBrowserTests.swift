@@ -28,14 +28,19 @@ import Testing
         ///     lasts long enough to be watched and paused.
         ///   - count: simulated devices (a fleet for the Fleet screen).
         ///   - simulatorOptions: more `mcumgr simulator` options.
-        static func start(processing: Int = 800, count: Int = 1, simulatorOptions: [String] = []) async throws -> Bench
-        {
+        ///   - environment: `NAME=VALUE` settings of `mcumgr ui`'s environment.
+        static func start(
+            processing: Int = 800,
+            count: Int = 1,
+            simulatorOptions: [String] = [],
+            environment: [String] = []
+        ) async throws -> Bench {
             let mcumgr = try EntryTests.executable()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-ui-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let ui = RunningProcess(
                 "/usr/bin/env",
-                ["MCUMGR_CONFIG_DIR=\(folder.path)", mcumgr, "ui", "--listen", "127.0.0.1:0"],
+                ["MCUMGR_CONFIG_DIR=\(folder.path)"] + environment + [mcumgr, "ui", "--listen", "127.0.0.1:0"],
                 timeout: .seconds(1_800)
             )
             guard count > 0 else {
@@ -445,5 +450,32 @@ import Testing
         }
         let (x, y) = (luminance(a), luminance(b))
         return (max(x, y) + 0.05) / (min(x, y) + 0.05)
+    }
+
+    /// The Devices screen's live Bluetooth scan through BlueZ (bluezoo's mock): `mcumgr simulator
+    /// --ble Zephyr` advertises on hci1, the page scans on hci0 and lists it with its address,
+    /// signal and adapter, and its Connect button opens it over Bluetooth LE (the slots read).
+    @Test(
+        Peers.needed("playwright", "chromium"),
+        .requiring(Bluezoo.available, Bluezoo.missing)
+    )
+    func aLiveBluetoothScanFindsTheDeviceAndConnects() async throws {
+        let zoo = try await Bluezoo.start()
+        defer { zoo.stop() }
+        let simulator = try await BLECommandTests.simulator("Zephyr", zoo: zoo)
+        defer { simulator.stop() }
+        let bench = try await Bench.start(count: 0, environment: ["DBUS_SYSTEM_BUS_ADDRESS=\(zoo.bus.address)"])
+        defer { bench.stop() }
+        let shown = try await bench.drive("ble-scan", target: "hci0")
+        #expect(shown["alert"] as? String == "", "\(shown)")
+        let peripheral = try #require(Bluezoo.adapterAddresses.last)
+        let rows = try #require(shown["rows"] as? [[String]])
+        let row = try #require(rows.first { $0.first == "Zephyr" }, "\(rows)")
+        #expect(row[1] == peripheral && row[3] == "hci0", "\(row)")
+        #expect(shown["scanning"] as? Bool == true)
+        #expect(shown["stopped"] as? Bool == true, "connecting ends the scan")
+        #expect(shown["current"] as? String == "Device ble://\(peripheral)?adapter=hci0 — link connected", "\(shown)")
+        let images = try #require(shown["images"] as? [[String]])
+        #expect(images.first.map { Array($0.prefix(3)) } == ["0", "0", "1.0.0"], "\(images)")
     }
 }

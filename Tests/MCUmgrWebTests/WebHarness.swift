@@ -29,13 +29,15 @@ struct WebHarness {
     ///   - loadRecent: the recent URLs of an earlier run.
     ///   - saveRecent: where the server keeps them.
     ///   - connect: how URLs reach devices (default: every `sim://` URL reaches `device`).
+    ///   - scanBluetooth: the Bluetooth scan (default: none, as where BlueZ is not).
     init(
         device configuration: SimulatedDevice.Configuration = .init(),
         uploadLimit: Int = 64 << 20,
         profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
         loadRecent: @escaping @Sendable () -> [String] = { [] },
         saveRecent: @escaping @Sendable ([String]) -> Void = { _ in },
-        connect: (@Sendable (ConnectionURL) throws -> any SMPTransport)? = nil
+        connect: (@Sendable (ConnectionURL) throws -> any SMPTransport)? = nil,
+        scanBluetooth: (@Sendable (String?, Duration) async throws -> [WebEnvironment.BluetoothDevice])? = nil
     ) throws {
         token = try AccessToken("0123456789abcdef0123456789abcdef")
         let device = SimulatedDevice(configuration: configuration)
@@ -50,7 +52,8 @@ struct WebHarness {
                 profiles: profiles,
                 loadRecent: loadRecent,
                 saveRecent: saveRecent,
-                clientConfiguration: .init(timeout: .seconds(10))
+                clientConfiguration: .init(timeout: .seconds(10)),
+                scanBluetooth: scanBluetooth
             )
         )
     }

@@ -5,6 +5,7 @@ import MCUmgr
 import MCUmgrConnect
 import MCUmgrDFU
 import MCUmgrWeb
+import SMPBLETransport
 
 /// `mcumgr ui`: serves the device manager in a browser (`MCUmgrWeb`) and prints the one line
 /// to open. The page reaches devices as the other commands do (`sim://` in-process too) and
@@ -93,8 +94,35 @@ struct UICommand: AsyncParsableCommand {
                 let reports = package.images.map { $0.mcuboot?.verify(publicKey: nil) }
                 return ImageInfoCommand.text(package, reports: reports, file: name)
             },
-            clientConfiguration: configuration
+            clientConfiguration: configuration,
+            scanBluetooth: bluetoothScanner
         )
+    }
+
+    /// The Devices screen's Bluetooth scan: `mcumgr ble scan`'s, where BlueZ is.
+    static var bluetoothScanner: (@Sendable (String?, Duration) async throws -> [WebEnvironment.BluetoothDevice])? {
+        #if os(Linux)
+            return { adapter, duration in
+                let devices: [BlueZScanner.Device]
+                do throws(BlueZError) {
+                    devices = try await BlueZScanner.scan(adapter: adapter, timeout: duration)
+                } catch {
+                    // As `mcumgr ble scan` says it.
+                    throw error.transportError
+                }
+                return devices.map {
+                    WebEnvironment.BluetoothDevice(
+                        name: $0.name,
+                        address: $0.address,
+                        rssi: $0.rssi,
+                        adapter: $0.adapter,
+                        connected: $0.connected
+                    )
+                }
+            }
+        #else
+            return nil
+        #endif
     }
 
     /// `xdg-open` or `open`; a browser that does not start leaves the printed URL.

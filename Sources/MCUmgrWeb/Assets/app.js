@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "" };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "", scan: null };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -61,6 +61,7 @@ function show(view) {
     else link.removeAttribute("aria-current");
   }
   if (view === "devices") attempt(loadConnections);
+  else stopScan();
   if (view === "device" && state.device) attempt(loadDevice);
   if (view === "images" && state.device) attempt(loadImages);
   if (view === "upgrade" && state.device) attempt(followOperation);
@@ -91,6 +92,58 @@ async function loadConnections() {
   });
   $("recent-urls").replaceChildren(...data.recent.map((url) => Object.assign(document.createElement("option"), { value: url })));
   if (data.profile_error) showError(data.profile_error);
+}
+
+// A live Bluetooth scan: rounds of two seconds, one after the other while the scan is on and
+// the Devices screen is shown; each round's devices replace the table's, keyed by address so
+// the Connect buttons (and a keyboard user's focus) stay.
+
+async function scanRounds(scan) {
+  // A scan stopped and started again while a round was out must not leave two loops running.
+  while (state.scan === scan) {
+    try {
+      const answer = await call("POST", "/api/ble/scan", { seconds: 2, adapter: $("ble-adapter").value.trim() });
+      if (state.scan === scan) showScan(answer.devices);
+    } catch (error) {
+      if (state.scan === scan) { showError(error); stopScan(); }
+    }
+  }
+}
+
+function showScan(devices) {
+  $("ble-status").textContent = `${devices.length} SMP device${devices.length === 1 ? "" : "s"} seen in the last round`;
+  const body = $("ble-rows");
+  const rows = new Map([...body.children].map((tr) => [tr.dataset.address, tr]));
+  const next = devices.map((d) => {
+    let tr = rows.get(d.address);
+    const label = d.name || d.address;
+    if (!tr) {
+      tr = document.createElement("tr");
+      tr.dataset.address = d.address;
+      for (let i = 0; i < 4; i++) tr.append(document.createElement("td"));
+      const actions = document.createElement("td");
+      actions.append(button(`Connect to ${label}`, () => { stopScan(); return connect(d.url); }));
+      tr.append(actions);
+    }
+    [d.name ?? "(no name)", d.address, d.rssi === null || d.rssi === undefined ? "—" : `${d.rssi} dBm`, d.adapter + (d.connected ? " (connected)" : "")].forEach((value, i) => {
+      if (tr.children[i].textContent !== value) tr.children[i].textContent = value;
+    });
+    return tr;
+  });
+  if (next.length !== body.children.length || next.some((tr, i) => body.children[i] !== tr)) body.replaceChildren(...next);
+}
+
+function toggleScan() {
+  if (state.scan) { stopScan(); return; }
+  state.scan = {};
+  $("ble-scan").textContent = "Stop scanning";
+  $("ble-status").textContent = "scanning…";
+  scanRounds(state.scan);
+}
+
+function stopScan() {
+  state.scan = null;
+  $("ble-scan").textContent = "Scan";
 }
 
 async function connect(url) {
@@ -606,6 +659,7 @@ $("raw-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(se
 $("fleet-firmware-file").addEventListener("change", () => attempt(chooseFleetFirmware));
 $("fleet-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startFleet); });
 $("halt-fleet").addEventListener("click", () => attempt(async () => renderFleet((await call("POST", "/api/fleet/halt", {})).rollout)));
+$("ble-form").addEventListener("submit", (e) => { e.preventDefault(); showError(null); toggleScan(); });
 $("simulator-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startSimulated); });
 $("sim-stop").addEventListener("click", () => attempt(async () => loadSimulator(await call("POST", "/api/simulator/stop", {}))));
 $("sim-inventory").addEventListener("click", () => attempt(async () => {
