@@ -27,6 +27,12 @@ extension API {
         var rollout: FleetSnapshot?
     }
 
+    /// A rollout kept in the server's state, as `mcumgr fleet status` prints it.
+    struct KeptRollout: Encodable, Sendable {
+        var state: String
+        var lines: [String]
+    }
+
     /// The largest inventory the page may type: far more devices than a browser table shows well.
     static let inventoryLimit = 32 << 10
     /// The most devices of one rollout from the page.
@@ -49,6 +55,22 @@ extension API {
                     throw WebError(.notFound, "no rollout has run on this server yet")
                 }
                 return Self.eventStream(await operation.subscribe(), event: "fleet")
+            }
+        }
+        router.get("/api/fleet/kept") { request, _ in
+            try await answer {
+                guard let state = environment.rolloutState else {
+                    throw WebError(
+                        .notFound,
+                        "this server keeps its rollouts in a temporary folder of its own; start mcumgr ui with "
+                            + "--state FILE or --state postgres://… to see the rollouts kept there, other hosts' too"
+                    )
+                }
+                let rollout = request.uri.queryParameters["rollout"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+                // A state without the rollout, or one that cannot be read, is said as
+                // `mcumgr fleet status` says it.
+                let lines = try await state.status(rollout)
+                return try Self.json(KeptRollout(state: state.name, lines: lines))
             }
         }
         router.post("/api/fleet/halt") { _, _ in
@@ -78,7 +100,11 @@ extension API {
         return try await fleet.start { path in
             let store: any RolloutStore
             do {
-                store = try await SQLiteRolloutStore(path: path)
+                if let state = environment.rolloutState {
+                    store = try await state.open()
+                } else {
+                    store = try await SQLiteRolloutStore(path: path)
+                }
             } catch {
                 throw WebError(.internalServerError, "the rollout's state: \(environment.describe(error))")
             }

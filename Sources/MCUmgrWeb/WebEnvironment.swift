@@ -3,6 +3,7 @@ import MCUboot
 import MCUmgr
 import MCUmgrConnect
 import MCUmgrDFU
+import MCUmgrFleet
 import SMPLink
 
 /// What the server needs from its host that this module does not hold: how to reach a device
@@ -30,6 +31,36 @@ public struct WebEnvironment: Sendable {
     public var packageLines: @Sendable (FirmwarePackage, String) -> [String]
     /// The client settings (timeout, retries) of every connection.
     public var clientConfiguration: SMPClient.Configuration
+    /// Where rollouts are kept when the server was given a state (`mcumgr ui --state`), or `nil`:
+    /// each server then keeps its rollouts in a temporary folder of its own.
+    public var rolloutState: RolloutState?
+
+    /// A rollout state several processes (and, through PostgreSQL, hosts) can run and read.
+    public struct RolloutState: Sendable {
+        /// The state as people named it (a file, or a database without its password).
+        public var name: String
+        /// Opens it for a rollout of this server.
+        public var open: @Sendable () async throws -> any RolloutStore
+        /// A rollout kept there (the one named, or the last one run), as `mcumgr fleet status`
+        /// prints it: whoever runs it, this server, another process or another host.
+        public var status: @Sendable (_ rollout: String?) async throws -> [String]
+
+        /// Creates one.
+        /// - Parameters:
+        ///   - name: how to name it to people.
+        ///   - open: opens it for a rollout.
+        ///   - status: a kept rollout's lines.
+        public init(
+            name: String,
+            open: @escaping @Sendable () async throws -> any RolloutStore,
+            status: @escaping @Sendable (_ rollout: String?) async throws -> [String]
+        ) {
+            self.name = name
+            self.open = open
+            self.status = status
+        }
+    }
+
     /// Scans for Bluetooth LE devices that advertise the SMP service, or `nil` where this host
     /// cannot (no BlueZ). Parameters: the adapter (`hci0`; `nil`: the first), how long.
     public var scanBluetooth: (@Sendable (String?, Duration) async throws -> [BluetoothDevice])?
@@ -75,6 +106,7 @@ public struct WebEnvironment: Sendable {
     ///   - packageLines: a firmware file's lines.
     ///   - clientConfiguration: timeouts and retries.
     ///   - scanBluetooth: a Bluetooth LE scan; the default has none.
+    ///   - rolloutState: where rollouts are kept; the default: a temporary folder per server.
     public init(
         connect: @escaping @Sendable (ConnectionURL) throws -> any SMPTransport = { try $0.makeTransport() },
         profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
@@ -92,7 +124,8 @@ public struct WebEnvironment: Sendable {
                 + package.images.map { "image \($0.imageIndex): version \($0.version.map { "\($0)" } ?? "?")" }
         },
         clientConfiguration: SMPClient.Configuration = .init(),
-        scanBluetooth: (@Sendable (String?, Duration) async throws -> [BluetoothDevice])? = nil
+        scanBluetooth: (@Sendable (String?, Duration) async throws -> [BluetoothDevice])? = nil,
+        rolloutState: RolloutState? = nil
     ) {
         self.connect = connect
         self.profiles = profiles
@@ -104,5 +137,6 @@ public struct WebEnvironment: Sendable {
         self.packageLines = packageLines
         self.clientConfiguration = clientConfiguration
         self.scanBluetooth = scanBluetooth
+        self.rolloutState = rolloutState
     }
 }

@@ -416,6 +416,24 @@ def ble_scan(page, ui_url, adapter, _unused, shots):
             "images": image_rows(page), "alert": alert(page)}
 
 
+def kept(page, ui_url, _unused, _firmware, shots):
+    """The Fleet screen's kept rollout: Watch shows the state's last rollout as `mcumgr fleet
+    status` prints it, again every two seconds, until every device ended (a rollout another
+    process or host runs); then Stop watching."""
+    page.goto(ui_url)
+    page.get_by_role("link", name="Fleet").click()
+    page.get_by_role("button", name="Watch").click()
+    kept_text = page.get_by_label("Kept rollout")
+    expect(kept_text).to_contain_text("rollout ")
+    first = kept_text.inner_text()
+    expect(kept_text).not_to_contain_text(re.compile(r"\b(pending|running)\b"), timeout=STEP_TIMEOUT_MS)
+    shot(page, shots, "fleet-kept")
+    last = kept_text.inner_text()
+    page.get_by_role("button", name="Stop watching").click()
+    return {"first": first, "last": last, "state": page.locator("#kept-state").inner_text(),
+            "watching": page.get_by_role("button", name="Watch").is_visible(), "alert": alert(page)}
+
+
 def simulator_rows(page):
     table = page.get_by_role("table", name="Simulated devices")
     return [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()][:6]
@@ -485,7 +503,7 @@ SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
              "refused-when-pending": refused_when_pending, "cross-origin": cross_origin,
              "files-and-shell": files_and_shell, "tour": tour, "fleet": fleet,
              "simulator": simulator, "screens": screens, "keyboard": keyboard, "appearance": appearance,
-             "ble-scan": ble_scan}
+             "ble-scan": ble_scan, "kept": kept}
 
 
 def main():

@@ -29,18 +29,21 @@ import Testing
         ///   - count: simulated devices (a fleet for the Fleet screen).
         ///   - simulatorOptions: more `mcumgr simulator` options.
         ///   - environment: `NAME=VALUE` settings of `mcumgr ui`'s environment.
+        ///   - uiOptions: more `mcumgr ui` options.
         static func start(
             processing: Int = 800,
             count: Int = 1,
             simulatorOptions: [String] = [],
-            environment: [String] = []
+            environment: [String] = [],
+            uiOptions: [String] = []
         ) async throws -> Bench {
             let mcumgr = try EntryTests.executable()
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-ui-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let ui = RunningProcess(
                 "/usr/bin/env",
-                ["MCUMGR_CONFIG_DIR=\(folder.path)"] + environment + [mcumgr, "ui", "--listen", "127.0.0.1:0"],
+                ["MCUMGR_CONFIG_DIR=\(folder.path)"] + environment + [mcumgr, "ui", "--listen", "127.0.0.1:0"]
+                    + uiOptions,
                 timeout: .seconds(1_800)
             )
             guard count > 0 else {
@@ -477,5 +480,47 @@ import Testing
         #expect(shown["current"] as? String == "Device ble://\(peripheral)?adapter=hci0 — link connected", "\(shown)")
         let images = try #require(shown["images"] as? [[String]])
         #expect(images.first.map { Array($0.prefix(3)) } == ["0", "0", "1.0.0"], "\(images)")
+    }
+
+    /// `mcumgr ui --state postgres://…` watches a rollout that another process runs (as another
+    /// host would, through the same database): the Fleet screen's kept rollout shows it as
+    /// `mcumgr fleet status` prints it, until every device ended; smpclient finds the image on
+    /// each device.
+    @Test(
+        Peers.needed("playwright", "smpclient", "chromium"),
+        .requiring(TestPostgres.enabled, "no PostgreSQL: set MCUMGR_TEST_POSTGRES (scripts/postgres-test-server.sh)")
+    )
+    func theFleetScreenWatchesARolloutAnotherHostRuns() async throws {
+        let database = try await TestPostgres.freshDatabase()
+        // The page's server is up (it opened the state) before the other worker starts.
+        let bench = try await Bench.start(count: 3, uiOptions: ["--state", database])
+        defer { bench.stop() }
+        let firmware = try bench.firmware(version: (2, 0), size: 256 * 1024)
+        let inventory = bench.folder.appendingPathComponent("fleet.txt")
+        try Data((bench.inventory + "\n").utf8).write(to: inventory)
+        let worker = RunningProcess(
+            try EntryTests.executable(),
+            [
+                "fleet", "upgrade", firmware, "--inventory", inventory.path, "--state", database, "--worker",
+                "other-host", "--parallel", "1",
+            ],
+            timeout: .seconds(1_800)
+        )
+        defer { worker.stop() }
+        let shown = try await bench.drive("kept")
+        let status = try await worker.finished()
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(shown["alert"] as? String == "", "\(shown)")
+        #expect(shown["watching"] as? Bool == true, "Stop watching turned the button back")
+        #expect((shown["state"] as? String)?.hasPrefix("State: postgres://") == true, "\(shown)")
+        let last = try #require(shown["last"] as? String).split(separator: "\n").map(String.init)
+        #expect(last.first?.contains("app-2.0.bin (confirm-only, 2.0.0)") == true, "\(last)")
+        let rows = last.filter { $0.hasPrefix("sim-") }
+        #expect(rows.count == 3 && rows.allSatisfy { $0.contains(" upgraded ") }, "\(last)")
+        #expect(last.last == "3 upgraded", "\(last)")
+        for line in bench.inventory.split(separator: "\n") {
+            let url = String(line.split(separator: " ")[0])
+            #expect(try await bench.slotsBySmpclient(url).first == "0/0 2.0.0 active confirmed", "\(url)")
+        }
     }
 }

@@ -23,6 +23,24 @@ import Testing
         #expect(result.stderr.contains("--listen: '127.0.0.1' is not HOST:PORT"), "\(result.stderr)")
     }
 
+    /// A state that cannot be used is said before anything listens (no URL printed).
+    @Test func aStateThatCannotBeUsedIsRefusedBeforeServing() async {
+        let result = await CLI.run(["ui", "--listen", "127.0.0.1:0", "--state", "/nonexistent/folder/fleet.sqlite"])
+        #expect(result.status != 0)
+        #expect(result.stdout == "")
+        #expect(
+            result.stderr.hasPrefix("error: /nonexistent/folder/fleet.sqlite: not a usable rollout state file"),
+            "\(result.stderr)"
+        )
+    }
+
+    @Test func aDatabasePasswordIsNotShownToThePage() {
+        let shown = UICommand.displayName("postgres://fleet:s3cret@db.example:5432/mcumgr")
+        #expect(shown == "postgres://fleet@db.example:5432/mcumgr")
+        #expect(UICommand.displayName("postgres://fleet@db.example/mcumgr") == "postgres://fleet@db.example/mcumgr")
+        #expect(UICommand.displayName("/var/lib/fleet.sqlite") == "/var/lib/fleet.sqlite")
+    }
+
     @Test func clientOptionsAreRefused() async {
         let result = await CLI.run(["ui", "--conn", "sim://"])
         #expect(result.status == 64)

@@ -1,9 +1,11 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import MCUmgrFleet
 import MCUmgrWeb
 import NIOCore
 import SMPSimulator
+import SMPTestSupport
 import Testing
 
 /// The Fleet screen's calls, against racks of in-process simulated devices. Every wait is bound
@@ -184,6 +186,64 @@ import Testing
             _ = try await client.post("/api/fleet/halt", "{}", harness)
             let last = try #require(try await client.fleetSnapshots(harness).last)
             #expect(last["finished"] as? Bool == true)
+        }
+    }
+
+    /// With a state (`mcumgr ui --state`), the page's rollout is kept there — read back by the
+    /// library's own store, not by the page — and the kept rollout is what the state's reader
+    /// says. Without one, the page says how to get one.
+    @Test func aRolloutIsKeptInTheGivenStateAndShownFromIt() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcumgr-kept-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("fleet.sqlite").path
+        let asked = LockedValue<[String?]>([])
+        let state = WebEnvironment.RolloutState(
+            name: path,
+            open: { try await SQLiteRolloutStore(path: path, exclusive: true) },
+            status: { rollout in
+                asked.update { $0.append(rollout) }
+                let store = try await SQLiteRolloutStore(path: path)
+                let kept = try await store.rollout(rollout)
+                await store.close()
+                return kept.map { [$0.0.id] + $0.1.map { "\($0.id) \($0.status)" } } ?? []
+            }
+        )
+        let rack = await SimulatedRack(count: 3)
+        let harness = try WebHarness(connect: rack.connect, rolloutState: state)
+        let id = try await harness.test { client in
+            let firmware = try await client.firmwareID(harness)
+            let started = try await client.startFleet(harness, inventory: rack.inventory, firmware: firmware)
+            #expect(started.status == .ok, "\(started.text)")
+            let last = try #require(try await client.fleetSnapshots(harness).last)
+            #expect(last["status"] as? String == "finished", "\(last)")
+            let id = try #require(last["rollout"] as? String)
+
+            let kept = try await client.get("/api/fleet/kept?rollout=\(id)", harness)
+            #expect(kept.status == .ok, "\(kept.text)")
+            #expect(try kept.object()["state"] as? String == path)
+            #expect(
+                try kept.object()["lines"] as? [String]
+                    == [id] + (1...3).map { "\(SimulatedRack.name($0)) upgraded" }
+            )
+            let latest = try await client.get("/api/fleet/kept", harness)
+            let upgraded = (1...3).map { "\(SimulatedRack.name($0)) upgraded" }
+            #expect(try latest.object()["lines"] as? [String] == [id] + upgraded)
+            return id
+        }
+        #expect(asked.get() == [id, nil])
+        let store = try await SQLiteRolloutStore(path: path)
+        let (_, records) = try #require(try await store.rollout(nil))
+        await store.close()
+        #expect(records.map(\.status) == [.upgraded, .upgraded, .upgraded])
+    }
+
+    @Test func withoutAStateTheKeptRolloutSaysHowToKeepOne() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let response = try await client.get("/api/fleet/kept", harness)
+            #expect(response.status == .notFound)
+            #expect(response.errorLine?.contains("start mcumgr ui with --state FILE or --state postgres://") == true)
         }
     }
 

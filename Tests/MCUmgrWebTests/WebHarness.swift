@@ -30,6 +30,7 @@ struct WebHarness {
     ///   - saveRecent: where the server keeps them.
     ///   - connect: how URLs reach devices (default: every `sim://` URL reaches `device`).
     ///   - scanBluetooth: the Bluetooth scan (default: none, as where BlueZ is not).
+    ///   - rolloutState: where rollouts are kept (default: a temporary folder of the server's).
     init(
         device configuration: SimulatedDevice.Configuration = .init(),
         uploadLimit: Int = 64 << 20,
@@ -37,7 +38,8 @@ struct WebHarness {
         loadRecent: @escaping @Sendable () -> [String] = { [] },
         saveRecent: @escaping @Sendable ([String]) -> Void = { _ in },
         connect: (@Sendable (ConnectionURL) throws -> any SMPTransport)? = nil,
-        scanBluetooth: (@Sendable (String?, Duration) async throws -> [WebEnvironment.BluetoothDevice])? = nil
+        scanBluetooth: (@Sendable (String?, Duration) async throws -> [WebEnvironment.BluetoothDevice])? = nil,
+        rolloutState: WebEnvironment.RolloutState? = nil
     ) throws {
         token = try AccessToken("0123456789abcdef0123456789abcdef")
         let device = SimulatedDevice(configuration: configuration)
@@ -53,7 +55,8 @@ struct WebHarness {
                 loadRecent: loadRecent,
                 saveRecent: saveRecent,
                 clientConfiguration: .init(timeout: .seconds(10)),
-                scanBluetooth: scanBluetooth
+                scanBluetooth: scanBluetooth,
+                rolloutState: rolloutState
             )
         )
     }

@@ -312,7 +312,22 @@ struct FleetStatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        if !Self.isShared(state) {
+        let (description, records, processRuns) = try await Self.read(state, rollout: rollout)
+        if json {
+            CommandSupport.emit(FleetProgressView.json(description, records, processRuns: processRuns))
+        } else {
+            for line in FleetProgressView.table(description, records, processRuns: processRuns) { Console.out(line) }
+        }
+    }
+
+    /// A rollout as the state holds it now (the one named, or the last one run), and whether a
+    /// process holds a state file (`nil` for a shared database): what `fleet status` and the
+    /// page's kept rollout show.
+    /// - Throws: the command's failure for a state without it.
+    static func read(_ state: String, rollout: String?) async throws -> (
+        RolloutDescription, [DeviceRecord], processRuns: Bool?
+    ) {
+        if !isShared(state) {
             guard FileManager.default.fileExists(atPath: state) else {
                 throw InputFileError(
                     .unreadable,
@@ -320,19 +335,21 @@ struct FleetStatusCommand: AsyncParsableCommand {
                 )
             }
         }
-        let store = try await Self.openStore(state, exclusive: false)
-        let found = try await store.rollout(rollout)
+        let store = try await openStore(state, exclusive: false)
+        let found: (RolloutDescription, [DeviceRecord])?
+        do {
+            found = try await store.rollout(rollout)
+        } catch {
+            await store.close()
+            throw error
+        }
         await store.close()
         // On one host a running device is only truly running while a process holds the file.
-        let processRuns: Bool? = Self.isShared(state) ? nil : SQLiteRolloutStore.isInUse(path: state)
+        let processRuns: Bool? = isShared(state) ? nil : SQLiteRolloutStore.isInUse(path: state)
         guard let (description, records) = found else {
             throw CommandFailure(rollout.map { "\(state) holds no rollout \($0)" } ?? "\(state) holds no rollout yet")
         }
-        if json {
-            CommandSupport.emit(FleetProgressView.json(description, records, processRuns: processRuns))
-        } else {
-            for line in FleetProgressView.table(description, records, processRuns: processRuns) { Console.out(line) }
-        }
+        return (description, records, processRuns)
     }
 
     /// Opens the store a `--state` value names.

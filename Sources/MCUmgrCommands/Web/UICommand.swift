@@ -4,6 +4,7 @@ import MCUboot
 import MCUmgr
 import MCUmgrConnect
 import MCUmgrDFU
+import MCUmgrFleet
 import MCUmgrWeb
 import SMPBLETransport
 
@@ -40,6 +41,16 @@ struct UICommand: AsyncParsableCommand {
     )
     var deviceTimeout: Double = 3
 
+    @Option(
+        help: ArgumentHelp(
+            "Keep the Fleet screen's rollouts here, as mcumgr fleet upgrade --state does: a SQLite file, or "
+                + "postgres://… shared with other hosts (the page shows their rollouts too). "
+                + "Default: a temporary folder, removed when the server stops.",
+            valueName: "state"
+        )
+    )
+    var state: String?
+
     func validate() throws {
         try local.refuseClientOptions(command: "ui", reason: "the page chooses its devices")
         guard deviceTimeout > 0, deviceTimeout <= 3600 else {
@@ -48,12 +59,14 @@ struct UICommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        var environment = Self.environment(timeout: deviceTimeout)
+        if let state { environment.rolloutState = try await Self.rolloutState(state) }
         let server: WebServer
         do {
             let address = try ListenAddress(parsing: listen)
             server = try WebServer(
                 configuration: .init(address: address, allowRemote: allowRemote),
-                environment: Self.environment(timeout: deviceTimeout)
+                environment: environment
             )
         } catch {
             throw ValidationError(error.description)
@@ -123,6 +136,30 @@ struct UICommand: AsyncParsableCommand {
         #else
             return nil
         #endif
+    }
+
+    /// The rollouts' state of `--state`, opened once now so that a path or database that cannot
+    /// be used is said before the server starts, not at the first rollout.
+    static func rolloutState(_ state: String) async throws -> WebEnvironment.RolloutState {
+        let probe = try await FleetStatusCommand.openStore(state, exclusive: false)
+        await probe.close()
+        return WebEnvironment.RolloutState(
+            name: Self.displayName(state),
+            open: { try await FleetStatusCommand.openStore(state, exclusive: true) },
+            status: { rollout in
+                let (description, records, processRuns) = try await FleetStatusCommand.read(state, rollout: rollout)
+                return FleetProgressView.table(description, records, processRuns: processRuns)
+            }
+        )
+    }
+
+    /// A state as the page may show it: a database URL without its password.
+    static func displayName(_ state: String) -> String {
+        guard FleetStatusCommand.isShared(state), var components = URLComponents(string: state),
+            components.password != nil
+        else { return state }
+        components.password = nil
+        return components.string ?? "postgres://…"
     }
 
     /// `xdg-open` or `open`; a browser that does not start leaves the printed URL.

@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "", scan: null };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "", scan: null, keptTimer: null };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -68,6 +68,7 @@ function show(view) {
   if (view === "files" && state.device) attempt(loadFiles);
   if (view === "statistics" && state.device) attempt(loadStatGroups);
   if (view === "fleet") attempt(followFleet);
+  else stopWatching();
   watchSimulator(view === "simulator");
 }
 
@@ -555,6 +556,31 @@ async function followFleet() {
   events.addEventListener("error", () => { events.close(); state.fleetEvents = null; });
 }
 
+// A rollout kept in the server's state (--state), as `mcumgr fleet status` prints it; "Watch"
+// reads it again every two seconds while the Fleet screen is shown.
+
+async function showKept() {
+  const rollout = $("kept-rollout").value.trim();
+  const answer = await call("GET", `/api/fleet/kept${rollout ? `?rollout=${encodeURIComponent(rollout)}` : ""}`);
+  $("kept-state").textContent = `State: ${answer.state}`;
+  $("kept").textContent = answer.lines.join("\n");
+}
+
+function toggleWatch() {
+  if (state.keptTimer) { stopWatching(); return; }
+  $("kept-watch").textContent = "Stop watching";
+  // A failed read (no rollout yet, the database away for a moment) is shown and read again:
+  // watching stops only when asked.
+  state.keptTimer = setInterval(() => attempt(showKept), 2000);
+  attempt(showKept);
+}
+
+function stopWatching() {
+  clearInterval(state.keptTimer);
+  state.keptTimer = null;
+  $("kept-watch").textContent = "Watch";
+}
+
 // Simulator: the devices this server simulates. The screen reads them once a second while it
 // is shown (a device's flash changes under an upgrade from another screen or another client).
 
@@ -659,6 +685,8 @@ $("raw-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(se
 $("fleet-firmware-file").addEventListener("change", () => attempt(chooseFleetFirmware));
 $("fleet-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startFleet); });
 $("halt-fleet").addEventListener("click", () => attempt(async () => renderFleet((await call("POST", "/api/fleet/halt", {})).rollout)));
+$("kept-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(showKept); });
+$("kept-watch").addEventListener("click", toggleWatch);
 $("ble-form").addEventListener("submit", (e) => { e.preventDefault(); showError(null); toggleScan(); });
 $("simulator-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startSimulated); });
 $("sim-stop").addEventListener("click", () => attempt(async () => loadSimulator(await call("POST", "/api/simulator/stop", {}))));
