@@ -21,6 +21,14 @@ extension API {
         /// Failed or unreachable devices tolerated: `N` or `P%` (empty: no limit).
         var maxFailures: String?
         var parallel: Int?
+        /// Start failed and unreachable devices of an earlier run again (`--retry-failed`).
+        var retryFailed: Bool?
+        /// Restarts of a device's upgrade after a link failure (`--link-retries`, default 2).
+        var linkRetries: Int?
+        /// Bluetooth LE upgrades at once per adapter (`--ble-per-adapter`, default 1).
+        var blePerAdapter: Int?
+        /// This server's worker name in a shared state (`--worker`; default: the host name).
+        var worker: String?
     }
 
     struct FleetState: Encodable, Sendable {
@@ -89,12 +97,15 @@ extension API {
         let inventory = try Self.inventory(body.inventory)
         let mode = try Self.mode(body.mode)
         let policy = try Self.policy(body)
+        let worker = try Self.worker(body.worker)
         let entry = try await firmware.entry(body.firmware)
         let environment = self.environment
         let fleetUpgrade = FleetUpgrade(
             policy: policy,
             configuration: FirmwareUpgrade.Configuration(mode: mode),
             clientConfiguration: environment.clientConfiguration,
+            worker: worker,
+            retryFailed: body.retryFailed ?? false,
             makeTransport: { device in try environment.connect(device.url) }
         )
         return try await fleet.start { path in
@@ -158,6 +169,14 @@ extension API {
         guard (1...1024).contains(parallel) else {
             throw WebError(.badRequest, "Parallel: \(parallel) is not a number from 1 to 1024")
         }
+        let linkRetries = body.linkRetries ?? 2
+        guard (0...100).contains(linkRetries) else {
+            throw WebError(.badRequest, "Link retries: \(linkRetries) is not a number from 0 to 100")
+        }
+        let blePerAdapter = body.blePerAdapter ?? 1
+        guard (1...64).contains(blePerAdapter) else {
+            throw WebError(.badRequest, "BLE per adapter: \(blePerAdapter) is not a number from 1 to 64")
+        }
         let waves: [RolloutPolicy.Share]
         do {
             waves = try RolloutPolicy.waves(parsing: body.waves ?? "100%")
@@ -172,6 +191,25 @@ extension API {
                 throw WebError(.badRequest, "Failure budget: \(error)")
             }
         }
-        return RolloutPolicy(canary: canary, waves: waves, maxFailures: maxFailures, parallel: parallel)
+        return RolloutPolicy(
+            canary: canary,
+            waves: waves,
+            maxFailures: maxFailures,
+            parallel: parallel,
+            bleConnectionsPerAdapter: blePerAdapter,
+            linkRetries: linkRetries
+        )
+    }
+
+    /// The worker's name: what `host=` labels of a shared inventory match (the host name when
+    /// empty). One line: it is stored and shown in other hosts' tables.
+    static func worker(_ text: String?) throws(WebError) -> String {
+        let name = text?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard !name.isEmpty else { return ProcessInfo.processInfo.hostName }
+        guard name.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw WebError(.badRequest, "Worker: a name of up to 64 characters on one line")
+        }
+        return name
     }
 }

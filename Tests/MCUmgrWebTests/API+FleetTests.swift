@@ -4,6 +4,7 @@ import HummingbirdTesting
 import MCUmgrFleet
 import MCUmgrWeb
 import NIOCore
+import SMPCore
 import SMPSimulator
 import SMPTestSupport
 import Testing
@@ -92,6 +93,9 @@ import Testing
                 (["parallel": 0], "Parallel: 0 is not a number from 1 to 1024"),
                 (["canary": -1], "Canary: -1 is not a number"),
                 (["mode": "yolo"], "Mode: 'yolo' is not one of"),
+                (["link_retries": 101], "Link retries: 101 is not a number from 0 to 100"),
+                (["ble_per_adapter": 0], "BLE per adapter: 0 is not a number from 1 to 64"),
+                (["worker": "a\nb"], "Worker: a name of up to 64 characters on one line"),
             ]
             for (extra, expected) in cases {
                 let response = try await client.startFleet(
@@ -245,6 +249,38 @@ import Testing
             #expect(response.status == .notFound)
             #expect(response.errorLine?.contains("start mcumgr ui with --state FILE or --state postgres://") == true)
         }
+    }
+
+    /// A device that failed stays failed when the same file runs again ("earlier run"); with
+    /// Retry failed it is started again — here after the fault went away — and upgraded.
+    @Test func retryFailedStartsTheFailedDeviceAgain() async throws {
+        let rack = await SimulatedRack(count: 3, refusing: [2])
+        let harness = try WebHarness(connect: rack.connect)
+        try await harness.test { client in
+            let firmware = try await client.firmwareID(harness)
+            func run(_ extra: [String: any Sendable]) async throws -> [[String: Any]] {
+                let started = try await client.startFleet(
+                    harness,
+                    inventory: rack.inventory,
+                    firmware: firmware,
+                    extra: extra
+                )
+                #expect(started.status == .ok, "\(started.text)")
+                let last = try #require(try await client.fleetSnapshots(harness).last)
+                return try #require(last["devices"] as? [[String: Any]])
+            }
+            let first = try await run([:])
+            #expect(first.map { $0["status"] as? String } == ["upgraded", "failed", "upgraded"])
+            await rack.devices["2"]?.setFaults(.none)
+            let again = try await run([:])
+            #expect(again.map { $0["status"] as? String } == ["upgraded", "failed", "upgraded"])
+            #expect(again.map { $0["seen"] as? String } == ["earlier run", "earlier run", "earlier run"])
+            let retried = try await run(["retry_failed": true, "worker": "bench-1"])
+            #expect(retried.map { $0["status"] as? String } == ["upgraded", "upgraded", "upgraded"], "\(retried)")
+            #expect(retried[1]["seen"] as? String == "this run")
+            #expect(retried[1]["tries"] as? Int == 2)
+        }
+        #expect(await rack.devices["2"]?.imageStates.first { $0.isActive }?.version == "2.0.0")
     }
 
     @Test func aChangeWithoutOriginIsForbidden() async throws {

@@ -500,6 +500,10 @@ async function startFleet() {
     waves: $("fleet-waves").value.trim() || "100%",
     max_failures: $("fleet-max-failures").value.trim(),
     parallel: fleetNumber("fleet-parallel", "Parallel", 1, 1024),
+    link_retries: fleetNumber("fleet-link-retries", "Link retries", 0, 100),
+    ble_per_adapter: fleetNumber("fleet-ble-per-adapter", "BLE per adapter", 1, 64),
+    worker: $("fleet-worker").value.trim(),
+    retry_failed: $("fleet-retry-failed").checked,
   });
   renderFleet(answer.rollout);
   await followFleet();
