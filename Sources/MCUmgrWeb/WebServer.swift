@@ -62,7 +62,10 @@ public struct WebServer: Sendable {
                 ? nil
                 : "warning: listening on \(address): anyone who can reach it and has the token can reflash your devices"
                     + (address.isWildcard
-                        ? "; from another machine open this machine's address with port \(address.port) and the same token"
+                        ? "; from another machine open this machine's address with "
+                            // Port 0 is chosen when the server listens: the URL printed next has it.
+                            + (address.port == 0 ? "the port of the URL below" : "port \(address.port)")
+                            + " and the same token"
                         : "")
         }
     }

@@ -30,5 +30,12 @@ extension WebServerTests {
         )
         #expect(server.configuration.url == "http://127.0.0.1:9000/?token=0123456789abcdef0123456789abcdef")
         #expect(server.configuration.remoteWarning?.contains("this machine's address with port 9000") == true)
+        let anyPort = try WebServer(
+            configuration: .init(address: .init(host: "0.0.0.0", port: 0), allowRemote: true, token: token),
+            environment: .init()
+        )
+        let warning = try #require(anyPort.configuration.remoteWarning)
+        #expect(warning.hasSuffix("open this machine's address with the port of the URL below and the same token"))
+        #expect(!warning.contains("port 0"))
     }
 }
