@@ -28,6 +28,7 @@ struct API: Sendable {
         registerFiles(on: router)
         registerShell(on: router)
         registerStats(on: router)
+        registerLogs(on: router)
         registerSettings(on: router)
         registerRaw(on: router)
         registerFleet(on: router)

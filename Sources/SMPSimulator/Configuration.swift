@@ -176,6 +176,9 @@ extension SimulatedDevice {
         public var fileHashSHA256: Bool
         /// `CONFIG_MCUMGR_SMP_LEGACY_RC_BEHAVIOUR`: every success answer carries `"rc": 0`.
         public var legacyReturnCodes: Bool
+        /// Serve Apache Mynewt's log group (4) with a reboot log, for clients' log views: no
+        /// Zephyr has it, so it is off unless asked for (`mynewt_logs`).
+        public var mynewtLogs = false
         /// Answer with indefinite-length maps and arrays, as Zephyr's zcbor does; `false` writes
         /// definite lengths.
         public var zcborIndefiniteMaps: Bool
@@ -403,6 +406,7 @@ extension SimulatedDevice.Configuration {
             case "boot_ms": bootTime = .milliseconds(try integer(key, value, range: 0...600_000))
             case "buffers": limitsBuffers = flag(value)
             case "fs_sha256": fileHashSHA256 = flag(value)
+            case "mynewt_logs": mynewtLogs = flag(value)
             case "recovery": startsInRecovery = flag(value)
             case "boot_mode": retentionBootMode = flag(value)
             case "no_app_recovery": recoveryWithoutApplication = flag(value)

@@ -35,6 +35,15 @@ struct DeviceCore {
     var uploadRefusal: Int?
     /// What the device received, across reboots: what a test reads to prove what a client did.
     var counters = SimulatedDevice.Counters()
+    /// Mynewt's reboot log (with `mynewt_logs`): kept in storage, so across reboots.
+    var rebootLog: [LogManagement.Show.Entry] = []
+    /// The index the next log entry gets (a clear does not reset it, as in Mynewt).
+    var nextLogIndex: UInt32 = 0
+
+    /// The groups this device serves: Zephyr's, and Mynewt's log group with `mynewt_logs`.
+    var servedGroups: [HandlerGroup] {
+        configuration.mynewtLogs ? Self.handlerGroups + [LogHandler.group] : Self.handlerGroups
+    }
 
     /// Side effects of handling one request, carried out by the actor.
     struct Effects {
@@ -81,6 +90,7 @@ struct DeviceCore {
         files = FileSystemSandbox(root: filesRoot)
         suit = SUITState()
         random = SeededRandom(seed: configuration.seed)
+        logBoot(reason: "POWER_ON")
     }
 
     // MARK: - Frames
@@ -205,7 +215,10 @@ struct DeviceCore {
         guard let frame = try? SMPFrame(parsing: bytes) else { return .failure(.management(.corruptPayload)) }
         let request = SMPServerRequest(header: header, frame: frame)
         // An unknown group, command or operation is ENOTSUP, as Zephyr's empty table slots are.
-        guard let route = Self.routes[SMPCommandID(header)] else { return .failure(.management(.notSupported)) }
+        let id = SMPCommandID(header)
+        guard let route = Self.routes[id] ?? (configuration.mynewtLogs ? LogHandler.routes[id] : nil) else {
+            return .failure(.management(.notSupported))
+        }
         do throws(HandlerFailure) {
             return .success(try route.handle(request, &self, &effects))
         } catch {
@@ -235,6 +248,7 @@ struct DeviceCore {
         if powerCycle { retainedBootMode = nil }
         let request: BootRequest = button ? .button : retainedBootMode == 1 ? .bootMode : .normal
         let moved = bootloader.boot(interruptingSwap: interruptingSwap, request: request)
+        logBoot(reason: button ? "PIN" : powerCycle ? "POWER_ON" : "SOFT")
         // MCUboot clears the boot mode when it acts on it, so the next reset boots normally.
         if request == .bootMode && bootloader.stage != .application { retainedBootMode = nil }
         return moved

@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "", scan: null, keptTimer: null };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "", scan: null, keptTimer: null, logNext: null };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -67,6 +67,7 @@ function show(view) {
   if (view === "upgrade" && state.device) attempt(followOperation);
   if (view === "files" && state.device) attempt(loadFiles);
   if (view === "statistics" && state.device) attempt(loadStatGroups);
+  if (view === "logs" && state.device) attempt(() => showLogs());
   if (view === "fleet") attempt(followFleet);
   else stopWatching();
   watchSimulator(view === "simulator");
@@ -445,6 +446,32 @@ async function settingsAction(action) {
   $("setting-result").textContent = answer.done;
 }
 
+// Logs
+
+function logTime(microseconds) {
+  // Mynewt stamps entries in microseconds since 1970 once its clock is set, since boot before.
+  return microseconds > 946684800e6 ? new Date(microseconds / 1000).toISOString() : `${microseconds} µs`;
+}
+
+async function showLogs(index) {
+  const base = needDevice();
+  const from = index ?? $("log-index").value.trim();
+  const chosen = $("log-name").value;
+  const data = await call("GET", `${base}/logs?log=${encodeURIComponent(chosen)}&index=${encodeURIComponent(from)}`);
+  const select = $("log-name");
+  select.replaceChildren(Object.assign(document.createElement("option"), { value: "", textContent: "all" }),
+    ...data.names.map((name) => Object.assign(document.createElement("option"), { value: name, textContent: name })));
+  select.value = data.names.includes(chosen) ? chosen : "";
+  state.logNext = data.next_index;
+  const rows = data.logs.flatMap((log) => log.entries.map((entry) => [log.name, String(entry.index), logTime(entry.timestamp), entry.module, entry.level, entry.is_text ? entry.message : `${entry.message} (hex)`]));
+  $("log-rows").replaceChildren(...rows.map((cells) => {
+    const tr = document.createElement("tr");
+    for (const value of cells) tr.append(Object.assign(document.createElement("td"), { textContent: value }));
+    return tr;
+  }));
+  $("logs-status").textContent = `${rows.length} entr${rows.length === 1 ? "y" : "ies"}; next index ${data.next_index}`;
+}
+
 // Raw
 
 function number(id, label, max) {
@@ -689,6 +716,9 @@ $("raw-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(se
 $("fleet-firmware-file").addEventListener("change", () => attempt(chooseFleetFirmware));
 $("fleet-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startFleet); });
 $("halt-fleet").addEventListener("click", () => attempt(async () => renderFleet((await call("POST", "/api/fleet/halt", {})).rollout)));
+$("logs-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(() => showLogs()); });
+$("logs-newer").addEventListener("click", () => attempt(() => showLogs(String(state.logNext ?? 0))));
+$("logs-clear").addEventListener("click", () => attempt(async () => { await call("POST", `${needDevice()}/logs/clear`, {}); await showLogs(); }));
 $("kept-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(showKept); });
 $("kept-watch").addEventListener("click", toggleWatch);
 $("ble-form").addEventListener("submit", (e) => { e.preventDefault(); showError(null); toggleScan(); });

@@ -1,35 +1,34 @@
 import SMPCBOR
 import SMPCore
 
-/// Group 10, enumeration of the groups the device registers (``DeviceCore/handlerGroups``).
+/// Group 10, enumeration of the groups the device registers (``DeviceCore/servedGroups``).
 enum EnumerationHandler {
     static let group = HandlerGroup(
         group: .enumeration,
         name: "enum mgmt",
         routes: [
-            Route(EnumerationManagement.GroupCount.self) { _, _, _ in
+            Route(EnumerationManagement.GroupCount.self) { _, device, _ in
                 CBORMap(
-                    response: EnumerationManagement.GroupCount.Response(count: UInt32(DeviceCore.handlerGroups.count))
+                    response: EnumerationManagement.GroupCount.Response(count: UInt32(device.servedGroups.count))
                 )
             },
-            Route(EnumerationManagement.ListGroups.self) { _, _, _ in
+            Route(EnumerationManagement.ListGroups.self) { _, device, _ in
                 CBORMap(
                     response: EnumerationManagement.ListGroups.Response(
-                        groups: DeviceCore.handlerGroups.map(\.group.rawValue)
+                        groups: device.servedGroups.map(\.group.rawValue)
                     )
                 )
             },
-            Route(EnumerationManagement.GroupAtIndex.self) { request, _, _ throws(HandlerFailure) in
-                try single(request)
+            Route(EnumerationManagement.GroupAtIndex.self) { request, device, _ throws(HandlerFailure) in
+                try single(request, groups: device.servedGroups)
             },
-            Route(EnumerationManagement.GroupDetails.self) { request, _, _ throws(HandlerFailure) in
-                try details(request)
+            Route(EnumerationManagement.GroupDetails.self) { request, device, _ throws(HandlerFailure) in
+                try details(request, groups: device.servedGroups)
             },
         ]
     )
 
-    static func single(_ request: SMPServerRequest) throws(HandlerFailure) -> CBORMap {
-        let groups = DeviceCore.handlerGroups
+    static func single(_ request: SMPServerRequest, groups: [HandlerGroup]) throws(HandlerFailure) -> CBORMap {
         let index = Int(try request.decode(EnumerationManagement.GroupAtIndex.self).index ?? 0)
         guard index < groups.count else {
             throw .group(.enumeration, EnumerationManagement.ReturnCode.indexTooLarge.rawValue)
@@ -43,9 +42,9 @@ enum EnumerationHandler {
         )
     }
 
-    static func details(_ request: SMPServerRequest) throws(HandlerFailure) -> CBORMap {
+    static func details(_ request: SMPServerRequest, groups: [HandlerGroup]) throws(HandlerFailure) -> CBORMap {
         let wanted = try request.decode(EnumerationManagement.GroupDetails.self).groups
-        let details = DeviceCore.handlerGroups.filter { wanted?.contains($0.group.rawValue) ?? true }.map {
+        let details = groups.filter { wanted?.contains($0.group.rawValue) ?? true }.map {
             EnumerationManagement.GroupDetails.Details(
                 group: $0.group.rawValue,
                 name: $0.name,
