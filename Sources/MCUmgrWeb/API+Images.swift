@@ -30,18 +30,12 @@ extension API {
 
     /// One slot as the table shows it (the Images screen, and the Simulator screen's flash).
     static func slot(_ state: ImageManagement.SlotState) -> Slot {
-        var flags: [String] = []
-        if state.isActive { flags.append("active") }
-        if state.isConfirmed { flags.append("confirmed") }
-        if state.isPending { flags.append("pending") }
-        if state.isPermanent { flags.append("permanent") }
-        if state.isBootable { flags.append("bootable") }
-        return Slot(
+        Slot(
             image: Int(state.imageNumber),
             slot: Int(state.slot),
             version: state.version,
             hash: state.hash.map { Hex.encode($0) },
-            flags: flags
+            flags: state.flagNames
         )
     }
 

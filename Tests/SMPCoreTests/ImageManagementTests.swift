@@ -65,6 +65,20 @@ struct ImageManagementTests {
         #expect(primary.hash == nil && primary.image == nil && primary.imageNumber == 0)
         let secondary = try #require(response.images.last)
         #expect(secondary.isPending && secondary.active == nil && secondary.version == "2.0.0.3")
+        #expect(primary.flagNames == ["active", "confirmed"])
+        #expect(secondary.flagNames == ["pending"])
+        let every = ImageManagement.SlotState(
+            image: 1,
+            slot: 1,
+            version: "1.0.0",
+            hash: nil,
+            bootable: true,
+            pending: true,
+            confirmed: true,
+            active: true,
+            permanent: true
+        )
+        #expect(every.flagNames == ["active", "confirmed", "pending", "permanent", "bootable"])
     }
 
     @Test func stateWriteAnswersWithTheStateList() throws {

@@ -20,7 +20,7 @@ enum ImageCommands {
         guard !response.images.isEmpty else { return ["no images"] }
         let rows = response.images.map { state -> [String] in
             [
-                "\(state.imageNumber)", "\(state.slot)", state.version, flags(state).joined(separator: " "),
+                "\(state.imageNumber)", "\(state.slot)", state.version, state.flagNames.joined(separator: " "),
                 state.hash.map { shortHashes ? shortHash($0) : Hex.encode($0) } ?? "unavailable",
             ]
         }
@@ -33,17 +33,6 @@ enum ImageCommands {
     static func shortHash(_ hash: Data) -> String {
         let full = Hex.encode(hash)
         return full.count > 8 ? String(full.prefix(8)) + "…" : full
-    }
-
-    /// The flags a slot has, in Go mcumgr's order, then `bootable`.
-    static func flags(_ state: ImageManagement.SlotState) -> [String] {
-        var flags: [String] = []
-        if state.isActive { flags.append("active") }
-        if state.isConfirmed { flags.append("confirmed") }
-        if state.isPending { flags.append("pending") }
-        if state.isPermanent { flags.append("permanent") }
-        if state.isBootable { flags.append("bootable") }
-        return flags
     }
 
     /// The image list from its type, keys = wire names. The image number, the hash and every flag

@@ -102,6 +102,15 @@ public enum ImageManagement: SMPManagementGroup {
         /// `permanent`, absent read as false.
         public var isPermanent: Bool { permanent ?? false }
 
+        /// The flags set, by their wire names in Go mcumgr's order, then `bootable`: what a slot
+        /// table shows (the command line's and the page's alike).
+        public var flagNames: [String] {
+            [
+                ("active", isActive), ("confirmed", isConfirmed), ("pending", isPending),
+                ("permanent", isPermanent), ("bootable", isBootable),
+            ].filter(\.1).map(\.0)
+        }
+
         /// The entry with every flag written out, an absent one as `false` — as Zephyr writes
         /// them without its frugal list.
         public var withEveryFlag: SlotState {
