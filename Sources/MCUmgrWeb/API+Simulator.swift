@@ -122,17 +122,11 @@ extension API {
 }
 
 extension API {
-    /// The faults and buttons the page offers, by the name the page sends.
-    static let simulatedActions: [(name: String, label: String)] = [
-        ("power-cycle", "cut the power and restore it now"),
-        ("recovery-button", "reset holding the recovery button"),
-        ("power-loss-next-request", "lose power at the next request"),
-        ("power-loss-swap", "lose power during the next swap"),
-        ("busy", "answer the next 5 requests busy"),
-        ("lose-next-answer", "lose the next answer"),
-        ("lose-answers", "lose every 3rd answer"),
-        ("silence", "fall silent (out of range) until faults are cleared"),
-        ("clear-faults", "clear the faults"),
+    /// The faults and buttons the page offers, by the name the page sends (its buttons say them
+    /// in words).
+    static let simulatedActions = [
+        "power-cycle", "recovery-button", "power-loss-next-request", "power-loss-swap", "busy", "lose-next-answer",
+        "lose-answers", "silence", "clear-faults",
     ]
 
     /// Carries out one of ``simulatedActions``.
@@ -151,7 +145,7 @@ extension API {
         default:
             throw WebError(
                 .badRequest,
-                "action '\(action)' is not one of \(simulatedActions.map(\.name).joined(separator: ", "))"
+                "action '\(action)' is not one of \(simulatedActions.joined(separator: ", "))"
             )
         }
     }

@@ -4,6 +4,7 @@ import MCUmgrConnect
 import MCUmgrWeb
 import SMPLink
 import SMPSimulator
+import SMPTestSupport
 import Testing
 
 @testable import MCUmgrCommands
@@ -39,6 +40,20 @@ import Testing
         #expect(shown == "postgres://fleet@db.example:5432/mcumgr")
         #expect(UICommand.displayName("postgres://fleet@db.example/mcumgr") == "postgres://fleet@db.example/mcumgr")
         #expect(UICommand.displayName("/var/lib/fleet.sqlite") == "/var/lib/fleet.sqlite")
+    }
+
+    /// A line about the state that reaches the page names the database without its password
+    /// (the test server trusts local connections, so any password gets in).
+    @Test(.requiring(TestPostgres.enabled, "no PostgreSQL: set MCUMGR_TEST_POSTGRES (scripts/postgres-test-server.sh)"))
+    func aStateLineReachesThePageWithoutThePassword() async throws {
+        var components = try #require(URLComponents(string: try await TestPostgres.freshDatabase()))
+        components.password = "s3cret"
+        let url = try #require(components.string)
+        let state = try await UICommand.rolloutState(url)
+        #expect(!state.name.contains("s3cret"))
+        let error = await #expect(throws: (any Error).self) { try await state.status(nil) }
+        let line = error.map { MCUmgrCommand.describe($0) } ?? ""
+        #expect(line.hasSuffix("holds no rollout yet") && !line.contains("s3cret"), "\(line)")
     }
 
     @Test func clientOptionsAreRefused() async {

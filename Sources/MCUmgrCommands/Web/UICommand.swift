@@ -143,12 +143,28 @@ struct UICommand: AsyncParsableCommand {
     static func rolloutState(_ state: String) async throws -> WebEnvironment.RolloutState {
         let probe = try await FleetStatusCommand.openStore(state, exclusive: false)
         await probe.close()
+        let name = Self.displayName(state)
+        // The page gets the command line's line, with the state as it may show it.
+        @Sendable func shown(_ error: any Error) -> any Error {
+            guard name != state else { return error }
+            return CommandFailure(MCUmgrCommand.describe(error).replacingOccurrences(of: state, with: name))
+        }
         return WebEnvironment.RolloutState(
-            name: Self.displayName(state),
-            open: { try await FleetStatusCommand.openStore(state, exclusive: true) },
+            name: name,
+            open: {
+                do {
+                    return try await FleetStatusCommand.openStore(state, exclusive: true)
+                } catch {
+                    throw shown(error)
+                }
+            },
             status: { rollout in
-                let (description, records, processRuns) = try await FleetStatusCommand.read(state, rollout: rollout)
-                return FleetProgressView.table(description, records, processRuns: processRuns)
+                do {
+                    let (description, records, processRuns) = try await FleetStatusCommand.read(state, rollout: rollout)
+                    return FleetProgressView.table(description, records, processRuns: processRuns)
+                } catch {
+                    throw shown(error)
+                }
             }
         )
     }
