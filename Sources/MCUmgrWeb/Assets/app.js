@@ -2,7 +2,7 @@
 // failure shows the server's one line in the alert region.
 
 const $ = (id) => document.getElementById(id);
-const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, simTimer: null, simSelected: null, simInventory: "", scan: null, keptTimer: null, logNext: null };
+const state = { device: null, firmware: null, events: null, history: [], historyAt: 0, shownOperation: null, received: [], fleetEvents: null, shownFleet: null, stopSim: null, simSelected: null, simInventory: "", scan: null, stopKept: null, logNext: null };
 
 // The first visit carries the token in the address; the server has set the cookie, so take it
 // out of the address bar (and of the history) at once.
@@ -42,6 +42,20 @@ function list(element, items, render) {
   element.replaceChildren();
   if (items.length === 0) { const li = document.createElement("li"); li.textContent = "none"; element.append(li); }
   for (const item of items) element.append(render(item));
+}
+
+// Runs `action` now, then `every` ms after each run has ended — a slow answer (a thousand
+// simulated devices, a distant database) never piles reads up — until the returned function is
+// called. A failed run shows its line and the next one tries again.
+function repeat(every, action) {
+  let on = true;
+  let timer = null;
+  const round = async () => {
+    await attempt(action);
+    if (on) timer = setTimeout(round, every);
+  };
+  round();
+  return () => { on = false; clearTimeout(timer); };
 }
 
 function button(label, onClick) {
@@ -598,17 +612,16 @@ async function showKept() {
 }
 
 function toggleWatch() {
-  if (state.keptTimer) { stopWatching(); return; }
+  if (state.stopKept) { stopWatching(); return; }
   $("kept-watch").textContent = "Stop watching";
   // A failed read (no rollout yet, the database away for a moment) is shown and read again:
   // watching stops only when asked.
-  state.keptTimer = setInterval(() => attempt(showKept), 2000);
-  attempt(showKept);
+  state.stopKept = repeat(2000, showKept);
 }
 
 function stopWatching() {
-  clearInterval(state.keptTimer);
-  state.keptTimer = null;
+  if (state.stopKept) state.stopKept();
+  state.stopKept = null;
   $("kept-watch").textContent = "Watch";
 }
 
@@ -616,11 +629,8 @@ function stopWatching() {
 // is shown (a device's flash changes under an upgrade from another screen or another client).
 
 function watchSimulator(on) {
-  clearInterval(state.simTimer);
-  state.simTimer = null;
-  if (!on) return;
-  attempt(loadSimulator);
-  state.simTimer = setInterval(() => loadSimulator().catch(showError), 1000);
+  if (state.stopSim) state.stopSim();
+  state.stopSim = on ? repeat(1000, loadSimulator) : null;
 }
 
 async function loadSimulator(data) {
