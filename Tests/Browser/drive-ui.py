@@ -467,8 +467,14 @@ def simulator(page, ui_url, _unused, firmware, shots):
     expect(page.get_by_role("combobox", name="Rollout firmware")).not_to_have_value("")
     page.get_by_role("textbox", name="Max failures (N or P%)").fill("1")
     page.get_by_role("button", name="Start rollout").click()
+    # A rollout run before on this server may still be shown, "finished": wait for this one's ten
+    # rows, then for none of them to be pending or running.
+    fleet_table = page.get_by_role("table", name="Fleet")
+    expect(fleet_table.get_by_role("row")).to_have_count(11)
     status = page.locator("#fleet-status")
     expect(status).to_have_text(re.compile(r": (finished|halted|interrupted|failed)"), timeout=STEP_TIMEOUT_MS)
+    expect(fleet_table.get_by_role("cell", name=re.compile(r"^(pending|running)"))).to_have_count(
+        0, timeout=STEP_TIMEOUT_MS)
     shot(page, shots, "fleet-simulated")
     fleet_rows = [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()]
                   for row in page.get_by_role("table", name="Fleet").get_by_role("row").all()[1:]]
