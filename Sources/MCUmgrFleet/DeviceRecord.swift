@@ -32,6 +32,20 @@ public struct DeviceRecord: Sendable, Hashable {
         public var isFailure: Bool { self == .failed || self == .unreachable }
 
         public var description: String { rawValue }
+
+        /// How many of the records have each status.
+        /// - Parameter records: the records.
+        public static func counts(of records: [DeviceRecord]) -> [Status: Int] {
+            records.reduce(into: [:]) { $0[$1.status, default: 0] += 1 }
+        }
+
+        /// Devices by status in one line, in the statuses' order: `3 upgraded, 1 failed` (empty
+        /// for none), as every table of a rollout ends.
+        /// - Parameter counts: devices by status.
+        public static func countsLine(_ counts: [Status: Int]) -> String {
+            allCases.filter { counts[$0, default: 0] > 0 }.map { "\(counts[$0, default: 0]) \($0)" }
+                .joined(separator: ", ")
+        }
     }
 
     /// The device's identity: its inventory name, or its URL.

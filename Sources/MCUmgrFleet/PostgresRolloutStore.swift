@@ -206,6 +206,31 @@ public actor PostgresRolloutStore: SharedRolloutStore {
         }
     }
 
+    public func rollouts() async throws -> [RolloutListing] {
+        try await transaction { connection, logger in
+            let rows = try await connection.query(
+                """
+                SELECT r.id, r.file, r.mode, r.versions, r.updated_at, d.status, COUNT(d.id)
+                FROM mcumgr_rollouts r LEFT JOIN mcumgr_devices d ON d.rollout = r.id
+                GROUP BY r.id, d.status ORDER BY r.updated_at DESC, r.id
+                """,
+                logger: logger
+            )
+            var list: [RolloutListing] = []
+            let decoded = rows.decode((String, String, String, String, Date, String?, Int).self)
+            for try await (id, file, mode, versions, started, status, count) in decoded {
+                let rollout = RolloutDescription(
+                    id: id,
+                    file: file,
+                    mode: mode,
+                    versions: versions.split(separator: ",").map(String.init)
+                )
+                try RolloutListing.add(to: &list, rollout, started: started, status: status, count: count)
+            }
+            return list
+        }
+    }
+
     public func close() async {
         let connection = self.connection
         await Task.detached { try? await connection.close() }.value

@@ -302,9 +302,7 @@ public struct RolloutOutcome: Sendable, Hashable {
 
     /// Devices per status.
     public var counts: [DeviceRecord.Status: Int] {
-        var counts: [DeviceRecord.Status: Int] = [:]
-        for record in records { counts[record.status, default: 0] += 1 }
-        return counts
+        DeviceRecord.Status.counts(of: records)
     }
 
     /// Whether every device runs the image (upgraded or already current).

@@ -27,6 +27,54 @@ public struct RolloutDescription: Sendable, Hashable {
     }
 }
 
+/// A rollout a store holds, for a list: what it upgrades, when it was last started and how far
+/// its devices are.
+public struct RolloutListing: Sendable, Hashable {
+    /// The rollout.
+    public var rollout: RolloutDescription
+    /// When a worker last started or resumed it.
+    public var started: Date
+    /// Its devices by status (statuses without devices are left out).
+    public var counts: [DeviceRecord.Status: Int]
+
+    /// Creates a listing.
+    /// - Parameters:
+    ///   - rollout: the rollout.
+    ///   - started: when it was last started.
+    ///   - counts: its devices by status.
+    public init(rollout: RolloutDescription, started: Date, counts: [DeviceRecord.Status: Int]) {
+        self.rollout = rollout
+        self.started = started
+        self.counts = counts
+    }
+
+    /// Adds one group of a query's rows (a rollout and one status with its count) to a list kept
+    /// in the query's order: what both stores' `rollouts()` read.
+    /// - Parameters:
+    ///   - list: the listings so far.
+    ///   - rollout: the row's rollout.
+    ///   - started: when it was last started.
+    ///   - status: the status of this group of devices (`nil`: a rollout without devices).
+    ///   - count: how many devices.
+    /// - Throws: ``RolloutStoreError`` for a status this version does not know.
+    static func add(
+        to list: inout [RolloutListing],
+        _ rollout: RolloutDescription,
+        started: Date,
+        status: String?,
+        count: Int
+    ) throws {
+        if list.last?.rollout.id != rollout.id {
+            list.append(RolloutListing(rollout: rollout, started: started, counts: [:]))
+        }
+        guard let status else { return }
+        guard let known = DeviceRecord.Status(rawValue: status) else {
+            throw RolloutStoreError("rollout \(rollout.id) holds devices of an unknown status '\(status)'")
+        }
+        list[list.count - 1].counts[known, default: 0] += count
+    }
+}
+
 /// Where a rollout's state lives, so that it survives the process: which devices are done,
 /// failed, in progress, with attempts, errors, times and versions.
 public protocol RolloutStore: Sendable {
@@ -56,6 +104,11 @@ public protocol RolloutStore: Sendable {
     /// - Returns: the rollout and its records, or `nil` when the store holds none.
     /// - Throws: ``RolloutStoreError`` when the store cannot be read.
     func rollout(_ id: String?) async throws -> (RolloutDescription, [DeviceRecord])?
+
+    /// Every rollout the store holds, the one started (or resumed) last first.
+    /// - Returns: the rollouts with their devices' counts.
+    /// - Throws: ``RolloutStoreError`` when the store cannot be read.
+    func rollouts() async throws -> [RolloutListing]
 
     /// Records the version a running device first said it runs, at once, while the attempt is
     /// still the worker's: the first reading stays (``RolloutTransitions/versionRead(_:_:)``).

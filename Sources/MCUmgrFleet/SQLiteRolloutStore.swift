@@ -197,6 +197,35 @@ public actor SQLiteRolloutStore: RolloutStore {
         return (description, try await records(rolloutID))
     }
 
+    public func rollouts() async throws -> [RolloutListing] {
+        let rows = try await query(
+            """
+            SELECT r.id, r.file, r.mode, r.versions, r.updated_at, d.status, COUNT(d.id) AS devices
+            FROM rollouts r LEFT JOIN devices d ON d.rollout = r.id
+            GROUP BY r.id, d.status ORDER BY r.updated_at DESC, r.id
+            """,
+            []
+        )
+        var list: [RolloutListing] = []
+        for row in rows {
+            guard let id = row.column("id")?.string else { continue }
+            let rollout = RolloutDescription(
+                id: id,
+                file: row.column("file")?.string ?? "",
+                mode: row.column("mode")?.string ?? "",
+                versions: (row.column("versions")?.string ?? "").split(separator: ",").map(String.init)
+            )
+            try RolloutListing.add(
+                to: &list,
+                rollout,
+                started: Date(timeIntervalSince1970: row.column("updated_at")?.double ?? 0),
+                status: row.column("status").flatMap { $0.isNull ? nil : $0.string },
+                count: row.column("devices")?.integer.map { Int($0) } ?? 0
+            )
+        }
+        return list
+    }
+
     public func close() async {
         // Not in the caller's task: a cancelled task (Ctrl-C) would skip the close, and an open
         // connection must not be released.

@@ -41,6 +41,23 @@ extension API {
         var lines: [String]
     }
 
+    /// The rollouts kept in the server's state, the last one started first.
+    struct KeptRollouts: Encodable, Sendable {
+        struct Rollout: Encodable, Sendable {
+            var id: String
+            var file: String
+            var mode: String
+            var versions: [String]
+            /// When it was last started or resumed (ISO 8601).
+            var started: String
+            /// Its devices by status, in one line.
+            var devices: String
+        }
+
+        var state: String
+        var rollouts: [Rollout]
+    }
+
     /// The largest inventory the page may type: far more devices than a browser table shows well.
     static let inventoryLimit = 32 << 10
     /// The most devices of one rollout from the page.
@@ -62,18 +79,31 @@ extension API {
                 guard let operation = await fleet.operation else {
                     throw WebError(.notFound, "no rollout has run on this server yet")
                 }
-                return Self.eventStream(await operation.subscribe(), event: "fleet")
+                // After the first, whole, message each carries only the rows that changed.
+                return Self.eventStream(await operation.subscribe(), event: "fleet") { snapshot, previous in
+                    FleetSnapshot.Update(snapshot, after: previous)
+                }
+            }
+        }
+        router.get("/api/fleet/kept/list") { _, _ in
+            try await answer {
+                let state = try keptState()
+                let rollouts = try await state.list().map { listing in
+                    KeptRollouts.Rollout(
+                        id: listing.rollout.id,
+                        file: listing.rollout.file,
+                        mode: listing.rollout.mode,
+                        versions: listing.rollout.versions,
+                        started: ISO8601DateFormatter().string(from: listing.started),
+                        devices: listing.counts.isEmpty ? "no devices" : DeviceRecord.Status.countsLine(listing.counts)
+                    )
+                }
+                return try Self.json(KeptRollouts(state: state.name, rollouts: rollouts))
             }
         }
         router.get("/api/fleet/kept") { request, _ in
             try await answer {
-                guard let state = environment.rolloutState else {
-                    throw WebError(
-                        .notFound,
-                        "this server keeps its rollouts in a temporary folder of its own; start mcumgr ui with "
-                            + "--state FILE or --state postgres://… to see the rollouts kept there, other hosts' too"
-                    )
-                }
+                let state = try keptState()
                 let rollout = request.uri.queryParameters["rollout"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
                 // A state without the rollout, or one that cannot be read, is said as
                 // `mcumgr fleet status` says it.
@@ -90,6 +120,18 @@ extension API {
                 return try Self.json(FleetState(rollout: await operation.current))
             }
         }
+    }
+
+    /// The state of `mcumgr ui --state`, or the one line that says how to give one.
+    private func keptState() throws -> WebEnvironment.RolloutState {
+        guard let state = environment.rolloutState else {
+            throw WebError(
+                .notFound,
+                "this server keeps its rollouts in a temporary folder of its own; start mcumgr ui with "
+                    + "--state FILE or --state postgres://… to see the rollouts kept there, other hosts' too"
+            )
+        }
+        return state
     }
 
     /// Checks the form, then starts the rollout unless one runs.

@@ -136,9 +136,15 @@ extension API {
 
     /// Server-sent events: one `data:` line of JSON per snapshot; the stream ends with the
     /// operation (or the rollout: `event` names which the page listens for).
+    /// - Parameters:
+    ///   - snapshots: the operation's snapshots.
+    ///   - event: the event's name.
+    ///   - message: what to send for a snapshot, given the one this stream sent before it
+    ///     (`nil` for the first): by default the snapshot itself.
     static func eventStream<Snapshot: Encodable & Sendable>(
         _ snapshots: AsyncStream<Snapshot>,
-        event: String = "operation"
+        event: String = "operation",
+        message: @escaping @Sendable (Snapshot, _ previous: Snapshot?) -> any Encodable = { snapshot, _ in snapshot }
     ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
@@ -149,8 +155,11 @@ extension API {
             status: .ok,
             headers: headers,
             body: ResponseBody { writer in
+                var previous: Snapshot?
                 for await snapshot in snapshots {
-                    let json = (try? encoder.encode(snapshot)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+                    let body = message(snapshot, previous)
+                    previous = snapshot
+                    let json = (try? encoder.encode(body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
                     try await writer.write(ByteBuffer(string: "event: \(event)\ndata: \(json)\n\n"))
                 }
                 try await writer.finish(nil)

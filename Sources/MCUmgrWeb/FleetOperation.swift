@@ -5,15 +5,19 @@ import MCUmgrFleet
 /// The server's fleet rollout, running on its own task: closing the tab that started it stops
 /// nothing, and every tab follows it through ``subscribe()``.
 ///
-/// Upload percentages arrive many times a second per device; tabs get them at most
-/// ``minimumInterval`` apart (the last one is never dropped), other changes at once.
+/// A rollout of a thousand devices changes its table thousands of times a second (every
+/// device's steps and percentages); tabs get the table at most ``minimumInterval`` apart, every
+/// change batched into the next send (the last one is never dropped), and the end at once. Each
+/// tab's stream then sends only the rows that changed since its last message
+/// (``FleetSnapshot/Update``).
 actor FleetOperation {
-    /// The shortest time between two progress-only snapshots.
+    /// The shortest time between two snapshots.
     static let minimumInterval: Duration = .milliseconds(250)
 
     private let run: FleetRun
     private var snapshot: FleetSnapshot
     private let tabs: SnapshotBroadcast<FleetSnapshot>
+    private var throttle = LiveUpdateThrottle(interval: minimumInterval)
 
     /// Creates the operation; ``start(closing:describe:)`` runs it.
     /// - Parameters:
@@ -22,7 +26,8 @@ actor FleetOperation {
     init(run: FleetRun, snapshot: FleetSnapshot) {
         self.run = run
         self.snapshot = snapshot
-        tabs = SnapshotBroadcast(snapshot, interval: Self.minimumInterval)
+        // Every change is batched here (``changed()``), so the broadcast sends what it gets.
+        tabs = SnapshotBroadcast(snapshot, interval: .zero)
     }
 
     /// Follows the run on a task of its own, independent of any request.
@@ -67,14 +72,10 @@ actor FleetOperation {
             for try await event in run {
                 // The end is published after the store is closed, below.
                 if case .finished = event {
-                    _ = snapshot.apply(event)
+                    snapshot.apply(event)
                     continue
                 }
-                switch snapshot.apply(event) {
-                case .nothing: break
-                case .progress: publish(progressOnly: true)
-                case .change: publish()
-                }
+                if snapshot.apply(event) { changed() }
             }
         } catch {
             failure = describe(error)
@@ -89,10 +90,29 @@ actor FleetOperation {
         tabs.finish(snapshot)
     }
 
-    /// Sends the snapshot to every tab, progress at most every ``minimumInterval``.
-    private func publish(progressOnly: Bool = false) {
+    /// Something the table shows changed: sends it now if nothing went out for
+    /// ``minimumInterval``, else once that much has passed, with every change made until then.
+    private func changed() {
+        let clock = ContinuousClock()
+        switch throttle.progress(at: clock.now) {
+        case .sendNow:
+            publish()
+        case .sendAt(let instant):
+            Task {
+                try? await Task.sleep(until: instant, clock: clock)
+                await self.publish()
+            }
+        case .alreadyScheduled:
+            break
+        }
+    }
+
+    /// Sends the snapshot to every tab (the end goes through `tabs.finish` instead).
+    private func publish() {
+        throttle.sent(at: ContinuousClock.now)
+        guard !snapshot.finished else { return }
         snapshot.revision += 1
-        tabs.publish(snapshot, progressOnly: progressOnly)
+        tabs.publish(snapshot)
     }
 }
 

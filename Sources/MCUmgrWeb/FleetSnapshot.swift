@@ -77,9 +77,36 @@ struct FleetSnapshot: Encodable, Sendable {
 
     /// The policy's numbers the gauges need, kept beside the snapshot (not sent).
     private var policy: RolloutPolicy
+    /// Each device's row in ``devices``: a thousand devices' events find their row at once.
+    private var rowIndex: [String: Int]
 
-    private enum CodingKeys: String, CodingKey {
+    fileprivate enum CodingKeys: String, CodingKey {
         case id, revision, file, mode, rollout, status, phase, waves, budget, devices, halt, summary, error, finished
+        /// ``Update``'s own.
+        case base, changed
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try encodeHeader(into: &container)
+        try container.encode(devices, forKey: .devices)
+    }
+
+    /// Everything but the rows.
+    fileprivate func encodeHeader(into container: inout KeyedEncodingContainer<CodingKeys>) throws {
+        try container.encode(id, forKey: .id)
+        try container.encode(revision, forKey: .revision)
+        try container.encode(file, forKey: .file)
+        try container.encode(mode, forKey: .mode)
+        try container.encodeIfPresent(rollout, forKey: .rollout)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(phase, forKey: .phase)
+        try container.encode(waves, forKey: .waves)
+        try container.encode(budget, forKey: .budget)
+        try container.encodeIfPresent(halt, forKey: .halt)
+        try container.encode(summary, forKey: .summary)
+        try container.encodeIfPresent(error, forKey: .error)
+        try container.encode(finished, forKey: .finished)
     }
 
     /// A new rollout, before the library prepared it.
@@ -99,7 +126,7 @@ struct FleetSnapshot: Encodable, Sendable {
         phase = nil
         waves = Gauge(value: 0, max: 1, text: "")
         budget = Gauge(value: 0, max: 1, text: "")
-        devices = inventory.devices.map {
+        let rows = inventory.devices.map {
             Row(
                 device: $0.id,
                 url: $0.url.description,
@@ -108,6 +135,8 @@ struct FleetSnapshot: Encodable, Sendable {
                 detail: ""
             )
         }
+        devices = rows
+        rowIndex = Dictionary(rows.indices.map { (rows[$0].device, $0) }, uniquingKeysWith: { first, _ in first })
         halt = nil
         summary = []
         error = nil
@@ -119,20 +148,12 @@ struct FleetSnapshot: Encodable, Sendable {
     /// The library's records by device, for the gauges.
     private var records: [String: DeviceRecord]
 
-    /// What a change is worth to the tabs.
-    enum Change: Equatable, Sendable {
-        /// Nothing the page shows changed.
-        case nothing
-        /// Only an upload's percent changed: send at most a few a second.
-        case progress
-        /// Anything else: send now.
-        case change
-    }
-
     /// Applies one event of the run.
     /// - Parameter event: the event.
-    /// - Returns: what it changed.
-    mutating func apply(_ event: FleetEvent) -> Change {
+    /// - Returns: whether anything the page shows changed (the tabs get the change with the
+    ///   next batch, ``FleetOperation``).
+    @discardableResult
+    mutating func apply(_ event: FleetEvent) -> Bool {
         switch event {
         case .prepared(let description, let list):
             rollout = description.id
@@ -167,7 +188,7 @@ struct FleetSnapshot: Encodable, Sendable {
             finish(outcome)
         }
         updateGauges()
-        return .change
+        return true
     }
 
     /// The end without an outcome: the state could not be kept.
@@ -187,10 +208,7 @@ struct FleetSnapshot: Encodable, Sendable {
             status = "finished"
         }
         halt = outcome.halt?.description ?? halt
-        var counts: [DeviceRecord.Status: Int] = [:]
-        for record in outcome.records { counts[record.status, default: 0] += 1 }
-        let countsLine = DeviceRecord.Status.allCases.filter { counts[$0, default: 0] > 0 }
-            .map { "\(counts[$0, default: 0]) \($0)" }.joined(separator: ", ")
+        let countsLine = DeviceRecord.Status.countsLine(outcome.counts)
         let contacted = outcome.sources[.thisRun, default: 0]
         summary = [
             countsLine,
@@ -207,19 +225,18 @@ struct FleetSnapshot: Encodable, Sendable {
         }
     }
 
-    private mutating func upgrade(_ device: String, _ event: FirmwareUpgrade.Event) -> Change {
+    private mutating func upgrade(_ device: String, _ event: FirmwareUpgrade.Event) -> Bool {
         switch event {
         case .stateChanged(_, let to):
             setRow(device) { $0.step = to.rawValue }
-            return .change
+            return true
         case .uploadProgress(let progress):
             let percent = Int((progress.fraction * 100).rounded(.down))
-            guard let index = devices.firstIndex(where: { $0.device == device }), devices[index].percent != percent
-            else { return .nothing }
+            guard let index = rowIndex[device], devices[index].percent != percent else { return false }
             devices[index].percent = percent
-            return .progress
+            return true
         default:
-            return .nothing
+            return false
         }
     }
 
@@ -242,7 +259,7 @@ struct FleetSnapshot: Encodable, Sendable {
     }
 
     private mutating func setRow(_ device: String, _ change: (inout Row) -> Void) {
-        guard let index = devices.firstIndex(where: { $0.device == device }) else { return }
+        guard let index = rowIndex[device] else { return }
         change(&devices[index])
     }
 
@@ -279,6 +296,51 @@ struct FleetSnapshot: Encodable, Sendable {
         case .earlierRun: "earlier run"
         case .anotherWorker: "another worker"
         case .notContacted: "not contacted"
+        }
+    }
+}
+
+extension FleetSnapshot {
+    /// What one tab's live stream sends for a snapshot: the whole snapshot first (or when the
+    /// rollout changed), then everything but the rows plus the rows that changed since the
+    /// stream's last message (`changed`, each with its `index`) and that message's revision
+    /// (`base`). A page holding `base` draws the new snapshot from it; the rows of a thousand
+    /// devices are not sent again for every step of one of them.
+    struct Update: Encodable, Sendable {
+        /// A row that changed, and where it is.
+        struct ChangedRow: Encodable, Sendable, Equatable {
+            var index: Int
+            var row: Row
+        }
+
+        let snapshot: FleetSnapshot
+        /// The revision the changes apply to; `nil` when the whole snapshot goes.
+        let base: Int?
+        let changed: [ChangedRow]
+
+        /// The message for `snapshot` on a stream that sent `previous` before it.
+        /// - Parameters:
+        ///   - snapshot: the snapshot to send.
+        ///   - previous: the stream's last message, or `nil` for its first.
+        init(_ snapshot: FleetSnapshot, after previous: FleetSnapshot?) {
+            self.snapshot = snapshot
+            guard let previous, previous.id == snapshot.id, previous.devices.count == snapshot.devices.count else {
+                base = nil
+                changed = []
+                return
+            }
+            base = previous.revision
+            changed = zip(snapshot.devices, previous.devices).enumerated().compactMap { index, rows in
+                rows.0 == rows.1 ? nil : ChangedRow(index: index, row: rows.0)
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            guard let base else { return try snapshot.encode(to: encoder) }
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try snapshot.encodeHeader(into: &container)
+            try container.encode(base, forKey: .base)
+            try container.encode(changed, forKey: .changed)
         }
     }
 }

@@ -22,8 +22,10 @@ struct LiveUpdateThrottle: Sendable {
     /// A progress change arrived.
     /// - Parameter now: the time it arrived.
     mutating func progress(at now: ContinuousClock.Instant) -> Decision {
-        guard let lastSent, now - lastSent < interval else { return .sendNow }
+        // A scheduled send may run late (its task waits behind a busy actor): it still carries
+        // this change, and sending now as well would make two sends one right after the other.
         if scheduled { return .alreadyScheduled }
+        guard let lastSent, now - lastSent < interval else { return .sendNow }
         scheduled = true
         return .sendAt(lastSent + interval)
     }

@@ -44,20 +44,25 @@ public struct WebEnvironment: Sendable {
         /// A rollout kept there (the one named, or the last one run), as `mcumgr fleet status`
         /// prints it: whoever runs it, this server, another process or another host.
         public var status: @Sendable (_ rollout: String?) async throws -> [String]
+        /// Every rollout kept there, the last one started first (`mcumgr fleet status --list`).
+        public var list: @Sendable () async throws -> [RolloutListing]
 
         /// Creates one.
         /// - Parameters:
         ///   - name: how to name it to people.
         ///   - open: opens it for a rollout.
         ///   - status: a kept rollout's lines.
+        ///   - list: the rollouts kept there.
         public init(
             name: String,
             open: @escaping @Sendable () async throws -> any RolloutStore,
-            status: @escaping @Sendable (_ rollout: String?) async throws -> [String]
+            status: @escaping @Sendable (_ rollout: String?) async throws -> [String],
+            list: @escaping @Sendable () async throws -> [RolloutListing]
         ) {
             self.name = name
             self.open = open
             self.status = status
+            self.list = list
         }
     }
 

@@ -430,8 +430,19 @@ def kept(page, ui_url, _unused, _firmware, shots):
     shot(page, shots, "fleet-kept")
     last = kept_text.inner_text()
     page.get_by_role("button", name="Stop watching").click()
+    # Show reads the list of the state's rollouts again: choose the one just watched by its entry.
+    choice = page.get_by_role("combobox", name="Rollout", exact=True)
+    page.get_by_role("button", name="Show").click()
+    # The list the screen read when it opened may still show the rollout under way.
+    expect(choice.locator("option")).to_have_count(2)
+    expect(choice.locator("option").nth(1)).not_to_contain_text(re.compile(r"\b(pending|running)\b"))
+    rollouts = [option.inner_text() for option in choice.locator("option").all()]
+    choice.select_option(index=1)
+    page.get_by_role("button", name="Show").click()
+    expect(kept_text).to_contain_text(choice.input_value())
     return {"first": first, "last": last, "state": page.locator("#kept-state").inner_text(),
-            "watching": page.get_by_role("button", name="Watch").is_visible(), "alert": alert(page)}
+            "watching": page.get_by_role("button", name="Watch").is_visible(), "rollouts": rollouts,
+            "chosen": kept_text.inner_text(), "alert": alert(page)}
 
 
 def simulator_rows(page):

@@ -46,6 +46,26 @@ import Testing
         let devices = try #require(json["devices"] as? [[String: Any]])
         #expect(devices.map { $0["status"] as? String } == ["upgraded", "upgraded", "upgraded"])
         #expect((json["counts"] as? [String: Any])?["upgraded"] as? Int == 3)
+
+        // The state's rollouts: this one, with its devices' counts.
+        let list = await CLI.run(["fleet", "status", "--state", files.state, "--list"])
+        #expect(list.status == 0, "\(list.stderr)")
+        let listed = CLI.lines(list.stdout)
+        let id = try #require(json["rollout"] as? String)
+        #expect(listed.first?.hasPrefix("ROLLOUT") == true && listed.count == 2, "\(list.stdout)")
+        #expect(listed.last?.hasPrefix("\(id)  app.bin  confirm-only  2.0.0  ") == true, "\(list.stdout)")
+        #expect(listed.last?.hasSuffix("  3 upgraded") == true, "\(list.stdout)")
+        let listJSON = try CLI.json(
+            await CLI.run(["fleet", "status", "--state", files.state, "--list", "--json"]).stdout
+        )
+        let rollouts = try #require(listJSON["rollouts"] as? [[String: Any]])
+        #expect(rollouts.map { $0["id"] as? String } == [id])
+        #expect((rollouts.first?["counts"] as? [String: Any])?["upgraded"] as? Int == 3)
+        let both = await CLI.run(["fleet", "status", "--state", files.state, "--list", "--rollout", id])
+        #expect(
+            both.status == 64 && both.stderr.contains("--list shows every rollout; drop --rollout"),
+            "\(both.stderr)"
+        )
     }
 
     /// The reviewer's two racks: `mcumgr simulator --count 3` twice (the same names `sim-001` …),

@@ -183,4 +183,40 @@ import Testing
         #expect(!moves.isEmpty, "the block was never cleared: \(partial.all)")
         #expect(moves.allSatisfy { $0.hasPrefix("\r\u{1B}[") }, "\(moves)")
     }
+
+    /// `fleet status --list`: a header and one line per rollout, aligned, the counts last.
+    @Test func theListOfRolloutsIsAlignedWithItsCountsLast() throws {
+        let utc = try #require(TimeZone(identifier: "UTC"))
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let listings = [
+            RolloutListing(
+                rollout: RolloutDescription(
+                    id: "ab12-confirm-only",
+                    file: "app.bin",
+                    mode: "confirm-only",
+                    versions: ["2.0.0"]
+                ),
+                started: now - 60,
+                counts: [.failed: 1, .upgraded: 9]
+            ),
+            RolloutListing(
+                rollout: RolloutDescription(
+                    id: "cd34-test",
+                    file: "a-longer-name.zip",
+                    mode: "test",
+                    versions: ["1.1.0", "1.0.1"]
+                ),
+                started: now - 3 * 86_400,
+                counts: [:]
+            ),
+        ]
+        #expect(
+            FleetProgressView.list(listings, now: now, timeZone: utc) == [
+                "ROLLOUT            FILE               MODE          VERSIONS     STARTED           DEVICES",
+                "ab12-confirm-only  app.bin            confirm-only  2.0.0        07:59             9 upgraded, 1 failed",
+                "cd34-test          a-longer-name.zip  test          1.1.0,1.0.1  2027-01-12 08:00  no devices",
+            ]
+        )
+        #expect(FleetProgressView.list([], now: now, timeZone: utc) == ["the state holds no rollout yet"])
+    }
 }

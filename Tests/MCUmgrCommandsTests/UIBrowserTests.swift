@@ -18,6 +18,8 @@ import Testing
         let device: String
         /// Every simulated device's inventory line (`URL NAME`), one per line.
         let inventory: String
+        /// The first device's pseudo-terminal (`serial:///dev/pts/N`), when it serves one.
+        var serial: String?
         let page: String
         let folder: URL
 
@@ -30,9 +32,11 @@ import Testing
         ///   - simulatorOptions: more `mcumgr simulator` options.
         ///   - environment: `NAME=VALUE` settings of `mcumgr ui`'s environment.
         ///   - uiOptions: more `mcumgr ui` options.
+        ///   - pty: the one device serves a pseudo-terminal too (``serial``), beside UDP.
         static func start(
             processing: Int = 800,
             count: Int = 1,
+            pty: Bool = false,
             simulatorOptions: [String] = [],
             environment: [String] = [],
             uiOptions: [String] = []
@@ -48,15 +52,22 @@ import Testing
             )
             guard count > 0 else {
                 let page = try await Self.firstLine(of: ui, startingWith: "http://127.0.0.1:")
-                return Bench(simulator: nil, ui: ui, device: "-", inventory: "", page: page, folder: folder)
+                return Bench(
+                    simulator: nil,
+                    ui: ui,
+                    device: "-",
+                    inventory: "",
+                    serial: nil,
+                    page: page,
+                    folder: folder
+                )
             }
             let simulator = RunningProcess(
                 mcumgr,
                 [
-                    "simulator", "--udp", "127.0.0.1:0", "--count", String(count), "--stats",
-                    folder.appendingPathComponent("stats.json").path,
+                    "simulator", "--udp", "127.0.0.1:0", "--stats", folder.appendingPathComponent("stats.json").path,
                     "--slot-size", "0x80000", "--processing-us", String(processing),
-                ] + simulatorOptions,
+                ] + (pty ? ["--pty"] : ["--count", String(count)]) + simulatorOptions,
                 timeout: .seconds(1_800)
             )
             // Each simulated device: its inventory line, `URL NAME`.
@@ -72,6 +83,7 @@ import Testing
                 ui: ui,
                 device: device,
                 inventory: lines.joined(separator: "\n"),
+                serial: pty ? try await Self.firstLine(of: simulator, startingWith: "serial://") : nil,
                 page: page,
                 folder: folder
             )
@@ -192,6 +204,25 @@ import Testing
         let progress = try #require(shown["progress"] as? [Int])
         #expect(progress.contains { $0 > 0 && $0 < 100 }, "the page saw the upload midway: \(progress)")
         #expect(progress.last == 100, "\(progress)")
+        #expect(try await bench.slotsBySmpclient().first == "0/0 2.0.0 active confirmed")
+    }
+
+    /// The same over a serial line: the page connects to the simulated device's pseudo-terminal
+    /// (`serial://`, SMP's console framing), reads the slots and upgrades in test-and-confirm
+    /// through the device's reset; smpclient, over the same device's UDP endpoint (a terminal
+    /// has room for one client), finds the new image running and confirmed.
+    @Test(Peers.needed("playwright", "smpclient", "chromium"))
+    func upgradeOverASerialLine() async throws {
+        let bench = try await Bench.start(processing: 0, pty: true)
+        defer { bench.stop() }
+        let serial = try #require(bench.serial)
+        let firmware = try bench.firmware(version: (2, 0), size: 24 * 1024)
+        let shown = try await bench.drive("upgrade", firmware: firmware, target: serial)
+        let before = try #require(shown["before"] as? [[String]])
+        #expect(before.first?.prefix(3) == ["0", "0", "1.0.0"], "\(before)")
+        #expect(shown["status"] as? String == "app-2.0.bin (test-and-confirm): succeeded", "\(shown)")
+        let after = try #require(shown["after"] as? [[String]])
+        #expect(after.first?.prefix(3) == ["0", "0", "2.0.0"], "\(after)")
         #expect(try await bench.slotsBySmpclient().first == "0/0 2.0.0 active confirmed")
     }
 
@@ -518,6 +549,14 @@ import Testing
         let rows = last.filter { $0.hasPrefix("sim-") }
         #expect(rows.count == 3 && rows.allSatisfy { $0.contains(" upgraded ") }, "\(last)")
         #expect(last.last == "3 upgraded", "\(last)")
+        // The state's rollouts to choose from: the last one run, and this one by its entry.
+        let rollouts = try #require(shown["rollouts"] as? [String])
+        #expect(rollouts.first == "the last one run", "\(rollouts)")
+        #expect(
+            rollouts.last?.hasPrefix("app-2.0.bin (confirm-only, 2.0.0): 3 upgraded; started ") == true,
+            "\(rollouts)"
+        )
+        #expect((shown["chosen"] as? String)?.split(separator: "\n").last == "3 upgraded", "\(shown)")
         for line in bench.inventory.split(separator: "\n") {
             let url = String(line.split(separator: " ")[0])
             #expect(try await bench.slotsBySmpclient(url).first == "0/0 2.0.0 active confirmed", "\(url)")

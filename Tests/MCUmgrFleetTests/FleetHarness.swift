@@ -76,3 +76,28 @@ enum FleetHarness {
         await device.imageStates.contains { $0.hash == Data(hash) && $0.isActive && $0.isConfirmed }
     }
 }
+
+extension FleetHarness {
+    /// What both stores' `rollouts()` must list: every rollout, the one started or resumed last
+    /// first (not by name: the later one has the smaller), with its devices by status.
+    static func listsEveryRolloutNewestFirst(_ store: any RolloutStore) async throws {
+        #expect(try await store.rollouts().isEmpty)
+        let later = RolloutDescription(id: "r2", file: "app.bin", mode: "confirm-only", versions: ["2.0.0"])
+        let earlier = RolloutDescription(id: "r1", file: "old.bin", mode: "test", versions: ["1.5.0", "1.0.1"])
+        let devices = try Inventory(parsing: "udp://10.0.0.1:1337 d0\nudp://10.0.0.2:1337 d1\nudp://10.0.0.3:1337 d2")
+            .devices
+        _ = try await store.prepare(earlier, devices: Array(devices.prefix(2)), retryFailed: false)
+        var records = try await store.prepare(later, devices: devices, retryFailed: false)
+        records[0].status = .upgraded
+        records[1].status = .failed
+        try await store.save(Array(records.prefix(2)), rollout: "r2")
+        let list = try await store.rollouts()
+        #expect(list.map(\.rollout) == [later, earlier])
+        #expect(list.first?.counts == [.upgraded: 1, .failed: 1, .pending: 1])
+        #expect(list.last?.counts == [.pending: 2])
+        #expect(list.first.map { $0.started >= list[1].started } == true)
+        // Resumed, the earlier rollout comes first.
+        _ = try await store.prepare(earlier, devices: Array(devices.prefix(2)), retryFailed: false)
+        #expect(try await store.rollouts().map(\.rollout.id) == ["r1", "r2"])
+    }
+}

@@ -63,6 +63,17 @@ struct PostgresRolloutStoreTests {
         try await store.finish(id, device: device, attempt: attempt, worker: worker, result: result, policy: policy)
     }
 
+    @Test func everyRolloutIsListedTheLastStartedFirst() async throws {
+        let store = try await PostgresRolloutStore(url: try await TestPostgres.freshDatabase())
+        do {
+            try await FleetHarness.listsEveryRolloutNewestFirst(store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
     /// A record binds the name to the URL: the same name at another URL is another device,
     /// planned afresh — unless a worker upgrades the recorded one right now (the workers were
     /// given different inventories): that is refused in one line, and nothing is written.

@@ -47,6 +47,17 @@ import Testing
         await store.close()
     }
 
+    @Test func everyRolloutIsListedTheLastStartedFirst() async throws {
+        let store = try await SQLiteRolloutStore(path: FleetHarness.scratch("list.sqlite"))
+        do {
+            try await FleetHarness.listsEveryRolloutNewestFirst(store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
     @Test func aStateFileWrittenBeforeTheLayoutWasVersionedOpensAndReadsTyped() async throws {
         let path = FleetHarness.scratch("old.sqlite")
         _ = try await Peers.python(Self.unversionedFile, [path, "0"])

@@ -211,6 +211,12 @@ import Testing
                 let kept = try await store.rollout(rollout)
                 await store.close()
                 return kept.map { [$0.0.id] + $0.1.map { "\($0.id) \($0.status)" } } ?? []
+            },
+            list: {
+                let store = try await SQLiteRolloutStore(path: path)
+                let list = try await store.rollouts()
+                await store.close()
+                return list
             }
         )
         let rack = await SimulatedRack(count: 3)
@@ -233,6 +239,14 @@ import Testing
             let latest = try await client.get("/api/fleet/kept", harness)
             let upgraded = (1...3).map { "\(SimulatedRack.name($0)) upgraded" }
             #expect(try latest.object()["lines"] as? [String] == [id] + upgraded)
+
+            let list = try await client.get("/api/fleet/kept/list", harness).object()
+            #expect(list["state"] as? String == path)
+            let rollouts = try #require(list["rollouts"] as? [[String: Any]])
+            #expect(rollouts.count == 1 && rollouts.first?["id"] as? String == id, "\(rollouts)")
+            #expect(
+                rollouts.first?["devices"] as? String == "3 upgraded" && rollouts.first?["file"] as? String == "app.bin"
+            )
             return id
         }
         #expect(asked.get() == [id, nil])
@@ -248,6 +262,8 @@ import Testing
             let response = try await client.get("/api/fleet/kept", harness)
             #expect(response.status == .notFound)
             #expect(response.errorLine?.contains("start mcumgr ui with --state FILE or --state postgres://") == true)
+            let list = try await client.get("/api/fleet/kept/list", harness)
+            #expect(list.status == .notFound && list.errorLine == response.errorLine)
         }
     }
 
@@ -325,14 +341,32 @@ extension TestClientProtocol {
         return try await post("/api/fleet", json, harness)
     }
 
-    /// Follows the rollout's live events until it ends; returns every snapshot.
+    /// Follows the rollout's live events until it ends; returns every snapshot, each drawn as
+    /// the page draws it: the first message whole, each later one's changed rows applied to the
+    /// message before it (whose revision it names).
     fileprivate func fleetSnapshots(_ harness: WebHarness) async throws -> [[String: Any]] {
         let stream = try await get("/api/fleet/events", harness)
         #expect(stream.headers[.contentType] == "text/event-stream")
         #expect(stream.text.hasPrefix("event: fleet\n"))
-        return try stream.text.split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { line in
-            try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any])
+        var snapshots: [[String: Any]] = []
+        for line in stream.text.split(separator: "\n") where line.hasPrefix("data: ") {
+            var message = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any]
+            )
+            if let base = message.removeValue(forKey: "base") as? Int {
+                let previous = try #require(snapshots.last, "the first message is whole")
+                #expect(previous["revision"] as? Int == base, "a change names the message it follows")
+                var rows = try #require(previous["devices"] as? [[String: Any]])
+                for change in try #require(message.removeValue(forKey: "changed") as? [[String: Any]]) {
+                    let index = try #require(change["index"] as? Int)
+                    try #require(rows.indices.contains(index), "row \(index) of \(rows.count)")
+                    rows[index] = try #require(change["row"] as? [String: Any])
+                }
+                message["devices"] = rows
+            }
+            snapshots.append(message)
         }
+        return snapshots
     }
 
     /// Polls the rollout until `until` holds; bounded by a generous deadline, the poll interval

@@ -47,27 +47,41 @@ import Testing
         ]
         let rollout = RolloutDescription(id: "abc", file: "app.bin", mode: "confirm-only", versions: ["2.0.0"])
         let change1 = snapshot.apply(.prepared(rollout, earlier))
-        #expect(change1 == .change)
+        #expect(change1)
         #expect(snapshot.rollout == "abc" && snapshot.devices[3].seen == "earlier run")
 
         let change2 = snapshot.apply(.phase(.wave(0)))
-        #expect(change2 == .change)
+        #expect(change2)
         let change3 = snapshot.apply(.started(Self.record("a", 0, .running)))
-        #expect(change3 == .change)
+        #expect(change3)
         #expect(snapshot.devices[0].status == "running" && snapshot.devices[0].step == "starting")
         let change4 = snapshot.apply(.upgrade(device: "a", .stateChanged(from: .idle, to: .uploading)))
-        #expect(change4 == .change)
+        #expect(change4)
         #expect(snapshot.devices[0].step == "uploading")
         let change5 = snapshot.apply(.upgrade(device: "a", .warning("slow")))
-        #expect(change5 == .nothing)
-        _ = snapshot.apply(.ended(Self.record("a", 0, .upgraded)))
-        _ = snapshot.apply(.ended(Self.record("b", 1, .failed)))
+        #expect(!change5)
+        // A whole percent more is a change; the same percent again is none.
+        for (confirmed, changes) in [(410, true), (425, true), (429, false)] {
+            let progress = FirmwareUpgrade.UploadProgress(
+                image: 0,
+                imageBytesConfirmed: confirmed,
+                imageBytes: 1_000,
+                totalBytesConfirmed: confirmed,
+                totalBytes: 1_000,
+                bytesPerSecond: 1_000,
+                estimatedTimeRemaining: nil
+            )
+            #expect(snapshot.apply(.upgrade(device: "a", .uploadProgress(progress))) == changes, "\(confirmed)")
+        }
+        #expect(snapshot.devices[0].percent == 42)
+        snapshot.apply(.ended(Self.record("a", 0, .upgraded)))
+        snapshot.apply(.ended(Self.record("b", 1, .failed)))
         #expect(snapshot.devices[1].detail.contains("the device said no"))
         #expect(snapshot.devices[0].step == nil && snapshot.devices[0].versionAfter == "2.0.0")
         #expect(snapshot.waves.value == 1, "half the fleet ended: the first wave")
         #expect(snapshot.budget.value == 1)
 
-        _ = snapshot.apply(.halted(.canaryFailed(device: "b")))
+        snapshot.apply(.halted(.canaryFailed(device: "b")))
         #expect(snapshot.status == "halting" && snapshot.halt == "the canary b failed")
 
         let records = [
@@ -81,7 +95,7 @@ import Testing
             started: ["a", "b"],
             endedBefore: ["d"]
         )
-        _ = snapshot.apply(.finished(outcome))
+        snapshot.apply(.finished(outcome))
         #expect(snapshot.finished && snapshot.status == "halted")
         #expect(snapshot.devices.map(\.seen) == ["this run", "this run", "not contacted", "earlier run"])
         #expect(snapshot.summary == ["1 pending, 2 upgraded, 1 failed", "this run contacted 2 devices"])
@@ -101,5 +115,62 @@ import Testing
         )
         #expect(object["policy"] == nil && object["records"] == nil)
         #expect(object["budget"] != nil && object["waves"] != nil && (object["devices"] as? [Any])?.count == 4)
+    }
+
+    @Test func theSnapshotEncodesEveryFieldItHolds() throws {
+        var snapshot = FleetSnapshot(
+            file: "app.bin",
+            mode: "confirm-only",
+            policy: RolloutPolicy(),
+            inventory: try Self.inventory()
+        )
+        snapshot.apply(.phase(.wave(0)))
+        snapshot.apply(.halted(.canaryFailed(device: "b")))
+        snapshot.fail("the state is gone")
+        let object = try Self.json(snapshot)
+        let expected = [
+            "id", "revision", "file", "mode", "status", "phase", "waves", "budget", "devices", "halt", "summary",
+            "error", "finished",
+        ]
+        #expect(Set(object.keys) == Set(expected))
+    }
+
+    /// A stream's first message is the whole snapshot; later ones carry the rows changed since the
+    /// stream's last message, with that message's revision, and everything else but the rows.
+    @Test func anUpdateCarriesOnlyTheRowsThatChanged() throws {
+        var snapshot = FleetSnapshot(
+            file: "app.bin",
+            mode: "confirm-only",
+            policy: RolloutPolicy(),
+            inventory: try Self.inventory()
+        )
+        let first = try Self.json(FleetSnapshot.Update(snapshot, after: nil))
+        #expect((first["devices"] as? [Any])?.count == 4 && first["base"] == nil && first["changed"] == nil)
+
+        let before = snapshot
+        snapshot.revision = 7
+        snapshot.apply(.started(Self.record("c", 2, .running)))
+        snapshot.apply(.upgrade(device: "c", .stateChanged(from: .idle, to: .uploading)))
+        let update = FleetSnapshot.Update(snapshot, after: before)
+        #expect(update.base == before.revision)
+        #expect(update.changed == [.init(index: 2, row: snapshot.devices[2])])
+        let message = try Self.json(update)
+        #expect(message["devices"] == nil && message["base"] as? Int == before.revision)
+        #expect(message["revision"] as? Int == 7 && message["status"] as? String == "running")
+        let changed = try #require(message["changed"] as? [[String: Any]])
+        #expect(changed.count == 1 && changed[0]["index"] as? Int == 2)
+        #expect((changed[0]["row"] as? [String: Any])?["step"] as? String == "uploading")
+
+        // Nothing changed in the rows: the header alone.
+        #expect(FleetSnapshot.Update(snapshot, after: snapshot).changed.isEmpty)
+        // Another rollout: the whole snapshot again.
+        let other = FleetSnapshot(file: "b.bin", mode: "test", policy: RolloutPolicy(), inventory: try Self.inventory())
+        #expect(FleetSnapshot.Update(snapshot, after: other).base == nil)
+    }
+
+    static func json(_ value: some Encodable) throws -> [String: Any] {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return try #require(try JSONSerialization.jsonObject(with: encoder.encode(value)) as? [String: Any])
     }
 }

@@ -16,6 +16,9 @@ import Testing
         }
         throttle.sent(at: start + .milliseconds(250))
         #expect(throttle.progress(at: start + .milliseconds(300)) == .sendAt(start + .milliseconds(500)))
+        // The scheduled send is late: a change after its time rides along rather than going
+        // now as well.
+        #expect(throttle.progress(at: start + .milliseconds(900)) == .alreadyScheduled)
         // After a quiet interval, at once.
         throttle.sent(at: start + .milliseconds(500))
         #expect(throttle.progress(at: start + .seconds(1)) == .sendNow)

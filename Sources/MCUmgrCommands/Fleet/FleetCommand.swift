@@ -308,16 +308,57 @@ struct FleetStatusCommand: AsyncParsableCommand {
     @Option(help: "A rollout's identity (default: the last one run).")
     var rollout: String?
 
+    @Flag(name: .long, help: "List every rollout the state holds, the last one started first.")
+    var list = false
+
     @Flag(name: .long, help: "Print one JSON document.")
     var json = false
 
+    func validate() throws {
+        if list, rollout != nil { throw ValidationError("--list shows every rollout; drop --rollout") }
+    }
+
     func run() async throws {
+        if list {
+            let listings = try await Self.list(state)
+            if json {
+                CommandSupport.emit(FleetProgressView.listJSON(listings))
+            } else {
+                for line in FleetProgressView.list(listings) { Console.out(line) }
+            }
+            return
+        }
         let (description, records, processRuns) = try await Self.read(state, rollout: rollout)
         if json {
             CommandSupport.emit(FleetProgressView.json(description, records, processRuns: processRuns))
         } else {
             for line in FleetProgressView.table(description, records, processRuns: processRuns) { Console.out(line) }
         }
+    }
+
+    /// Every rollout the state holds, the last one started first: what `fleet status --list` and
+    /// the page's list of kept rollouts show.
+    /// - Throws: the command's failure for a state that is not there or cannot be read.
+    static func list(_ state: String) async throws -> [RolloutListing] {
+        try requireFile(state)
+        let store = try await openStore(state, exclusive: false)
+        do {
+            let listings = try await store.rollouts()
+            await store.close()
+            return listings
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// A state file that is not there is named, not created (a database is the server's to say).
+    private static func requireFile(_ state: String) throws {
+        guard !isShared(state), !FileManager.default.fileExists(atPath: state) else { return }
+        throw InputFileError(
+            .unreadable,
+            "\(state): no rollout state here (run mcumgr fleet upgrade first, or give --state)"
+        )
     }
 
     /// A rollout as the state holds it now (the one named, or the last one run), and whether a
@@ -327,14 +368,7 @@ struct FleetStatusCommand: AsyncParsableCommand {
     static func read(_ state: String, rollout: String?) async throws -> (
         RolloutDescription, [DeviceRecord], processRuns: Bool?
     ) {
-        if !isShared(state) {
-            guard FileManager.default.fileExists(atPath: state) else {
-                throw InputFileError(
-                    .unreadable,
-                    "\(state): no rollout state here (run mcumgr fleet upgrade first, or give --state)"
-                )
-            }
-        }
+        try requireFile(state)
         let store = try await openStore(state, exclusive: false)
         let found: (RolloutDescription, [DeviceRecord])?
         do {

@@ -298,10 +298,48 @@ struct FleetProgressView {
     }
 
     static func countsLine(_ records: [DeviceRecord]) -> String {
-        var counts: [DeviceRecord.Status: Int] = [:]
-        for record in records { counts[record.status, default: 0] += 1 }
-        return DeviceRecord.Status.allCases.filter { counts[$0, default: 0] > 0 }
-            .map { "\(counts[$0, default: 0]) \($0)" }.joined(separator: ", ")
+        DeviceRecord.Status.countsLine(DeviceRecord.Status.counts(of: records))
+    }
+
+    /// The rollouts a state holds (`fleet status --list`), one line each under a header.
+    static func list(_ listings: [RolloutListing], now: Date = Date(), timeZone: TimeZone = .current) -> [String] {
+        guard !listings.isEmpty else { return ["the state holds no rollout yet"] }
+        let rows = listings.map { listing in
+            [
+                listing.rollout.id, listing.rollout.file, listing.rollout.mode,
+                listing.rollout.versions.joined(separator: ","),
+                clock(listing.started, now: now, timeZone: timeZone),
+                listing.counts.isEmpty ? "no devices" : DeviceRecord.Status.countsLine(listing.counts),
+            ]
+        }
+        let header = ["ROLLOUT", "FILE", "MODE", "VERSIONS", "STARTED", "DEVICES"]
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        return ([header] + rows).map { row in
+            row.indices.map {
+                $0 == row.count - 1 ? row[$0] : row[$0].padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0)
+            }
+            .joined()
+        }
+    }
+
+    /// The same as one JSON document: `{"rollouts": [{id, file, mode, versions, started, counts}]}`.
+    static func listJSON(_ listings: [RolloutListing]) -> JSONValue {
+        .object([
+            (
+                "rollouts",
+                .array(
+                    listings.map { listing in
+                        .object([
+                            ("id", .string(listing.rollout.id)), ("file", .string(listing.rollout.file)),
+                            ("mode", .string(listing.rollout.mode)),
+                            ("versions", .array(listing.rollout.versions.map { .string($0) })),
+                            ("started", .string(ISO8601DateFormatter().string(from: listing.started))),
+                            ("counts", counts(listing.counts)),
+                        ])
+                    }
+                )
+            )
+        ])
     }
 
     /// The device table; with a run's outcome, a SEEN column says which devices this run saw and
@@ -379,12 +417,13 @@ struct FleetProgressView {
     }
 
     static func countsJSON(_ records: [DeviceRecord]) -> JSONValue {
+        counts(DeviceRecord.Status.counts(of: records))
+    }
+
+    private static func counts(_ counts: [DeviceRecord.Status: Int]) -> JSONValue {
         .object(
             DeviceRecord.Status.allCases.map { status in
-                (
-                    status.rawValue.replacingOccurrences(of: "-", with: "_"),
-                    .int(Int64(records.count { $0.status == status }))
-                )
+                (status.rawValue.replacingOccurrences(of: "-", with: "_"), .int(Int64(counts[status, default: 0])))
             }
         )
     }

@@ -165,6 +165,13 @@ struct UICommand: AsyncParsableCommand {
                 } catch {
                     throw shown(error)
                 }
+            },
+            list: {
+                do {
+                    return try await FleetStatusCommand.list(state)
+                } catch {
+                    throw shown(error)
+                }
             }
         )
     }

@@ -82,7 +82,9 @@ function show(view) {
   if (view === "files" && state.device) attempt(loadFiles);
   if (view === "statistics" && state.device) attempt(loadStatGroups);
   if (view === "logs" && state.device) attempt(() => showLogs());
-  if (view === "fleet") attempt(followFleet);
+  // A rollout followed already goes on being followed (and drawn) while other screens show.
+  if (view === "fleet" && !state.fleetEvents) attempt(followFleet);
+  if (view === "fleet") loadKeptList();
   else stopWatching();
   watchSimulator(view === "simulator");
 }
@@ -558,7 +560,9 @@ function isFleetNews(rollout) {
   return true;
 }
 
-function renderFleet(rollout) {
+// Draws a rollout; `changed` lists the rows that differ from the one shown (all when absent):
+// the cells of a thousand devices are not rebuilt for every step of one of them.
+function renderFleet(rollout, changed) {
   if (!isFleetNews(rollout)) return;
   $("fleet-run").hidden = !rollout;
   $("start-fleet").disabled = Boolean(rollout && !rollout.finished);
@@ -571,17 +575,48 @@ function renderFleet(rollout) {
     $(`${id}-text`).textContent = gauge.text;
   }
   $("halt-fleet").disabled = rollout.finished || rollout.status === "halting";
-  $("fleet-rows").replaceChildren(...rollout.devices.map((row) => {
-    const tr = document.createElement("tr");
-    const stateText = row.step ? `${row.status}: ${row.step}${row.percent !== undefined && row.percent !== null ? ` ${row.percent}%` : ""}` : row.status;
-    const version = row.status === "upgraded" ? `${row.version_before ?? "?"} → ${row.version_after ?? "?"}` : (row.version_after ?? row.version_before ?? "");
-    for (const value of [row.device, stateText, version, String(row.tries), row.seen ?? "", row.detail]) {
-      tr.append(Object.assign(document.createElement("td"), { textContent: value }));
+  const body = $("fleet-rows");
+  while (body.children.length > rollout.devices.length) body.lastElementChild.remove();
+  while (body.children.length < rollout.devices.length) {
+    const row = document.createElement("div");
+    row.setAttribute("role", "row");
+    for (let cell = 0; cell < 6; cell++) {
+      const span = document.createElement("span");
+      span.setAttribute("role", "cell");
+      row.append(span);
     }
-    tr.children[0].title = row.url;
-    return tr;
-  }));
+    body.append(row);
+  }
+  for (const index of changed ?? rollout.devices.keys()) fillFleetRow(body.children[index], rollout.devices[index]);
   $("fleet-summary").textContent = rollout.summary.join("\n");
+}
+
+function fillFleetRow(element, row) {
+  const stateText = row.step ? `${row.status}: ${row.step}${row.percent !== undefined && row.percent !== null ? ` ${row.percent}%` : ""}` : row.status;
+  const version = row.status === "upgraded" ? `${row.version_before ?? "?"} → ${row.version_after ?? "?"}` : (row.version_after ?? row.version_before ?? "");
+  // One line a cell (the table's columns are fixed): the whole text is the cell's title, the
+  // device's URL the name's.
+  [row.device, stateText, version, String(row.tries), row.seen ?? "", row.detail].forEach((value, cell) => {
+    const span = element.children[cell];
+    if (span.textContent === value) return;
+    span.textContent = value;
+    if (cell > 0) span.title = value;
+  });
+  element.children[0].title = row.url;
+}
+
+// A live message: the whole rollout, or (with `base`) the rows changed since the message of
+// revision `base`. A page that holds another revision (a Halt's answer came between) reads the
+// whole rollout again and follows anew.
+function applyFleetMessage(message) {
+  if (message.base === undefined) { renderFleet(message); return true; }
+  const shown = state.shownFleet;
+  if (!shown || shown.id !== message.id || shown.revision !== message.base) return false;
+  const devices = shown.devices.slice();
+  for (const { index, row } of message.changed) devices[index] = row;
+  const { base: _base, changed: _changed, ...rest } = message;
+  renderFleet({ ...rest, devices }, message.changed.map((change) => change.index));
+  return true;
 }
 
 // The running (or last) rollout, then its live events: a second tab shows the running one.
@@ -594,9 +629,9 @@ async function followFleet() {
   const events = new EventSource("/api/fleet/events");
   state.fleetEvents = events;
   events.addEventListener("fleet", (event) => {
-    const rollout = JSON.parse(event.data);
-    renderFleet(rollout);
-    if (rollout.finished) { events.close(); state.fleetEvents = null; }
+    const message = JSON.parse(event.data);
+    if (!applyFleetMessage(message)) { attempt(followFleet); return; }
+    if (message.finished) { events.close(); state.fleetEvents = null; }
   });
   events.addEventListener("error", () => { events.close(); state.fleetEvents = null; });
 }
@@ -605,10 +640,23 @@ async function followFleet() {
 // reads it again every two seconds while the Fleet screen is shown.
 
 async function showKept() {
-  const rollout = $("kept-rollout").value.trim();
+  const rollout = $("kept-rollout").value;
   const answer = await call("GET", `/api/fleet/kept${rollout ? `?rollout=${encodeURIComponent(rollout)}` : ""}`);
   $("kept-state").textContent = `State: ${answer.state}`;
   $("kept").textContent = answer.lines.join("\n");
+}
+
+// The rollouts kept in the state, for the Rollout choice, the last one started first. Without a
+// state the choice keeps "the last one run" alone (Show then says how to keep rollouts).
+async function loadKeptList() {
+  let answer;
+  try { answer = await call("GET", "/api/fleet/kept/list"); } catch { return; }
+  const select = $("kept-rollout");
+  const chosen = select.value;
+  const options = [["", "the last one run"]].concat(answer.rollouts.map((r) => [r.id,
+    `${r.file} (${r.mode}${r.versions.length ? ", " + r.versions.join(", ") : ""}): ${r.devices}; started ${new Date(r.started).toLocaleString()} — ${r.id}`]));
+  select.replaceChildren(...options.map(([value, text]) => Object.assign(document.createElement("option"), { value, textContent: text })));
+  select.value = options.some(([value]) => value === chosen) ? chosen : "";
 }
 
 function toggleWatch() {
@@ -729,7 +777,7 @@ $("halt-fleet").addEventListener("click", () => attempt(async () => renderFleet(
 $("logs-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(() => showLogs()); });
 $("logs-newer").addEventListener("click", () => attempt(() => showLogs(String(state.logNext ?? 0))));
 $("logs-clear").addEventListener("click", () => attempt(async () => { await call("POST", `${needDevice()}/logs/clear`, {}); await showLogs(); }));
-$("kept-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(showKept); });
+$("kept-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(async () => { await showKept(); await loadKeptList(); }); });
 $("kept-watch").addEventListener("click", toggleWatch);
 $("ble-form").addEventListener("submit", (e) => { e.preventDefault(); showError(null); toggleScan(); });
 $("simulator-form").addEventListener("submit", (e) => { e.preventDefault(); attempt(startSimulated); });
