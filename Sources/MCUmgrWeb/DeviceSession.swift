@@ -33,8 +33,9 @@ actor DeviceSession {
     /// The running operation (an upgrade, a file transfer), or the last one.
     private(set) var operation: (any DeviceOperation)?
     /// Device paths used on the Files screen, most recent first: the file system group has no
-    /// listing, so the page offers the paths that worked before.
-    private(set) var rememberedPaths: [String] = []
+    /// listing, so the page offers the paths that worked before — in this run and, as the
+    /// environment keeps them, in earlier ones.
+    private(set) var rememberedPaths: [String]
     private let rememberedLimit = 20
 
     /// Creates a session; nothing is opened until the first request.
@@ -48,6 +49,7 @@ actor DeviceSession {
         self.url = url
         self.transport = transport
         self.environment = environment
+        rememberedPaths = Array(environment.loadPaths(url).prefix(rememberedLimit))
     }
 
     /// Runs `body` with a connected client, connecting first if needed. A link failure marks
@@ -125,6 +127,7 @@ actor DeviceSession {
         rememberedPaths.removeAll { $0 == path }
         rememberedPaths.insert(path, at: 0)
         if rememberedPaths.count > rememberedLimit { rememberedPaths.removeLast() }
+        environment.savePaths(url, rememberedPaths)
     }
 
     /// Starts an upgrade unless one runs.

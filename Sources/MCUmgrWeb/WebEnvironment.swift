@@ -20,6 +20,11 @@ public struct WebEnvironment: Sendable {
     /// Keeps the URLs used most recently for the next run (a failure to save is not an error:
     /// the list is a convenience).
     public var saveRecent: @Sendable ([String]) -> Void
+    /// The paths a device's Files screen used before, most recent first, by connection URL, as
+    /// saved by ``savePaths``.
+    public var loadPaths: @Sendable (String) -> [String]
+    /// Keeps a device's paths for the next run (a failure to save is not an error).
+    public var savePaths: @Sendable (String, [String]) -> Void
     /// One line for an error, as the command line prints it.
     public var describe: @Sendable (any Error) -> String
     /// An upgrade's plan, as `mcumgr upgrade` prints it.
@@ -105,6 +110,8 @@ public struct WebEnvironment: Sendable {
     ///   - profiles: the saved profiles; the default has none.
     ///   - loadRecent: the URLs used before; the default has none.
     ///   - saveRecent: keeps them; the default keeps them for this run only.
+    ///   - loadPaths: a device's Files paths used before; the default has none.
+    ///   - savePaths: keeps them; the default keeps them for this run only.
     ///   - describe: one line for an error.
     ///   - planLines: a plan's lines.
     ///   - resultLines: a result's lines.
@@ -117,6 +124,8 @@ public struct WebEnvironment: Sendable {
         profiles: @escaping @Sendable () throws -> [(name: String, url: String)] = { [] },
         loadRecent: @escaping @Sendable () -> [String] = { [] },
         saveRecent: @escaping @Sendable ([String]) -> Void = { _ in },
+        loadPaths: @escaping @Sendable (String) -> [String] = { _ in [] },
+        savePaths: @escaping @Sendable (String, [String]) -> Void = { _, _ in },
         describe: @escaping @Sendable (any Error) -> String = { "\($0)" },
         planLines: @escaping @Sendable (FirmwareUpgradePlan) -> [String] = { plan in
             plan.images.map { "image \($0.imageIndex) \($0.version ?? "?"): \($0.action) — \($0.reason)" }
@@ -136,6 +145,8 @@ public struct WebEnvironment: Sendable {
         self.profiles = profiles
         self.loadRecent = loadRecent
         self.saveRecent = saveRecent
+        self.loadPaths = loadPaths
+        self.savePaths = savePaths
         self.describe = describe
         self.planLines = planLines
         self.resultLines = resultLines

@@ -4,6 +4,7 @@ import MCUmgr
 import MCUmgrDFU
 import SMPCore
 import SMPSimulator
+import SMPTestSupport
 import Testing
 
 @testable import MCUmgrWeb
@@ -11,6 +12,33 @@ import Testing
 @Suite struct DeviceSessionTests {
     static func session(_ device: SimulatedDevice) -> DeviceSession {
         DeviceSession(id: "d1", url: "sim://", transport: LoopbackTransport(device: device), environment: .init())
+    }
+
+    /// The Files screen's paths are kept through the environment by the device's URL: a session
+    /// of the next run (a new server) offers them again, most recent first, at most twenty.
+    @Test func rememberedPathsAreKeptForTheNextRun() async throws {
+        let kept = LockedValue<[String: [String]]>([:])
+        let environment = WebEnvironment(
+            loadPaths: { url in kept.get()[url] ?? [] },
+            savePaths: { url, paths in kept.update { $0[url] = paths } }
+        )
+        let first = DeviceSession(
+            id: "d1",
+            url: "sim://",
+            transport: LoopbackTransport(device: SimulatedDevice()),
+            environment: environment
+        )
+        for index in 0..<25 { await first.remember("/lfs1/\(index).txt") }
+        await first.remember("/lfs1/3.txt")
+        let expected = ["/lfs1/3.txt"] + (5..<25).reversed().filter { $0 != 3 }.map { "/lfs1/\($0).txt" }.prefix(19)
+        #expect(kept.get()["sim://"] == Array(expected))
+        let next = DeviceSession(
+            id: "d7",
+            url: "sim://",
+            transport: LoopbackTransport(device: SimulatedDevice()),
+            environment: environment
+        )
+        #expect(await next.rememberedPaths == Array(expected))
     }
 
     @Test func theLinkFollowsTheRequestsAndReconnects() async throws {

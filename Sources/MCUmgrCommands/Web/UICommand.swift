@@ -98,6 +98,8 @@ struct UICommand: AsyncParsableCommand {
             profiles: { try ProfileStore(directory: directory).load() },
             loadRecent: { recent.load() },
             saveRecent: { recent.save($0) },
+            loadPaths: { recent.loadPaths($0) },
+            savePaths: { recent.savePaths($0, $1) },
             describe: { MCUmgrCommand.describe($0) },
             planLines: { UpgradeReport.text($0) },
             resultLines: { summary, file, connection in
