@@ -80,7 +80,18 @@ enum FleetHarness {
 extension FleetHarness {
     /// What both stores' `rollouts()` must list: every rollout, the one started or resumed last
     /// first (not by name: the later one has the smaller), with its devices by status.
+    /// Closed whatever the checks throw (PostgresNIO traps on a connection released unclosed).
     static func listsEveryRolloutNewestFirst(_ store: any RolloutStore) async throws {
+        do {
+            try await checkTheList(of: store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
+    private static func checkTheList(of store: any RolloutStore) async throws {
         #expect(try await store.rollouts().isEmpty)
         let later = RolloutDescription(id: "r2", file: "app.bin", mode: "confirm-only", versions: ["2.0.0"])
         let earlier = RolloutDescription(id: "r1", file: "old.bin", mode: "test", versions: ["1.5.0", "1.0.1"])

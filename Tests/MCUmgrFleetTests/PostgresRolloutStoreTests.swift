@@ -65,13 +65,7 @@ struct PostgresRolloutStoreTests {
 
     @Test func everyRolloutIsListedTheLastStartedFirst() async throws {
         let store = try await PostgresRolloutStore(url: try await TestPostgres.freshDatabase())
-        do {
-            try await FleetHarness.listsEveryRolloutNewestFirst(store)
-        } catch {
-            await store.close()
-            throw error
-        }
-        await store.close()
+        try await FleetHarness.listsEveryRolloutNewestFirst(store)
     }
 
     /// A record binds the name to the URL: the same name at another URL is another device,

@@ -49,13 +49,7 @@ import Testing
 
     @Test func everyRolloutIsListedTheLastStartedFirst() async throws {
         let store = try await SQLiteRolloutStore(path: FleetHarness.scratch("list.sqlite"))
-        do {
-            try await FleetHarness.listsEveryRolloutNewestFirst(store)
-        } catch {
-            await store.close()
-            throw error
-        }
-        await store.close()
+        try await FleetHarness.listsEveryRolloutNewestFirst(store)
     }
 
     @Test func aStateFileWrittenBeforeTheLayoutWasVersionedOpensAndReadsTyped() async throws {

@@ -102,12 +102,7 @@ import Testing
     }
 
     @Test func theSnapshotEncodesWithoutThePolicy() throws {
-        let snapshot = FleetSnapshot(
-            file: "app.bin",
-            mode: "confirm-only",
-            policy: RolloutPolicy(),
-            inventory: try Self.inventory()
-        )
+        let snapshot = try Self.snapshot()
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let object = try #require(
@@ -118,12 +113,7 @@ import Testing
     }
 
     @Test func theSnapshotEncodesEveryFieldItHolds() throws {
-        var snapshot = FleetSnapshot(
-            file: "app.bin",
-            mode: "confirm-only",
-            policy: RolloutPolicy(),
-            inventory: try Self.inventory()
-        )
+        var snapshot = try Self.snapshot()
         snapshot.apply(.phase(.wave(0)))
         snapshot.apply(.halted(.canaryFailed(device: "b")))
         snapshot.fail("the state is gone")
@@ -138,12 +128,7 @@ import Testing
     /// A stream's first message is the whole snapshot; later ones carry the rows changed since the
     /// stream's last message, with that message's revision, and everything else but the rows.
     @Test func anUpdateCarriesOnlyTheRowsThatChanged() throws {
-        var snapshot = FleetSnapshot(
-            file: "app.bin",
-            mode: "confirm-only",
-            policy: RolloutPolicy(),
-            inventory: try Self.inventory()
-        )
+        var snapshot = try Self.snapshot()
         let first = try Self.json(FleetSnapshot.Update(snapshot, after: nil))
         #expect((first["devices"] as? [Any])?.count == 4 && first["base"] == nil && first["changed"] == nil)
 
@@ -166,6 +151,11 @@ import Testing
         // Another rollout: the whole snapshot again.
         let other = FleetSnapshot(file: "b.bin", mode: "test", policy: RolloutPolicy(), inventory: try Self.inventory())
         #expect(FleetSnapshot.Update(snapshot, after: other).base == nil)
+    }
+
+    /// The four devices' rollout of `app.bin`, confirm-only, with the default policy.
+    static func snapshot() throws -> FleetSnapshot {
+        FleetSnapshot(file: "app.bin", mode: "confirm-only", policy: RolloutPolicy(), inventory: try inventory())
     }
 
     static func json(_ value: some Encodable) throws -> [String: Any] {
