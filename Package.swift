@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "SMPDBus", targets: ["SMPDBus"]),
         .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .library(name: "MCUmgrFleet", targets: ["MCUmgrFleet"]),
+        .library(name: "MCUmgrFleetPostgres", targets: ["MCUmgrFleetPostgres"]),
         // One product for an app: re-exports the client, the engine, images and connection URLs.
         .library(name: "MCUmgrKit", targets: ["MCUmgrKit"]),
         .executable(name: "mcumgr", targets: ["MCUmgrCLI"]),
@@ -121,13 +122,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Fleet upgrades: the rollout state machine (pure), the driver running many upgrades, and
-        // the stores that keep a rollout's state (SQLite on one host, PostgreSQL across hosts).
+        // the store that keeps a rollout's state on one host (SQLite).
         .target(
             name: "MCUmgrFleet",
             dependencies: [
                 "SMPCore", "SMPLink", "MCUmgr", "MCUmgrDFU", "MCUboot", "MCUmgrConnect",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A rollout shared by workers on several hosts, kept in PostgreSQL: its own module, so
+        // PostgresNIO and NIOSSL come only to those who share rollouts.
+        .target(
+            name: "MCUmgrFleetPostgres",
+            dependencies: [
+                "MCUmgrFleet", "MCUmgrDFU", "MCUmgrConnect",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
@@ -177,7 +188,7 @@ let package = Package(
             name: "MCUmgrCommands",
             dependencies: [
                 "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUmgrFleet",
-                "MCUmgrWeb", "SMPUDPTransport",
+                "MCUmgrFleetPostgres", "MCUmgrWeb", "SMPUDPTransport",
                 "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -247,8 +258,8 @@ let package = Package(
         .testTarget(
             name: "MCUmgrFleetTests",
             dependencies: [
-                "MCUmgrFleet", "MCUmgrDFU", "MCUmgrConnect", "MCUmgr", "MCUboot", "SMPCore", "SMPLink", "SMPSimulator",
-                "SMPTestSupport",
+                "MCUmgrFleet", "MCUmgrFleetPostgres", "MCUmgrDFU", "MCUmgrConnect", "MCUmgr", "MCUboot", "SMPCore",
+                "SMPLink", "SMPSimulator", "SMPTestSupport",
             ],
             swiftSettings: swiftSettings
         ),

@@ -3,26 +3,26 @@ import MCUmgrDFU
 
 /// A device record as a store's row: every column once, in one order, for both stores (SQLite and
 /// PostgreSQL write the same columns; each store only maps ``Value`` to its own types).
-enum DeviceRow {
+package enum DeviceRow {
     /// The version of the stores' layout. 1: the layout of every state written so far (files
     /// written before the version was stored are version 1). A store that finds a higher version
     /// refuses it; a lower one is migrated when it is opened.
-    static let schemaVersion = 1
+    package static let schemaVersion = 1
 
     /// A column's value, in the few kinds the stores need.
-    enum Value: Sendable, Equatable {
+    package enum Value: Sendable, Equatable {
         case text(String?)
         case integer(Int)
         case time(Date?)
     }
 
     /// A column's kind and whether it may be null, for each store's `CREATE TABLE`.
-    enum Kind: Sendable {
+    package enum Kind: Sendable {
         case text, integer, time
     }
 
     /// The columns after `rollout`, in order: name, kind, nullable.
-    static let columns: [(name: String, kind: Kind, nullable: Bool)] = [
+    package static let columns: [(name: String, kind: Kind, nullable: Bool)] = [
         ("id", .text, false), ("url", .text, false), ("position", .integer, false), ("labels", .text, false),
         ("status", .text, false), ("phase", .text, true), ("attempts", .integer, false),
         ("link_failures", .integer, false), ("not_before", .time, true), ("failure_code", .text, true),
@@ -32,7 +32,7 @@ enum DeviceRow {
     ]
 
     /// The record's values, in ``columns`` order.
-    static func values(_ record: DeviceRecord) -> [Value] {
+    package static func values(_ record: DeviceRecord) -> [Value] {
         [
             .text(record.id), .text(record.url), .integer(record.position),
             .text(StoredLabels.encode(record.labels)), .text(record.status.rawValue), .text(record.phase?.description),
@@ -50,7 +50,7 @@ enum DeviceRow {
     ///   - integer: an integer column's value.
     ///   - time: a time column's value (`nil` when null).
     /// - Throws: ``RolloutStoreError`` for a row without an identity, a URL or a known status.
-    static func record(
+    package static func record(
         text: (String) throws -> String?,
         integer: (String) throws -> Int,
         time: (String) throws -> Date?
@@ -88,18 +88,18 @@ enum DeviceRow {
 
     /// The column list and the `CREATE TABLE` body's device columns for a store.
     /// - Parameter type: the store's type name for a kind.
-    static func columnDefinitions(_ type: (Kind) -> String) -> String {
+    package static func columnDefinitions(_ type: (Kind) -> String) -> String {
         columns.map { "\($0.name) \(type($0.kind))\($0.nullable ? "" : " NOT NULL")" }.joined(separator: ", ")
     }
 
     /// The names, comma-separated.
-    static var columnList: String { columns.map(\.name).joined(separator: ", ") }
+    package static var columnList: String { columns.map(\.name).joined(separator: ", ") }
 
     /// The line for a store whose layout is newer than this version reads.
     /// - Parameters:
     ///   - place: the file or database.
     ///   - version: the version it holds.
-    static func tooNew(_ place: String, version: Int) -> RolloutStoreError {
+    package static func tooNew(_ place: String, version: Int) -> RolloutStoreError {
         RolloutStoreError(
             "\(place) holds rollout state of layout \(version), written by a newer mcumgr (this one reads up to "
                 + "\(schemaVersion)): use that mcumgr, or another --state"

@@ -57,7 +57,7 @@ public struct RolloutListing: Sendable, Hashable {
     ///   - status: the status of this group of devices (`nil`: a rollout without devices).
     ///   - count: how many devices.
     /// - Throws: ``RolloutStoreError`` for a status this version does not know.
-    static func add(
+    package static func add(
         to list: inout [RolloutListing],
         _ rollout: RolloutDescription,
         started: Date,

@@ -139,7 +139,7 @@ public enum RolloutTransitions {
         return record
     }
 
-    static func seconds(_ duration: Duration) -> TimeInterval {
+    package static func seconds(_ duration: Duration) -> TimeInterval {
         let parts = duration.components
         return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }

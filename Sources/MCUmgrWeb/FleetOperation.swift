@@ -100,7 +100,7 @@ actor FleetOperation {
         case .sendAt(let instant):
             Task {
                 try? await Task.sleep(until: instant, clock: clock)
-                await self.publish()
+                self.publish()
             }
         case .alreadyScheduled:
             break

@@ -1,6 +1,7 @@
+import MCUmgrFleet
 import Testing
 
-@testable import MCUmgrFleet
+@testable import MCUmgrFleetPostgres
 
 /// The backstop for a connection that neither answers nor fails: no database needed.
 struct PostgresDeadlineTests {

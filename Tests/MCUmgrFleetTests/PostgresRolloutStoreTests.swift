@@ -2,6 +2,7 @@ import Foundation
 import MCUmgrConnect
 import MCUmgrDFU
 import MCUmgrFleet
+import MCUmgrFleetPostgres
 import SMPTestSupport
 import Testing
 

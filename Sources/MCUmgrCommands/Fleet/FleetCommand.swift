@@ -5,6 +5,7 @@ import MCUmgr
 import MCUmgrConnect
 import MCUmgrDFU
 import MCUmgrFleet
+import MCUmgrFleetPostgres
 import SMPLink
 
 /// `mcumgr fleet`: staged rollouts over many devices, with state that survives.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MCUmgrConnect
+import MCUmgrFleet
 import NIOCore
 import PostgresNIO
 
@@ -8,8 +9,8 @@ import PostgresNIO
 ///
 /// No coordination protocol of our own: every decision is one transaction. A claim locks the
 /// rollout's row (`FOR UPDATE`), so claims and ends are serialised, and the rollout machine
-/// decides from the same rows (``RolloutStateMachine/claim(_:policy:worker:capacity:lease:at:)``,
-/// ``RolloutStateMachine/finish(_:device:attempt:worker:result:policy:at:)``): this store only
+/// decides from the same rows (`RolloutStateMachine.claim(_:policy:worker:capacity:lease:at:)`,
+/// `RolloutStateMachine.finish(_:device:attempt:worker:result:policy:at:)`): this store only
 /// reads, locks and writes. The devices a worker takes are
 /// locked with `FOR UPDATE SKIP LOCKED` and leased to the worker, which renews the lease while it
 /// runs them. A worker that dies stops renewing: its devices go back to pending when the lease
@@ -28,7 +29,7 @@ public actor PostgresRolloutStore: SharedRolloutStore {
 
     /// Connects.
     /// - Parameter url: `postgres://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?sslmode=disable|require]`.
-    /// - Throws: ``RolloutStoreError`` for a URL that cannot be used or a server that cannot be
+    /// - Throws: `RolloutStoreError` for a URL that cannot be used or a server that cannot be
     ///   reached.
     public init(url: String) async throws {
         logger = Logger(label: "mcumgr.fleet.postgres")

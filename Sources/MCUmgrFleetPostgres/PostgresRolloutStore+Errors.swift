@@ -1,4 +1,5 @@
 import Foundation
+import MCUmgrFleet
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -63,7 +64,7 @@ extension PostgresRolloutStore {
     }
 
     /// Runs `body`, or gives up when it takes longer than `deadline`: `giveUp` runs (it closes
-    /// the connection) and the caller gets a ``RolloutStoreError`` with `message` at once, while
+    /// the connection) and the caller gets a `RolloutStoreError` with `message` at once, while
     /// `body` (which may never return) is cancelled and left behind.
     static func withDeadline<T: Sendable>(
         _ deadline: Duration,

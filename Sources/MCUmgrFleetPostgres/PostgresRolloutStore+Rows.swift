@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MCUmgrDFU
+import MCUmgrFleet
 import PostgresNIO
 
 extension PostgresRolloutStore {
