@@ -279,4 +279,17 @@ struct FleetPostgresTests {
         simulator.send(SIGINT)
         _ = try await simulator.finished()
     }
+
+    /// `fleet status` on a database names it without its password (the test server trusts local
+    /// connections, so any password gets in): a terminal's scrollback and a CI log keep what is
+    /// printed.
+    @Test func statusNamesTheDatabaseWithoutItsPassword() async throws {
+        var components = try #require(URLComponents(string: try await TestPostgres.freshDatabase()))
+        components.password = "s3cret"
+        let url = try #require(components.string)
+        let result = await CLI.run(["fleet", "status", "--state", url])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("holds no rollout yet"), "\(result.stderr)")
+        #expect(!result.stderr.contains("s3cret") && !result.stdout.contains("s3cret"), "\(result.stderr)")
+    }
 }

@@ -219,4 +219,23 @@ import Testing
         )
         #expect(FleetProgressView.list([], now: now, timeZone: utc) == ["the state holds no rollout yet"])
     }
+
+    /// A file name outside ASCII (one character, two UTF-16 units) keeps the later columns where
+    /// the header puts them: columns are counted in characters, not in UTF-16 units.
+    @Test func theListAlignsNamesOutsideASCII() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let listings = ["📟.bin", "ab.bin"].enumerated().map { index, file in
+            RolloutListing(
+                rollout: RolloutDescription(id: "r\(index)", file: file, mode: "test", versions: ["2.0.0"]),
+                started: now,
+                counts: [.upgraded: 1]
+            )
+        }
+        let lines = FleetProgressView.list(listings, now: now, timeZone: TimeZone(identifier: "UTC") ?? .current)
+        let modeColumns = lines.map {
+            $0.distance(from: $0.startIndex, to: $0.range(of: "test")?.lowerBound ?? $0.endIndex)
+        }
+        #expect(lines.count == 3)
+        #expect(modeColumns[1] == modeColumns[2], "\(lines)")
+    }
 }

@@ -36,10 +36,12 @@ import Testing
     }
 
     @Test func aDatabasePasswordIsNotShownToThePage() {
-        let shown = UICommand.displayName("postgres://fleet:s3cret@db.example:5432/mcumgr")
+        let shown = FleetStatusCommand.displayName("postgres://fleet:s3cret@db.example:5432/mcumgr")
         #expect(shown == "postgres://fleet@db.example:5432/mcumgr")
-        #expect(UICommand.displayName("postgres://fleet@db.example/mcumgr") == "postgres://fleet@db.example/mcumgr")
-        #expect(UICommand.displayName("/var/lib/fleet.sqlite") == "/var/lib/fleet.sqlite")
+        #expect(
+            FleetStatusCommand.displayName("postgres://fleet@db.example/mcumgr") == "postgres://fleet@db.example/mcumgr"
+        )
+        #expect(FleetStatusCommand.displayName("/var/lib/fleet.sqlite") == "/var/lib/fleet.sqlite")
     }
 
     /// A line about the state that reaches the page names the database without its password

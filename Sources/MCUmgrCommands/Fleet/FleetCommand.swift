@@ -382,7 +382,8 @@ struct FleetStatusCommand: AsyncParsableCommand {
         // On one host a running device is only truly running while a process holds the file.
         let processRuns: Bool? = isShared(state) ? nil : SQLiteRolloutStore.isInUse(path: state)
         guard let (description, records) = found else {
-            throw CommandFailure(rollout.map { "\(state) holds no rollout \($0)" } ?? "\(state) holds no rollout yet")
+            let name = displayName(state)
+            throw CommandFailure(rollout.map { "\(name) holds no rollout \($0)" } ?? "\(name) holds no rollout yet")
         }
         return (description, records, processRuns)
     }
@@ -398,6 +399,15 @@ struct FleetStatusCommand: AsyncParsableCommand {
     }
 
     /// Whether `--state` names a database several hosts share.
+    /// A `--state` value as a terminal or a page may show it: a database URL without its password.
+    static func displayName(_ state: String) -> String {
+        guard isShared(state), var components = URLComponents(string: state), components.password != nil else {
+            return state
+        }
+        components.password = nil
+        return components.string ?? "postgres://…"
+    }
+
     static func isShared(_ state: String) -> Bool {
         state.hasPrefix("postgres://") || state.hasPrefix("postgresql://")
     }

@@ -312,14 +312,7 @@ struct FleetProgressView {
                 listing.counts.isEmpty ? "no devices" : DeviceRecord.Status.countsLine(listing.counts),
             ]
         }
-        let header = ["ROLLOUT", "FILE", "MODE", "VERSIONS", "STARTED", "DEVICES"]
-        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
-        return ([header] + rows).map { row in
-            row.indices.map {
-                $0 == row.count - 1 ? row[$0] : row[$0].padding(toLength: widths[$0] + 2, withPad: " ", startingAt: 0)
-            }
-            .joined()
-        }
+        return CommandSupport.table(["ROLLOUT", "FILE", "MODE", "VERSIONS", "STARTED", "DEVICES"], rows)
     }
 
     /// The same as one JSON document: `{"rollouts": [{id, file, mode, versions, started, counts}]}`.

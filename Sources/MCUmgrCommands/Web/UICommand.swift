@@ -145,7 +145,7 @@ struct UICommand: AsyncParsableCommand {
     static func rolloutState(_ state: String) async throws -> WebEnvironment.RolloutState {
         let probe = try await FleetStatusCommand.openStore(state, exclusive: false)
         await probe.close()
-        let name = Self.displayName(state)
+        let name = FleetStatusCommand.displayName(state)
         // The page gets the command line's line, with the state as it may show it.
         @Sendable func shown(_ error: any Error) -> any Error {
             guard name != state else { return error }
@@ -176,15 +176,6 @@ struct UICommand: AsyncParsableCommand {
                 }
             }
         )
-    }
-
-    /// A state as the page may show it: a database URL without its password.
-    static func displayName(_ state: String) -> String {
-        guard FleetStatusCommand.isShared(state), var components = URLComponents(string: state),
-            components.password != nil
-        else { return state }
-        components.password = nil
-        return components.string ?? "postgres://…"
     }
 
     /// `xdg-open` or `open`; a browser that does not start leaves the printed URL.
