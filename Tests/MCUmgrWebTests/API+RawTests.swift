@@ -33,6 +33,29 @@ import Testing
         }
     }
 
+    /// A byte string in the body reaches the device as one: a setting written with
+    /// `{"$hex": …}` reads back as those bytes (`h'…'` in the decoded answer).
+    @Test func aByteStringInTheBodyReachesTheDevice() async throws {
+        let harness = try WebHarness()
+        try await harness.test { client in
+            let id = try await client.addDevice(harness)
+            let write = try await client.post(
+                "/api/devices/\(id)/raw",
+                #"{"group": 3, "command": 0, "operation": "write", "body": "{\"name\": \"app/key\", \"val\": {\"$hex\": \"00ff10\"}}"}"#,
+                harness
+            )
+            #expect(write.status == .ok, "\(write.text)")
+            #expect((try write.object()["request"] as? String)?.contains("h'00ff10'") == true, "\(write.text)")
+            let read = try await client.post(
+                "/api/devices/\(id)/raw",
+                #"{"group": 3, "command": 0, "operation": "read", "body": "{\"name\": \"app/key\"}"}"#,
+                harness
+            )
+            let decoded = try #require(try read.object()["response"] as? String)
+            #expect(decoded.contains(#""val": h'00ff10'"#), "\(decoded)")
+        }
+    }
+
     @Test(arguments: [
         (#"{"group": 70000, "command": 0, "body": "{}"}"#, "Group: 70000 is not between 0 and 65535"),
         (#"{"group": 0, "command": 256, "body": "{}"}"#, "Command: 256 is not between 0 and 255"),
