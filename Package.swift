@@ -6,7 +6,14 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
+    // BlueZ and our D-Bus exist where bluetoothd does: Linux. Elsewhere that code is not compiled
+    // (Apple platforms have CoreBluetooth), and `scripts/typecheck-corebluetooth.sh` checks the
+    // modules without it, as an Apple build sees them.
+    .define("SMP_BLUEZ", .when(platforms: [.linux])),
 ]
+
+/// SMPDBus, for the targets that use it on Linux only.
+let dbusOnLinux: Target.Dependency = .target(name: "SMPDBus", condition: .when(platforms: [.linux]))
 
 let package = Package(
     name: "swift-mcumgr",
@@ -103,12 +110,12 @@ let package = Package(
         // D-Bus: the wire format (pure, fuzzed), SASL authentication and a small connection over a
         // Unix socket with descriptor passing. Our own, so no system library or -dev package.
         .target(name: "SMPDBus", dependencies: ["SMPBytes", "SMPPOSIX"], swiftSettings: swiftSettings),
-        // Bluetooth LE: the GATT transport core over any link, the BlueZ central (D-Bus) and the
+        // Bluetooth LE: the GATT transport core over any link, the BlueZ central (D-Bus; Linux only) and the
         // CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`. The simulated radio link
         // lives with the simulator.
         .target(
             name: "SMPBLETransport",
-            dependencies: ["SMPLink", "SMPCore", "SMPDBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SMPLink", "SMPCore", dbusOnLinux, .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         // Connection URLs (`udp://`, `serial://`, `ble://`) and the transports they name, for apps
@@ -148,7 +155,7 @@ let package = Package(
         .target(
             name: "SMPSimulator",
             dependencies: [
-                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", "SMPDBus",
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", dbusOnLinux,
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

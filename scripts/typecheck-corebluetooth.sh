@@ -7,7 +7,9 @@
 # Apple's CoreBluetooth API. Wrong method names or labels, optionality, types, missing `override`,
 # Sendable and isolation mistakes are caught to the extent the shim matches Apple's SDK. A second
 # pass (4a) treats the code as built for tvOS, where the peripheral role's initializers do not
-# exist: a use of them outside an os() gate fails there.
+# exist: a use of them outside an os() gate fails there. No pass defines SMP_BLUEZ (Package.swift
+# defines it on Linux only), so every pass sees the modules as an Apple build does: BlueZ and
+# D-Bus left out, and a BlueZ name used outside `#if SMP_BLUEZ` fails.
 #
 # WHAT IT DOES NOT PROVE: that the code compiles against Apple's real SDK (the shim may differ;
 # see its header for the known differences), nor anything about runtime behaviour: nothing is

@@ -69,7 +69,7 @@ extension ConnectionURL {
             let idle = min(.seconds(1), options.requestTimeout / 2)
             return GATTTransport.coreBluetooth(name, transport: .init(reassemblyIdleTimeout: idle))
         }
-    #elseif os(Linux)
+    #elseif SMP_BLUEZ
         /// BlueZ over the system D-Bus: the same GATT core as CoreBluetooth (see `BlueZCentral`).
         private static func bluetoothTransport(
             _ name: String,

@@ -468,7 +468,7 @@ public actor SimulatedDevice {
     /// the flags. A retained boot mode counts, as at an `os reset`; an interrupted swap resumes.
     public var nextBoot: BootPreview {
         var probe = core
-        probe.reboot(interruptingSwap: nil)
+        _ = probe.reboot(interruptingSwap: nil)
         return BootPreview(
             log: probe.bootloader.lastBootLog,
             stage: probe.bootloader.stage,

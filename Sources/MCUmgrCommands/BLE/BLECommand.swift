@@ -35,50 +35,54 @@ struct BLECommand: AsyncParsableCommand {
 
         func validate() throws {
             guard timeout >= 0.5, timeout <= 300 else { throw ValidationError("--timeout must be 0.5-300 seconds") }
-            #if !os(Linux)
-                throw ValidationError(
-                    "'mcumgr ble scan' needs BlueZ (Linux); on macOS, connect by name with ble://NAME"
-                )
+            #if !SMP_BLUEZ
+                throw ValidationError(Self.needsBlueZ)
             #endif
         }
 
-        func run() async throws {
-            let devices: [BlueZScanner.Device]
-            do {
-                devices = try await BlueZScanner.scan(adapter: adapter, timeout: .milliseconds(Int(timeout * 1000)))
-            } catch {
-                throw error.transportError
-            }
-            if json {
-                Console.out(Self.json(devices).rendered())
-                return
-            }
-            guard !devices.isEmpty else {
-                Console.out("no SMP devices found in \(timeout) s")
-                return
-            }
-            for device in devices {
-                let rssi = device.rssi.map { "\($0) dBm" } ?? "-"
-                let name = device.name ?? "(no name)"
-                Console.out(
-                    "\(device.address)  \(rssi.padding(toLength: 8, withPad: " ", startingAt: 0))  \(name)"
-                        + (device.connected ? "  (connected)" : "")
-                )
-            }
-        }
+        static let needsBlueZ = "'mcumgr ble scan' needs BlueZ (Linux); on macOS, connect by name with ble://NAME"
 
-        /// The devices found as `{"devices": [...]}`, absent names and signal strengths as null.
-        private static func json(_ devices: [BlueZScanner.Device]) -> JSONValue {
-            let list = devices.map { device in
-                JSONValue.object([
-                    ("name", device.name.map(JSONValue.string) ?? .null),
-                    ("address", .string(device.address)),
-                    ("rssi", device.rssi.map { JSONValue.int(Int64($0)) } ?? .null),
-                    ("connected", .bool(device.connected)),
-                    ("adapter", .string(device.adapter)),
-                ])
+        #if !SMP_BLUEZ
+            func run() async throws { throw ValidationError(Self.needsBlueZ) }
+        #else
+            func run() async throws {
+                let devices: [BlueZScanner.Device]
+                do {
+                    devices = try await BlueZScanner.scan(adapter: adapter, timeout: .milliseconds(Int(timeout * 1000)))
+                } catch {
+                    throw error.transportError
+                }
+                if json {
+                    Console.out(Self.json(devices).rendered())
+                    return
+                }
+                guard !devices.isEmpty else {
+                    Console.out("no SMP devices found in \(timeout) s")
+                    return
+                }
+                for device in devices {
+                    let rssi = device.rssi.map { "\($0) dBm" } ?? "-"
+                    let name = device.name ?? "(no name)"
+                    Console.out(
+                        "\(device.address)  \(rssi.padding(toLength: 8, withPad: " ", startingAt: 0))  \(name)"
+                            + (device.connected ? "  (connected)" : "")
+                    )
+                }
             }
-            return .object([("devices", .array(list))])
-        }
+
+            /// The devices found as `{"devices": [...]}`, absent names and signal strengths as null.
+            private static func json(_ devices: [BlueZScanner.Device]) -> JSONValue {
+                let list = devices.map { device in
+                    JSONValue.object([
+                        ("name", device.name.map(JSONValue.string) ?? .null),
+                        ("address", .string(device.address)),
+                        ("rssi", device.rssi.map { JSONValue.int(Int64($0)) } ?? .null),
+                        ("connected", .bool(device.connected)),
+                        ("adapter", .string(device.adapter)),
+                    ])
+                }
+                return .object([("devices", .array(list))])
+            }
+        #endif
     }
 }

@@ -175,14 +175,14 @@ struct SimulatorCommand: AsyncParsableCommand {
         let running = try start()
         announce(running)
         let name = endpoints.bleName ?? "Zephyr"
-        #if canImport(CoreBluetooth) || os(Linux)
+        #if canImport(CoreBluetooth) || SMP_BLUEZ
             let peripheral = try await advertise(running, name: name)
         #endif
         if endpoints.ble {
             let endpoint = ConnectionURL.ble(name: name, adapter: endpoints.adapter).description
             Console.out(global.json ? JSONValue.object([("endpoint", .string(endpoint))]).rendered() : endpoint)
         }
-        #if os(Linux) && !canImport(CoreBluetooth)
+        #if SMP_BLUEZ && !canImport(CoreBluetooth)
             let watch = peripheral.map { peripheral in
                 Task {
                     guard let reason = await peripheral.busLost() else { return }
@@ -194,7 +194,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         await Self.waitForTerminationSignal()
         #if canImport(CoreBluetooth)
             peripheral?.stop()
-        #elseif os(Linux)
+        #elseif SMP_BLUEZ
             await peripheral?.stop()
         #endif
         try await writeStats([running.device], names: running.endpoints)
@@ -211,7 +211,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             try await server.start()
             return server
         }
-    #elseif os(Linux)
+    #elseif SMP_BLUEZ
         /// With `--ble`, advertises the device through BlueZ.
         /// - Returns: the advertising peripheral; `nil` without `--ble`.
         /// - Throws: `SimulatorError` when BlueZ cannot serve it, after stopping the other endpoints.

@@ -54,7 +54,7 @@ struct SimulatorEndpointOptions: ParsableArguments {
     /// after it has refused client options, so that the first problem named stays the same.
     /// - Throws: `ValidationError` naming the first option that is wrong.
     func check() throws {
-        #if !canImport(CoreBluetooth) && !os(Linux)
+        #if !canImport(CoreBluetooth) && !SMP_BLUEZ
             if ble {
                 throw ValidationError("--ble needs BlueZ (Linux) or CoreBluetooth (macOS); serve --udp or --pty here")
             }

@@ -116,7 +116,7 @@ struct UICommand: AsyncParsableCommand {
 
     /// The Devices screen's Bluetooth scan: `mcumgr ble scan`'s, where BlueZ is.
     static var bluetoothScanner: (@Sendable (String?, Duration) async throws -> [WebEnvironment.BluetoothDevice])? {
-        #if os(Linux)
+        #if SMP_BLUEZ
             return { adapter, duration in
                 let devices: [BlueZScanner.Device]
                 do throws(BlueZError) {

@@ -1,285 +1,291 @@
-import Foundation
-import SMPDBus
-import SMPLink
+// BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
+#if SMP_BLUEZ
+    import Foundation
+    import SMPDBus
+    import SMPLink
 
-/// A `GATTLink` to a device's SMP characteristic through BlueZ: the same transport core as
-/// CoreBluetooth runs over it (fragmentation, reassembly, back-pressure and the window stay in
-/// `GATTTransport`).
-///
-/// - Writes without response go to the socket of `AcquireWrite` when BlueZ offers and grants
-///   it, else to `WriteValue` with `type: command`, at most ``maximumWritesInFlight`` calls at a
-///   time (dbus-daemon refuses a connection's 129th pending call): a write beyond that is
-///   refused (`false`) until a reply frees a slot, the core's back-pressure.
-/// - Notifications come from the socket of `AcquireNotify`, else from `PropertiesChanged` of
-///   `Value` after `StartNotify`.
-/// - ``maximumWriteLength`` is the ATT MTU BlueZ reported after connecting (the acquired
-///   socket's, else the characteristic's `MTU`), less 3; without either, the ATT minimum (20).
-/// - The link is lost when the device's `Connected` turns false, the device or its adapter is
-///   removed, an acquired socket closes, a write fails, `org.bluez` leaves the bus, or the bus
-///   connection closes.
-public final class BlueZLink: GATTLink, @unchecked Sendable {
-    /// `WriteValue` calls in flight at most (well below dbus-daemon's 128 per connection, leaving
-    /// room for the link's other calls).
-    public static let maximumWritesInFlight = 32
+    /// A `GATTLink` to a device's SMP characteristic through BlueZ: the same transport core as
+    /// CoreBluetooth runs over it (fragmentation, reassembly, back-pressure and the window stay in
+    /// `GATTTransport`).
+    ///
+    /// - Writes without response go to the socket of `AcquireWrite` when BlueZ offers and grants
+    ///   it, else to `WriteValue` with `type: command`, at most ``maximumWritesInFlight`` calls at a
+    ///   time (dbus-daemon refuses a connection's 129th pending call): a write beyond that is
+    ///   refused (`false`) until a reply frees a slot, the core's back-pressure.
+    /// - Notifications come from the socket of `AcquireNotify`, else from `PropertiesChanged` of
+    ///   `Value` after `StartNotify`.
+    /// - ``maximumWriteLength`` is the ATT MTU BlueZ reported after connecting (the acquired
+    ///   socket's, else the characteristic's `MTU`), less 3; without either, the ATT minimum (20).
+    /// - The link is lost when the device's `Connected` turns false, the device or its adapter is
+    ///   removed, an acquired socket closes, a write fails, `org.bluez` leaves the bus, or the bus
+    ///   connection closes.
+    public final class BlueZLink: GATTLink, @unchecked Sendable {
+        /// `WriteValue` calls in flight at most (well below dbus-daemon's 128 per connection, leaving
+        /// room for the link's other calls).
+        public static let maximumWritesInFlight = 32
 
-    public let maximumWriteLength: Int
-    public let events: AsyncStream<GATTLinkEvent>
-    /// The device's address.
-    public let address: String
-    /// Whether writes go through an acquired socket (else `WriteValue`).
-    public let writesThroughSocket: Bool
-    /// Whether notifications come through an acquired socket (else `PropertiesChanged`).
-    public let notificationsThroughSocket: Bool
+        public let maximumWriteLength: Int
+        public let events: AsyncStream<GATTLinkEvent>
+        /// The device's address.
+        public let address: String
+        /// Whether writes go through an acquired socket (else `WriteValue`).
+        public let writesThroughSocket: Bool
+        /// Whether notifications come through an acquired socket (else `PropertiesChanged`).
+        public let notificationsThroughSocket: Bool
 
-    private let continuation: AsyncStream<GATTLinkEvent>.Continuation
-    private let connection: DBusConnection
-    private let observer: BlueZObserver
-    private let device: DBusObjectPath
-    private let characteristic: DBusObjectPath
-    private let writeSocket: BlueZSocket?
-    private let notifySocket: BlueZSocket?
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var inFlight = 0
-    private var slotWaiters: [CheckedContinuation<Void, any Error>] = []
-    private var endError: SMPTransportError?
+        private let continuation: AsyncStream<GATTLinkEvent>.Continuation
+        private let connection: DBusConnection
+        private let observer: BlueZObserver
+        private let device: DBusObjectPath
+        private let characteristic: DBusObjectPath
+        private let writeSocket: BlueZSocket?
+        private let notifySocket: BlueZSocket?
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var inFlight = 0
+        private var slotWaiters: [CheckedContinuation<Void, any Error>] = []
+        private var endError: SMPTransportError?
 
-    struct Channels {
-        var writeSocket: BlueZSocket?
-        var notifySocket: BlueZSocket?
-        var mtu: Int
-    }
-
-    init(
-        connection: DBusConnection,
-        observer: BlueZObserver,
-        device: BlueZDevice,
-        characteristic: DBusObjectPath,
-        channels: Channels
-    ) {
-        self.connection = connection
-        self.observer = observer
-        self.device = device.path
-        self.characteristic = characteristic
-        address = device.address
-        writeSocket = channels.writeSocket
-        notifySocket = channels.notifySocket
-        writesThroughSocket = channels.writeSocket != nil
-        notificationsThroughSocket = channels.notifySocket != nil
-        maximumWriteLength = max(20, min(512, channels.mtu - 3))
-        (events, continuation) = AsyncStream.makeStream(of: GATTLinkEvent.self)
-        observer.onSignal { [weak self] message in self?.handle(message) }
-        if let notifySocket { startReading(notifySocket, mtu: channels.mtu) }
-        Task { [weak self, connection] in
-            let reason = await connection.waitUntilClosed()
-            self?.end(SMPTransportError(.disconnected, "the system bus connection closed", cause: reason))
+        struct Channels {
+            var writeSocket: BlueZSocket?
+            var notifySocket: BlueZSocket?
+            var mtu: Int
         }
-    }
 
-    // MARK: - GATTLink
-
-    public func writeWithoutResponse(_ value: [UInt8]) async throws -> Bool {
-        if let error = lock.withLock({ endError }) { throw error }
-        if let writeSocket {
-            switch writeSocket.write(value) {
-            case .written: return true
-            case .full: return false
-            case .gone:
-                let error = SMPTransportError(.disconnected, "the acquired write socket closed")
-                end(error)
-                throw error
+        init(
+            connection: DBusConnection,
+            observer: BlueZObserver,
+            device: BlueZDevice,
+            characteristic: DBusObjectPath,
+            channels: Channels
+        ) {
+            self.connection = connection
+            self.observer = observer
+            self.device = device.path
+            self.characteristic = characteristic
+            address = device.address
+            writeSocket = channels.writeSocket
+            notifySocket = channels.notifySocket
+            writesThroughSocket = channels.writeSocket != nil
+            notificationsThroughSocket = channels.notifySocket != nil
+            maximumWriteLength = max(20, min(512, channels.mtu - 3))
+            (events, continuation) = AsyncStream.makeStream(of: GATTLinkEvent.self)
+            observer.onSignal { [weak self] message in self?.handle(message) }
+            if let notifySocket { startReading(notifySocket, mtu: channels.mtu) }
+            Task { [weak self, connection] in
+                let reason = await connection.waitUntilClosed()
+                self?.end(SMPTransportError(.disconnected, "the system bus connection closed", cause: reason))
             }
         }
-        let granted = lock.withLock { () -> Bool in
-            guard inFlight < Self.maximumWritesInFlight else { return false }
-            inFlight += 1
-            return true
-        }
-        guard granted else { return false }
-        let call = DBusMessage.methodCall(
-            destination: BlueZ.service,
-            path: characteristic,
-            interface: BlueZ.characteristicInterface,
-            member: "WriteValue",
-            body: [.bytes(value), .options([("type", .string("command"))])]
-        )
-        let reply: DBusPendingReply
-        do {
-            reply = try connection.startCall(call)
-        } catch {
-            releaseSlot()
-            let failure = SMPTransportError(.disconnected, "cannot write to \(address)", cause: error)
-            end(failure)
-            throw failure
-        }
-        Task { [weak self] in
-            do {
-                _ = try await reply.value()
-                self?.releaseSlot()
-            } catch {
-                self?.releaseSlot()
-                self?.writeFailed(error)
-            }
-        }
-        return true
-    }
 
-    public func waitUntilReadyForWrite() async throws {
-        if let error = lock.withLock({ endError }) { throw error }
-        if let writeSocket {
-            try await Self.waitWritable(writeSocket)
+        // MARK: - GATTLink
+
+        public func writeWithoutResponse(_ value: [UInt8]) async throws -> Bool {
             if let error = lock.withLock({ endError }) { throw error }
-            return
-        }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let outcome = lock.withLock { () -> Result<Void, any Error>? in
-                if let endError { return .failure(endError) }
-                if inFlight < Self.maximumWritesInFlight { return .success(()) }
-                slotWaiters.append(continuation)
-                return nil
+            if let writeSocket {
+                switch writeSocket.write(value) {
+                case .written: return true
+                case .full: return false
+                case .gone:
+                    let error = SMPTransportError(.disconnected, "the acquired write socket closed")
+                    end(error)
+                    throw error
+                }
             }
-            if let outcome { continuation.resume(with: outcome) }
-        }
-    }
-
-    public func disconnect() async {
-        guard lock.withLock({ endError == nil }) else { return }
-        end(nil)
-        if !notificationsThroughSocket {
-            _ = try? await connection.call(
+            let granted = lock.withLock { () -> Bool in
+                guard inFlight < Self.maximumWritesInFlight else { return false }
+                inFlight += 1
+                return true
+            }
+            guard granted else { return false }
+            let call = DBusMessage.methodCall(
                 destination: BlueZ.service,
                 path: characteristic,
                 interface: BlueZ.characteristicInterface,
-                member: "StopNotify",
-                timeout: .seconds(2)
+                member: "WriteValue",
+                body: [.bytes(value), .options([("type", .string("command"))])]
             )
+            let reply: DBusPendingReply
+            do {
+                reply = try connection.startCall(call)
+            } catch {
+                releaseSlot()
+                let failure = SMPTransportError(.disconnected, "cannot write to \(address)", cause: error)
+                end(failure)
+                throw failure
+            }
+            Task { [weak self] in
+                do {
+                    _ = try await reply.value()
+                    self?.releaseSlot()
+                } catch {
+                    self?.releaseSlot()
+                    self?.writeFailed(error)
+                }
+            }
+            return true
         }
-        // The device is left as it was found by other apps: we disconnect our use of it, so it
-        // advertises again for the next connection.
-        _ = try? await connection.call(
-            destination: BlueZ.service,
-            path: device,
-            interface: BlueZ.deviceInterface,
-            member: "Disconnect",
-            timeout: .seconds(5)
-        )
-        connection.close()
-    }
 
-    // MARK: - Events
-
-    private func handle(_ message: DBusMessage) {
-        let body = message.body
-        switch (message.interface, message.member) {
-        case (BlueZ.propertiesInterface, "PropertiesChanged"):
-            guard body.count >= 2, let interface = body[0].stringValue, let changed = body[1].stringDictionary else {
+        public func waitUntilReadyForWrite() async throws {
+            if let error = lock.withLock({ endError }) { throw error }
+            if let writeSocket {
+                try await Self.waitWritable(writeSocket)
+                if let error = lock.withLock({ endError }) { throw error }
                 return
             }
-            if message.path == characteristic, interface == BlueZ.characteristicInterface, !notificationsThroughSocket,
-                let value = changed["Value"]?.bytesValue
-            {
-                deliver(value)
-            } else if message.path == device, interface == BlueZ.deviceInterface,
-                changed["Connected"]?.boolValue == false
-            {
-                end(SMPTransportError(.disconnected, "\(address) disconnected"))
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = lock.withLock { () -> Result<Void, any Error>? in
+                    if let endError { return .failure(endError) }
+                    if inFlight < Self.maximumWritesInFlight { return .success(()) }
+                    slotWaiters.append(continuation)
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
             }
-        case (BlueZ.objectManagerInterface, "InterfacesRemoved"):
-            guard case .objectPath(let path)? = body.first, device.isDescendant(of: path),
-                body.count > 1,
-                body[1].stringArray?.contains(where: { $0 == BlueZ.deviceInterface || $0 == BlueZ.adapterInterface })
-                    == true
-            else { return }
-            end(SMPTransportError(.disconnected, "\(address) was removed"))
-        case ("org.freedesktop.DBus", "NameOwnerChanged"):
-            if body.count == 3, body[0].stringValue == BlueZ.service, body[2].stringValue == "" {
-                end(SMPTransportError(.disconnected, "BlueZ (org.bluez) left the system bus"))
+        }
+
+        public func disconnect() async {
+            guard lock.withLock({ endError == nil }) else { return }
+            end(nil)
+            if !notificationsThroughSocket {
+                _ = try? await connection.call(
+                    destination: BlueZ.service,
+                    path: characteristic,
+                    interface: BlueZ.characteristicInterface,
+                    member: "StopNotify",
+                    timeout: .seconds(2)
+                )
             }
-        default:
-            break
+            // The device is left as it was found by other apps: we disconnect our use of it, so it
+            // advertises again for the next connection.
+            _ = try? await connection.call(
+                destination: BlueZ.service,
+                path: device,
+                interface: BlueZ.deviceInterface,
+                member: "Disconnect",
+                timeout: .seconds(5)
+            )
+            connection.close()
         }
-    }
 
-    private func deliver(_ value: [UInt8]) {
-        guard lock.withLock({ endError == nil }) else { return }
-        continuation.yield(.notification(value))
-    }
+        // MARK: - Events
 
-    private func writeFailed(_ error: any Error) {
-        if let remote = error as? DBusRemoteError, BlueZError.meansPairing(remote) {
-            end(BlueZError.pairingError(address: address, cause: remote).transportError)
-        } else {
-            end(SMPTransportError(.disconnected, "a write to \(address) failed", cause: error))
-        }
-    }
-
-    private func releaseSlot() {
-        let waiter = lock.withLock { () -> CheckedContinuation<Void, any Error>? in
-            inFlight -= 1
-            return slotWaiters.isEmpty ? nil : slotWaiters.removeFirst()
-        }
-        waiter?.resume()
-    }
-
-    /// Ends the link once: every waiter fails, the event stream says why and finishes.
-    private func end(_ error: SMPTransportError?) {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Void, any Error>]? in
-            guard endError == nil else { return nil }
-            endError = error ?? SMPTransportError(.disconnected, "the link was closed")
-            defer { slotWaiters = [] }
-            return slotWaiters
-        }
-        guard let waiters else { return }
-        let reason = lock.withLock { endError } ?? SMPTransportError(.disconnected)
-        for waiter in waiters { waiter.resume(throwing: reason) }
-        writeSocket?.close()
-        notifySocket?.close()
-        observer.cancel()
-        continuation.yield(.disconnected(error))
-        continuation.finish()
-        if error != nil { connection.close() }
-    }
-
-    // MARK: - Sockets
-
-    private func startReading(_ socket: BlueZSocket, mtu: Int) {
-        let thread = Thread { [weak self] in
-            while true {
-                switch socket.poll(forWriting: false) {
-                case false?:
-                    self?.end(SMPTransportError(.disconnected, "the notification socket closed"))
+        private func handle(_ message: DBusMessage) {
+            let body = message.body
+            switch (message.interface, message.member) {
+            case (BlueZ.propertiesInterface, "PropertiesChanged"):
+                guard body.count >= 2, let interface = body[0].stringValue, let changed = body[1].stringDictionary
+                else {
                     return
-                case nil:
-                    if self == nil { return }
-                    continue
-                case true?:
-                    guard let packet = socket.read(maximumCount: max(mtu, 517) + 8) else {
+                }
+                if message.path == characteristic, interface == BlueZ.characteristicInterface,
+                    !notificationsThroughSocket,
+                    let value = changed["Value"]?.bytesValue
+                {
+                    deliver(value)
+                } else if message.path == device, interface == BlueZ.deviceInterface,
+                    changed["Connected"]?.boolValue == false
+                {
+                    end(SMPTransportError(.disconnected, "\(address) disconnected"))
+                }
+            case (BlueZ.objectManagerInterface, "InterfacesRemoved"):
+                guard case .objectPath(let path)? = body.first, device.isDescendant(of: path),
+                    body.count > 1,
+                    body[1].stringArray?.contains(where: { $0 == BlueZ.deviceInterface || $0 == BlueZ.adapterInterface }
+                    )
+                        == true
+                else { return }
+                end(SMPTransportError(.disconnected, "\(address) was removed"))
+            case ("org.freedesktop.DBus", "NameOwnerChanged"):
+                if body.count == 3, body[0].stringValue == BlueZ.service, body[2].stringValue == "" {
+                    end(SMPTransportError(.disconnected, "BlueZ (org.bluez) left the system bus"))
+                }
+            default:
+                break
+            }
+        }
+
+        private func deliver(_ value: [UInt8]) {
+            guard lock.withLock({ endError == nil }) else { return }
+            continuation.yield(.notification(value))
+        }
+
+        private func writeFailed(_ error: any Error) {
+            if let remote = error as? DBusRemoteError, BlueZError.meansPairing(remote) {
+                end(BlueZError.pairingError(address: address, cause: remote).transportError)
+            } else {
+                end(SMPTransportError(.disconnected, "a write to \(address) failed", cause: error))
+            }
+        }
+
+        private func releaseSlot() {
+            let waiter = lock.withLock { () -> CheckedContinuation<Void, any Error>? in
+                inFlight -= 1
+                return slotWaiters.isEmpty ? nil : slotWaiters.removeFirst()
+            }
+            waiter?.resume()
+        }
+
+        /// Ends the link once: every waiter fails, the event stream says why and finishes.
+        private func end(_ error: SMPTransportError?) {
+            let waiters = lock.withLock { () -> [CheckedContinuation<Void, any Error>]? in
+                guard endError == nil else { return nil }
+                endError = error ?? SMPTransportError(.disconnected, "the link was closed")
+                defer { slotWaiters = [] }
+                return slotWaiters
+            }
+            guard let waiters else { return }
+            let reason = lock.withLock { endError } ?? SMPTransportError(.disconnected)
+            for waiter in waiters { waiter.resume(throwing: reason) }
+            writeSocket?.close()
+            notifySocket?.close()
+            observer.cancel()
+            continuation.yield(.disconnected(error))
+            continuation.finish()
+            if error != nil { connection.close() }
+        }
+
+        // MARK: - Sockets
+
+        private func startReading(_ socket: BlueZSocket, mtu: Int) {
+            let thread = Thread { [weak self] in
+                while true {
+                    switch socket.poll(forWriting: false) {
+                    case false?:
                         self?.end(SMPTransportError(.disconnected, "the notification socket closed"))
                         return
+                    case nil:
+                        if self == nil { return }
+                        continue
+                    case true?:
+                        guard let packet = socket.read(maximumCount: max(mtu, 517) + 8) else {
+                            self?.end(SMPTransportError(.disconnected, "the notification socket closed"))
+                            return
+                        }
+                        if !packet.isEmpty { self?.deliver(packet) }
                     }
-                    if !packet.isEmpty { self?.deliver(packet) }
                 }
             }
-        }
-        thread.name = "mcumgr.bluez.notify"
-        thread.start()
-    }
-
-    private static func waitWritable(_ socket: BlueZSocket) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let thread = Thread {
-                while true {
-                    switch socket.poll(forWriting: true) {
-                    case true?: continuation.resume()
-                    case false?:
-                        continuation.resume(throwing: SMPTransportError(.disconnected, "the write socket closed"))
-                    case nil: continue
-                    }
-                    return
-                }
-            }
-            thread.name = "mcumgr.bluez.write-wait"
+            thread.name = "mcumgr.bluez.notify"
             thread.start()
         }
+
+        private static func waitWritable(_ socket: BlueZSocket) async throws {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let thread = Thread {
+                    while true {
+                        switch socket.poll(forWriting: true) {
+                        case true?: continuation.resume()
+                        case false?:
+                            continuation.resume(throwing: SMPTransportError(.disconnected, "the write socket closed"))
+                        case nil: continue
+                        }
+                        return
+                    }
+                }
+                thread.name = "mcumgr.bluez.write-wait"
+                thread.start()
+            }
+        }
     }
-}
+#endif

@@ -1,163 +1,166 @@
-import Foundation
-import SMPDBus
+// BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
+#if SMP_BLUEZ
+    import Foundation
+    import SMPDBus
 
-/// BlueZ's object tree kept current from its signals, for one D-Bus connection: waits for a
-/// condition on the tree (a device found, `ServicesResolved` true) and hands every signal to an
-/// optional handler (the link's notifications and disconnections).
-///
-/// One task consumes the signals, in order; the tree is read under a lock.
-final class BlueZObserver: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var tree: BlueZObjectTree
-    private var ended = false
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
-    /// Timers that fired before their waiter was registered.
-    private var earlyWakes: Set<Int> = []
-    private var handler: (@Sendable (DBusMessage) -> Void)?
-    private var pump: Task<Void, Never>?
+    /// BlueZ's object tree kept current from its signals, for one D-Bus connection: waits for a
+    /// condition on the tree (a device found, `ServicesResolved` true) and hands every signal to an
+    /// optional handler (the link's notifications and disconnections).
+    ///
+    /// One task consumes the signals, in order; the tree is read under a lock.
+    final class BlueZObserver: @unchecked Sendable {
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var tree: BlueZObjectTree
+        private var ended = false
+        private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        private var nextWaiter = 0
+        /// Timers that fired before their waiter was registered.
+        private var earlyWakes: Set<Int> = []
+        private var handler: (@Sendable (DBusMessage) -> Void)?
+        private var pump: Task<Void, Never>?
 
-    private init(tree: BlueZObjectTree) {
-        self.tree = tree
-    }
-
-    /// Subscribes to BlueZ's signals (objects added and removed, property changes, BlueZ's name
-    /// changing owner), then reads the tree, so no change falls between the two.
-    static func start(_ connection: DBusConnection) async throws -> BlueZObserver {
-        let signals = connection.subscribe(nil)
-        let rules = [
-            DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface),
-            DBusMatchRule(sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged"),
-            DBusMatchRule(
-                sender: "org.freedesktop.DBus",
-                interface: "org.freedesktop.DBus",
-                member: "NameOwnerChanged",
-                arg0: BlueZ.service
-            ),
-        ]
-        for rule in rules {
-            _ = try await connection.call(
-                destination: "org.freedesktop.DBus",
-                path: "/org/freedesktop/DBus",
-                interface: "org.freedesktop.DBus",
-                member: "AddMatch",
-                body: [.string(rule.description)]
-            )
+        private init(tree: BlueZObjectTree) {
+            self.tree = tree
         }
-        let observer = BlueZObserver(tree: try await BlueZ.managedObjects(connection))
-        observer.pump = Task { [weak observer] in
-            for await signal in signals { observer?.apply(signal.message) }
-            observer?.end()
-        }
-        return observer
-    }
 
-    /// The tree now.
-    var snapshot: BlueZObjectTree { lock.withLock { tree } }
-
-    /// Sets the function every signal is handed to after the tree took it.
-    func onSignal(_ handler: @escaping @Sendable (DBusMessage) -> Void) {
-        lock.withLock { self.handler = handler }
-    }
-
-    /// Stops consuming signals.
-    func cancel() {
-        pump?.cancel()
-        end()
-    }
-
-    private func apply(_ message: DBusMessage) {
-        let (handler, toWake) = lock.withLock {
-            () -> ((@Sendable (DBusMessage) -> Void)?, [CheckedContinuation<Void, Never>]) in
-            update(&tree, with: message)
-            defer { waiters = [:] }
-            return (self.handler, Array(waiters.values))
-        }
-        handler?(message)
-        for waiter in toWake { waiter.resume() }
-    }
-
-    private func update(_ tree: inout BlueZObjectTree, with message: DBusMessage) {
-        let body = message.body
-        switch (message.interface, message.member) {
-        case (BlueZ.objectManagerInterface, "InterfacesAdded"):
-            if body.count == 2, case .objectPath(let path) = body[0] { tree.add(path, interfaces: body[1]) }
-        case (BlueZ.objectManagerInterface, "InterfacesRemoved"):
-            if body.count == 2, case .objectPath(let path) = body[0] {
-                tree.remove(path, interfaces: body[1].stringArray ?? [])
+        /// Subscribes to BlueZ's signals (objects added and removed, property changes, BlueZ's name
+        /// changing owner), then reads the tree, so no change falls between the two.
+        static func start(_ connection: DBusConnection) async throws -> BlueZObserver {
+            let signals = connection.subscribe(nil)
+            let rules = [
+                DBusMatchRule(sender: BlueZ.service, interface: BlueZ.objectManagerInterface),
+                DBusMatchRule(sender: BlueZ.service, interface: BlueZ.propertiesInterface, member: "PropertiesChanged"),
+                DBusMatchRule(
+                    sender: "org.freedesktop.DBus",
+                    interface: "org.freedesktop.DBus",
+                    member: "NameOwnerChanged",
+                    arg0: BlueZ.service
+                ),
+            ]
+            for rule in rules {
+                _ = try await connection.call(
+                    destination: "org.freedesktop.DBus",
+                    path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus",
+                    member: "AddMatch",
+                    body: [.string(rule.description)]
+                )
             }
-        case (BlueZ.propertiesInterface, "PropertiesChanged"):
-            guard body.count >= 2, let path = message.path, let interface = body[0].stringValue,
-                let changed = body[1].stringDictionary
-            else { return }
-            tree.update(
-                path,
-                interface: interface,
-                changed: changed,
-                invalidated: body.count > 2 ? body[2].stringArray ?? [] : []
-            )
-        default:
-            break
-        }
-    }
-
-    private func end() {
-        let toWake = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            ended = true
-            defer { waiters = [:] }
-            return Array(waiters.values)
-        }
-        for waiter in toWake { waiter.resume() }
-    }
-
-    /// Waits until `check` finds something in the tree, the timeout passes, or the signals end.
-    /// - Returns: what `check` found, or `nil`.
-    func wait<T>(timeout: Duration, _ check: (BlueZObjectTree) -> T?) async -> T? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            let (current, over) = lock.withLock { (tree, ended) }
-            if let found = check(current) { return found }
-            if over || ContinuousClock.now >= deadline || Task.isCancelled { return nil }
-            await change(before: deadline)
-        }
-    }
-
-    /// Suspends until the next signal, the deadline or at most one second (then the caller
-    /// looks again).
-    private func change(before deadline: ContinuousClock.Instant) async {
-        let id = lock.withLock { () -> Int in
-            defer { nextWaiter += 1 }
-            return nextWaiter
-        }
-        let timer = Task { [weak self] in
-            do {
-                try await Task.sleep(until: min(deadline, .now + .seconds(1)), clock: .continuous)
-            } catch {
-                return
+            let observer = BlueZObserver(tree: try await BlueZ.managedObjects(connection))
+            observer.pump = Task { [weak observer] in
+                for await signal in signals { observer?.apply(signal.message) }
+                observer?.end()
             }
-            self?.wake(id)
+            return observer
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = lock.withLock { () -> Bool in
-                if ended || earlyWakes.remove(id) != nil { return true }
-                waiters[id] = continuation
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-        timer.cancel()
-        lock.withLock { _ = earlyWakes.remove(id) }
-    }
 
-    private func wake(_ id: Int) {
-        let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            guard let waiter = waiters.removeValue(forKey: id) else {
-                earlyWakes.insert(id)
-                return nil
-            }
-            return waiter
+        /// The tree now.
+        var snapshot: BlueZObjectTree { lock.withLock { tree } }
+
+        /// Sets the function every signal is handed to after the tree took it.
+        func onSignal(_ handler: @escaping @Sendable (DBusMessage) -> Void) {
+            lock.withLock { self.handler = handler }
         }
-        waiter?.resume()
+
+        /// Stops consuming signals.
+        func cancel() {
+            pump?.cancel()
+            end()
+        }
+
+        private func apply(_ message: DBusMessage) {
+            let (handler, toWake) = lock.withLock {
+                () -> ((@Sendable (DBusMessage) -> Void)?, [CheckedContinuation<Void, Never>]) in
+                update(&tree, with: message)
+                defer { waiters = [:] }
+                return (self.handler, Array(waiters.values))
+            }
+            handler?(message)
+            for waiter in toWake { waiter.resume() }
+        }
+
+        private func update(_ tree: inout BlueZObjectTree, with message: DBusMessage) {
+            let body = message.body
+            switch (message.interface, message.member) {
+            case (BlueZ.objectManagerInterface, "InterfacesAdded"):
+                if body.count == 2, case .objectPath(let path) = body[0] { tree.add(path, interfaces: body[1]) }
+            case (BlueZ.objectManagerInterface, "InterfacesRemoved"):
+                if body.count == 2, case .objectPath(let path) = body[0] {
+                    tree.remove(path, interfaces: body[1].stringArray ?? [])
+                }
+            case (BlueZ.propertiesInterface, "PropertiesChanged"):
+                guard body.count >= 2, let path = message.path, let interface = body[0].stringValue,
+                    let changed = body[1].stringDictionary
+                else { return }
+                tree.update(
+                    path,
+                    interface: interface,
+                    changed: changed,
+                    invalidated: body.count > 2 ? body[2].stringArray ?? [] : []
+                )
+            default:
+                break
+            }
+        }
+
+        private func end() {
+            let toWake = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                ended = true
+                defer { waiters = [:] }
+                return Array(waiters.values)
+            }
+            for waiter in toWake { waiter.resume() }
+        }
+
+        /// Waits until `check` finds something in the tree, the timeout passes, or the signals end.
+        /// - Returns: what `check` found, or `nil`.
+        func wait<T>(timeout: Duration, _ check: (BlueZObjectTree) -> T?) async -> T? {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                let (current, over) = lock.withLock { (tree, ended) }
+                if let found = check(current) { return found }
+                if over || ContinuousClock.now >= deadline || Task.isCancelled { return nil }
+                await change(before: deadline)
+            }
+        }
+
+        /// Suspends until the next signal, the deadline or at most one second (then the caller
+        /// looks again).
+        private func change(before deadline: ContinuousClock.Instant) async {
+            let id = lock.withLock { () -> Int in
+                defer { nextWaiter += 1 }
+                return nextWaiter
+            }
+            let timer = Task { [weak self] in
+                do {
+                    try await Task.sleep(until: min(deadline, .now + .seconds(1)), clock: .continuous)
+                } catch {
+                    return
+                }
+                self?.wake(id)
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = lock.withLock { () -> Bool in
+                    if ended || earlyWakes.remove(id) != nil { return true }
+                    waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            timer.cancel()
+            lock.withLock { _ = earlyWakes.remove(id) }
+        }
+
+        private func wake(_ id: Int) {
+            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                guard let waiter = waiters.removeValue(forKey: id) else {
+                    earlyWakes.insert(id)
+                    return nil
+                }
+                return waiter
+            }
+            waiter?.resume()
+        }
     }
-}
+#endif
