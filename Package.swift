@@ -88,7 +88,8 @@ let package = Package(
         ),
         // Thin POSIX I/O shared by the UDP and serial transports and the simulator's servers:
         // sockets, termios serial ports, pseudo-terminals, the blocking read loop (package only).
-        .target(name: "SMPPOSIX", swiftSettings: swiftSettings),
+        // SMPBytes for `Locked`, the package's one lock.
+        .target(name: "SMPPOSIX", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         .target(
             name: "SMPUDPTransport",
             dependencies: ["SMPLink", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
@@ -107,7 +108,9 @@ let package = Package(
         // lives with the simulator.
         .target(
             name: "SMPBLETransport",
-            dependencies: ["SMPLink", "SMPCore", "SMPDBus", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "SMPLink", "SMPCore", "SMPDBus", "SMPPOSIX", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Connection URLs (`udp://`, `serial://`, `ble://`) and the transports they name, for apps
@@ -162,7 +165,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [
