@@ -1,3 +1,4 @@
+import SMPBytes
 import SMPDBus
 import SMPLink
 
