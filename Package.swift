@@ -12,8 +12,8 @@ let swiftSettings: [SwiftSetting] = [
     .define("SMP_BLUEZ", .when(platforms: [.linux])),
 ]
 
-/// SMPDBus, for the targets that use it on Linux only.
-let dbusOnLinux: Target.Dependency = .target(name: "SMPDBus", condition: .when(platforms: [.linux]))
+/// A dependency on one of our targets for Linux only: BlueZ's D-Bus and its sockets.
+func onLinux(_ target: String) -> Target.Dependency { .target(name: target, condition: .when(platforms: [.linux])) }
 
 let package = Package(
     name: "swift-mcumgr",
@@ -96,7 +96,8 @@ let package = Package(
         ),
         // Thin POSIX I/O shared by the UDP and serial transports and the simulator's servers:
         // sockets, termios serial ports, pseudo-terminals, the blocking read loop (package only).
-        .target(name: "SMPPOSIX", swiftSettings: swiftSettings),
+        // SMPBytes for `Locked`, the package's one lock.
+        .target(name: "SMPPOSIX", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         .target(
             name: "SMPUDPTransport",
             dependencies: ["SMPLink", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
@@ -115,7 +116,10 @@ let package = Package(
         // lives with the simulator.
         .target(
             name: "SMPBLETransport",
-            dependencies: ["SMPLink", "SMPCore", dbusOnLinux, .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "SMPLink", "SMPCore", onLinux("SMPDBus"), onLinux("SMPPOSIX"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Connection URLs (`udp://`, `serial://`, `ble://`) and the transports they name, for apps
@@ -144,7 +148,7 @@ let package = Package(
         .target(
             name: "MCUmgrFleetPostgres",
             dependencies: [
-                "MCUmgrFleet", "MCUmgrDFU", "MCUmgrConnect",
+                "MCUmgrFleet", "MCUmgrDFU", "MCUmgrConnect", "SMPBytes",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -155,7 +159,7 @@ let package = Package(
         .target(
             name: "SMPSimulator",
             dependencies: [
-                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", dbusOnLinux,
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", onLinux("SMPDBus"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -180,7 +184,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [

@@ -1,5 +1,6 @@
 import Foundation
 import MCUmgrCommands
+import SMPBytes
 
 /// The `mcumgr` executable: everything lives in MCUmgrCommands so tests can run it in-process.
 ///
@@ -10,43 +11,34 @@ import MCUmgrCommands
 @main
 enum Entry {
     static func main() {
-        let status = ExitStatusBox()
+        // The command's exit status, handed from the command's task to the waiting main thread.
+        let status = Locked<Int32>(1)
         let finished = DispatchSemaphore(value: 0)
         let command = Task.detached {
-            status.set(await MCUmgrCommand.main(arguments: Array(CommandLine.arguments.dropFirst())))
+            let result = await MCUmgrCommand.main(arguments: Array(CommandLine.arguments.dropFirst()))
+            status.withLock { $0 = result }
             finished.signal()
-            return status.value
+            return result
         }
         let interrupt = Interrupt(command)
         finished.wait()
         interrupt.cancel()
-        exit(status.value)
+        exit(status.withLock { $0 })
     }
-}
-
-/// The command's exit status, handed from the command's task to the waiting main thread.
-final class ExitStatusBox: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var status: Int32 = 1
-    func set(_ value: Int32) { lock.withLock { status = value } }
-    var value: Int32 { lock.withLock { status } }
 }
 
 /// Ctrl-C: the first cancels the command, which ends the way a cancelled transfer or upgrade
 /// ends (status 130, one line saying how to resume; MCUboot only acts on whole images, so the
 /// device is never left unbootable); a second exits at once.
-final class Interrupt: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var count = 0
+final class Interrupt {
     private let source: any DispatchSourceSignal
 
     init(_ command: Task<Int32, Never>) {
         signal(SIGINT, SIG_IGN)
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        source.setEventHandler { [self] in
-            let presses = lock.withLock {
+        let count = Locked(0)
+        source.setEventHandler {
+            let presses = count.withLock { count in
                 count += 1
                 return count
             }

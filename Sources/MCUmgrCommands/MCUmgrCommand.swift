@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUmgr
 import MCUmgrDFU
+import SMPBytes
 import SMPCore
 import SMPLink
 
@@ -195,16 +196,18 @@ public struct MCUmgrCommand: AsyncParsableCommand {
     public static func run(arguments: [String], stdin: Data = Data()) async -> (
         status: Int32, stdout: String, stderr: String
     ) {
-        let out = LineCollector()
-        let err = LineCollector()
-        let status = await Console.$output.withValue(Console.Sink(write: out.append)) {
-            await Console.$error.withValue(Console.Sink(write: err.append)) {
+        // Written from whatever task prints.
+        let out = Locked<[String]>([])
+        let err = Locked<[String]>([])
+        let status = await Console.$output.withValue(Console.Sink { line in out.withLock { $0.append(line) } }) {
+            await Console.$error.withValue(Console.Sink { line in err.withLock { $0.append(line) } }) {
                 await Console.$input.withValue(Console.Source { stdin }) {
                     await main(arguments: arguments)
                 }
             }
         }
-        return (status, out.text, err.text)
+        let text = { (lines: Locked<[String]>) in lines.withLock { $0.map { $0 + "\n" }.joined() } }
+        return (status, text(out), text(err))
     }
 
     /// Moves global options that appear before the subcommand path to its end, so that
@@ -251,23 +254,5 @@ public struct MCUmgrCommand: AsyncParsableCommand {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
         let first = lines.first.map(String.init) ?? "\(error)"
         return first.hasPrefix("Error: ") ? String(first.dropFirst(7)) : first
-    }
-}
-
-private final class LineCollector: @unchecked Sendable {
-    // Guarded by `lock`; written from whatever task prints.
-    private let lock = NSLock()
-    private var lines: [String] = []
-
-    func append(_ line: String) {
-        lock.lock()
-        lines.append(line)
-        lock.unlock()
-    }
-
-    var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return lines.map { $0 + "\n" }.joined()
     }
 }

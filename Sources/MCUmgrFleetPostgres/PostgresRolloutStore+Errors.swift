@@ -1,9 +1,9 @@
 import Foundation
 import MCUmgrFleet
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import SMPBytes
 
 extension PostgresRolloutStore {
     /// One line for a PostgreSQL failure, naming the server: what a person can act on, never
@@ -72,12 +72,12 @@ extension PostgresRolloutStore {
         giveUp: @escaping @Sendable () async -> Void,
         body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let pending = NIOLockedValueBox<CheckedContinuation<T, any Error>?>(nil)
-        let tasks = NIOLockedValueBox<(work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil))
+        let pending = Locked<CheckedContinuation<T, any Error>?>(nil)
+        let tasks = Locked<(work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil))
         // Whichever ends first takes the continuation; the other finds it gone.
         @Sendable func finish(_ result: Result<T, any Error>) -> Bool {
             guard
-                let continuation = pending.withLockedValue({ value in
+                let continuation = pending.withLock({ value in
                     defer { value = nil }
                     return value
                 })
@@ -88,21 +88,21 @@ extension PostgresRolloutStore {
             return true
         }
         return try await withCheckedThrowingContinuation { continuation in
-            pending.withLockedValue { $0 = continuation }
+            pending.withLock { $0 = continuation }
             let work = Task {
                 let result: Result<T, any Error>
                 do { result = .success(try await body()) } catch { result = .failure(error) }
-                if finish(result) { tasks.withLockedValue { $0.timer?.cancel() } }
+                if finish(result) { tasks.withLock { $0.timer?.cancel() } }
             }
             let timer = Task {
                 guard (try? await Task.sleep(for: deadline)) != nil else { return }
                 guard finish(.failure(RolloutStoreError(message))) else { return }
-                tasks.withLockedValue { $0.work?.cancel() }
+                tasks.withLock { $0.work?.cancel() }
                 await giveUp()
             }
-            tasks.withLockedValue { $0 = (work, timer) }
+            tasks.withLock { $0 = (work, timer) }
             // The work may have ended before the timer was stored: it could not cancel it then.
-            if pending.withLockedValue({ $0 == nil }) { timer.cancel() }
+            if pending.withLock({ $0 == nil }) { timer.cancel() }
         }
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import SMPBytes
 
 /// The tabs that follow one operation (an upgrade, a file transfer, a rollout): each gets the
 /// latest snapshot at once, then every change, and its stream ends after the last one.
@@ -16,7 +16,7 @@ final class SnapshotBroadcast<Snapshot: Sendable>: Sendable {
         var throttle: LiveUpdateThrottle
     }
 
-    private let state: NIOLockedValueBox<State>
+    private let state: Locked<State>
     private let clock = ContinuousClock()
 
     /// Creates a broadcast with no tab yet.
@@ -24,14 +24,14 @@ final class SnapshotBroadcast<Snapshot: Sendable>: Sendable {
     ///   - initial: the snapshot a first tab gets.
     ///   - interval: the shortest time between two progress-only sends.
     init(_ initial: Snapshot, interval: Duration) {
-        state = NIOLockedValueBox(State(latest: initial, throttle: LiveUpdateThrottle(interval: interval)))
+        state = Locked(State(latest: initial, throttle: LiveUpdateThrottle(interval: interval)))
     }
 
     /// The latest snapshot at once, then every change; finishes after the last one.
     func subscribe() -> AsyncStream<Snapshot> {
         let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self)
         let id = UUID()
-        let following: Bool = state.withLockedValue { state in
+        let following: Bool = state.withLock { state in
             continuation.yield(state.latest)
             guard !state.ended else { return false }
             state.subscribers[id] = continuation
@@ -43,13 +43,13 @@ final class SnapshotBroadcast<Snapshot: Sendable>: Sendable {
         }
         // Set outside the lock: a tab that has gone already runs it at once, and it locks.
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLockedValue { _ = $0.subscribers.removeValue(forKey: id) }
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
         return stream
     }
 
     /// How many tabs follow now.
-    var subscriberCount: Int { state.withLockedValue { $0.subscribers.count } }
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Sends a change to every tab: at once, or for a progress-only change, at once or when the
     /// interval since the last send has passed.
@@ -61,7 +61,7 @@ final class SnapshotBroadcast<Snapshot: Sendable>: Sendable {
         // Yielded under the lock, so that a delayed send never overtakes a newer snapshot
         // (a yield only queues; ending a stream, which runs its termination handler, is left
         // outside).
-        let sendAt: ContinuousClock.Instant? = state.withLockedValue { state in
+        let sendAt: ContinuousClock.Instant? = state.withLock { state in
             guard !state.ended else { return nil }
             state.latest = snapshot
             switch progressOnly ? state.throttle.progress(at: now) : .sendNow {
@@ -85,7 +85,7 @@ final class SnapshotBroadcast<Snapshot: Sendable>: Sendable {
     /// Sends the last snapshot and ends every tab's stream; later publishes are ignored.
     /// - Parameter snapshot: the operation's last snapshot.
     func finish(_ snapshot: Snapshot) {
-        let subscribers: [AsyncStream<Snapshot>.Continuation] = state.withLockedValue { state in
+        let subscribers: [AsyncStream<Snapshot>.Continuation] = state.withLock { state in
             guard !state.ended else { return [] }
             state.latest = snapshot
             state.ended = true
@@ -100,7 +100,7 @@ final class SnapshotBroadcast<Snapshot: Sendable>: Sendable {
     /// already carried it.
     private func sendLatest() {
         let now = clock.now
-        state.withLockedValue { state in
+        state.withLock { state in
             guard !state.ended else { return }
             state.throttle.sent(at: now)
             for continuation in state.subscribers.values { continuation.yield(state.latest) }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SMPBytes
 import SMPCore
 import SMPLink
 
@@ -107,7 +108,7 @@ public final class GATTConnection: SMPConnection, Sendable {
     private let configuration: GATTTransport.Configuration
     private let writer: FrameWriter
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
-    private let closed = ClosedFlag()
+    private let closed = Locked(false)
     /// Turns the link's notifications into frames until the link ends; cancelled by `close()`
     /// and when the connection is dropped, so that no task outlives it.
     private let receiver: Task<Void, Never>
@@ -164,7 +165,7 @@ public final class GATTConnection: SMPConnection, Sendable {
     /// Writes one frame as consecutive writes without response, waiting out a full buffer.
     /// - Throws: `SMPTransportError` `.frameTooLarge` or `.disconnected`.
     public func send(_ frame: [UInt8]) async throws {
-        guard !closed.value else { throw SMPTransportError.closed("the connection is closed") }
+        guard !closed.withLock({ $0 }) else { throw SMPTransportError.closed("the connection is closed") }
         let limit = configuration.deviceReassembles ? SMPHeader.size + SMPFrame.maximumPayloadSize : maximumFrameSize
         guard frame.count <= limit else {
             throw SMPTransportError.frameTooLarge(
@@ -177,7 +178,11 @@ public final class GATTConnection: SMPConnection, Sendable {
     }
 
     public func close() async {
-        guard closed.set() else { return }
+        let first = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
         // Finished first, so that readers see the close, not the receiver's "link ended".
         continuation.finish()
         receiver.cancel()
@@ -214,27 +219,5 @@ actor FrameWriter {
                 try await link.waitUntilReadyForWrite()
             }
         }
-    }
-}
-
-/// A flag set once, behind a lock.
-final class ClosedFlag: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var isSet = false
-
-    var value: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return isSet
-    }
-
-    /// Sets the flag; `true` when this call set it.
-    func set() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if isSet { return false }
-        isSet = true
-        return true
     }
 }

@@ -1,10 +1,13 @@
 import Foundation
 
-/// Runs a blocking read loop on a thread of its own.
+/// Runs a blocking read loop on a thread of its own: the package's one way to start a thread.
 ///
 /// Transports read sockets and ttys with blocking calls (with short timeouts so they notice a
 /// close). Those calls must not run on Swift's cooperative thread pool, which has one thread
-/// per core: two blocked readers would stall every task on a two-core machine.
+/// per core: two blocked readers would stall every task on a two-core machine. The UDP and serial
+/// transports, the D-Bus reader and handshake, the BlueZ link's notification and write-room
+/// loops, `UDPReceiveLoop` and the simulator's pty and BlueZ servers all run here; a blocking job
+/// done once is a loop whose first iteration returns `false`.
 package enum BlockingReadLoop {
     /// Starts the loop.
     /// - Parameters:

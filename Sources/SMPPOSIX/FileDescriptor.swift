@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 #if canImport(Glibc)
     import Glibc
@@ -8,48 +9,45 @@ import Foundation
     import Darwin
 #endif
 
-/// An owned file descriptor that can be closed from any thread while another thread waits on it.
+/// An owned file descriptor that can be closed from any thread while another thread waits on it:
+/// the package's one descriptor type (sockets, ttys, the socket pairs BlueZ hands out).
 ///
 /// Closing a descriptor that another thread is polling is a classic bug: the number can be
 /// reused by an unrelated `open` before the poller returns. Here every operation registers
 /// itself, ``close()`` only marks the descriptor closed, and the last operation to finish
 /// performs the real `close(2)`. Waits are cut into short slices so a blocked reader notices the
 /// close within ``pollSlice`` and returns.
-final class FileDescriptor: @unchecked Sendable {
-    // All mutable state is guarded by `lock`.
-    private let lock = NSLock()
-    private var descriptor: Int32
-    private var isClosed = false
-    private var activeOperations = 0
+package final class FileDescriptor: Sendable {
+    private struct State {
+        var descriptor: Int32
+        var isClosed = false
+        var activeOperations = 0
+    }
+
+    private let state: Locked<State>
 
     /// The longest single `poll` inside a wait, in milliseconds.
-    static let pollSlice: Int32 = 50
+    package static let pollSlice: Int32 = 50
 
-    init(_ descriptor: Int32) {
-        self.descriptor = descriptor
+    /// Takes ownership of a descriptor: it is closed by ``close()`` or when this goes away.
+    /// - Parameter descriptor: the descriptor.
+    package init(_ descriptor: Int32) {
+        state = Locked(State(descriptor: descriptor))
     }
 
     deinit {
+        let descriptor = state.withLock { $0.descriptor }
         if descriptor >= 0 { _ = systemClose(descriptor) }
     }
 
     /// Whether ``close()`` was called.
-    var closed: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return isClosed
+    package var closed: Bool {
+        state.withLock { $0.isClosed }
     }
 
     /// Runs `body` with the descriptor, or returns `nil` if it is closed.
-    func withDescriptor<T>(_ body: (Int32) throws -> T) rethrows -> T? {
-        lock.lock()
-        guard !isClosed, descriptor >= 0 else {
-            lock.unlock()
-            return nil
-        }
-        activeOperations += 1
-        let fd = descriptor
-        lock.unlock()
+    package func withDescriptor<T>(_ body: (Int32) throws -> T) rethrows -> T? {
+        guard let fd = acquire() else { return nil }
         defer { finishOperation() }
         return try body(fd)
     }
@@ -57,43 +55,36 @@ final class FileDescriptor: @unchecked Sendable {
     /// Starts an operation that outlives one call (a poll over many descriptors): the descriptor
     /// stays open until ``release()``, even if ``close()`` comes meanwhile.
     /// - Returns: the descriptor, or `nil` if it is closed (then do not call ``release()``).
-    func acquire() -> Int32? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !isClosed, descriptor >= 0 else { return nil }
-        activeOperations += 1
-        return descriptor
+    package func acquire() -> Int32? {
+        state.withLock { state in
+            guard !state.isClosed, state.descriptor >= 0 else { return nil }
+            state.activeOperations += 1
+            return state.descriptor
+        }
     }
 
     /// Ends an operation started with ``acquire()``.
-    func release() { finishOperation() }
+    package func release() { finishOperation() }
 
     private func finishOperation() {
-        lock.lock()
-        activeOperations -= 1
-        var toClose: Int32 = -1
-        if isClosed && activeOperations == 0 && descriptor >= 0 {
-            toClose = descriptor
-            descriptor = -1
+        let toClose = state.withLock { state -> Int32 in
+            state.activeOperations -= 1
+            guard state.isClosed && state.activeOperations == 0 && state.descriptor >= 0 else { return -1 }
+            defer { state.descriptor = -1 }
+            return state.descriptor
         }
-        lock.unlock()
         if toClose >= 0 { _ = systemClose(toClose) }
     }
 
     /// Marks the descriptor closed; the system close happens now or when the last operation ends.
-    func close() {
-        lock.lock()
-        guard !isClosed else {
-            lock.unlock()
-            return
+    package func close() {
+        let toClose = state.withLock { state -> Int32 in
+            guard !state.isClosed else { return -1 }
+            state.isClosed = true
+            guard state.activeOperations == 0 && state.descriptor >= 0 else { return -1 }
+            defer { state.descriptor = -1 }
+            return state.descriptor
         }
-        isClosed = true
-        var toClose: Int32 = -1
-        if activeOperations == 0 && descriptor >= 0 {
-            toClose = descriptor
-            descriptor = -1
-        }
-        lock.unlock()
         if toClose >= 0 { _ = systemClose(toClose) }
     }
 
@@ -177,8 +168,11 @@ final class FileDescriptor: @unchecked Sendable {
     }
 }
 
-// The module's own names shadow these inside the classes; call through these wrappers.
-@inline(__always) func systemClose(_ fd: Int32) -> Int32 {
+/// `close(2)`, for a descriptor that no ``FileDescriptor`` owns yet (or one received and
+/// refused). Types with a `close()` of their own shadow the C name; they call through this.
+/// - Parameter fd: the descriptor.
+/// - Returns: what `close(2)` returns.
+@inline(__always) package func systemClose(_ fd: Int32) -> Int32 {
     #if canImport(Glibc)
         Glibc.close(fd)
     #elseif canImport(Musl)

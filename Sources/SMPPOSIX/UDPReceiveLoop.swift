@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 #if canImport(Glibc)
     import Glibc
@@ -20,8 +21,8 @@ import Foundation
 /// closed meanwhile is closed for real only when the poll returns, and its number cannot be
 /// reused under the poll. Remove a socket before closing it; its handler may still be called
 /// once for a datagram read before the removal was seen.
-package final class UDPReceiveLoop: @unchecked Sendable {
-    // `entries`, `stopped` and `ended` are guarded by `lock`. The wake pipe lives exactly as long
+package final class UDPReceiveLoop: Sendable {
+    // The wake pipe lives exactly as long
     // as this object (closed in `deinit`, not when the thread ends): anyone who can still call
     // `wake()` holds a reference, so its numbers are never closed under a caller. When the thread
     // closed them, a socket removed after the loop stopped wrote its 0x01 into whatever had reused
@@ -33,10 +34,13 @@ package final class UDPReceiveLoop: @unchecked Sendable {
         let handler: @Sendable ([UInt8], SocketAddress) -> Void
     }
 
-    private let lock = NSLock()
-    private var entries: [ObjectIdentifier: Entry] = [:]
-    private var stopped = false
-    private var ended = false
+    private struct State {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var stopped = false
+        var ended = false
+    }
+
+    private let state = Locked(State())
     let wakeRead: Int32
     let wakeWrite: Int32
 
@@ -50,15 +54,15 @@ package final class UDPReceiveLoop: @unchecked Sendable {
         wakeWrite = ends[1]
         setNonBlocking(wakeRead)
         setNonBlocking(wakeWrite)
-        let thread = Thread { [self] in
+        // One pass of the "loop": `run()` is the loop itself, polling every socket at once.
+        BlockingReadLoop.start(name: name) { [self] in
             // Signals go to other threads: one caught here would only cut the poll short.
             var all = sigset_t()
             sigfillset(&all)
             pthread_sigmask(SIG_BLOCK, &all, nil)
             run()
+            return false
         }
-        thread.name = name
-        thread.start()
     }
 
     deinit {
@@ -77,8 +81,12 @@ package final class UDPReceiveLoop: @unchecked Sendable {
         maximumLength: Int,
         handler: @escaping @Sendable ([UInt8], SocketAddress) -> Void
     ) {
-        lock.withLock {
-            entries[ObjectIdentifier(socket)] = Entry(socket: socket, maximumLength: maximumLength, handler: handler)
+        state.withLock {
+            $0.entries[ObjectIdentifier(socket)] = Entry(
+                socket: socket,
+                maximumLength: maximumLength,
+                handler: handler
+            )
         }
         wake()
     }
@@ -86,18 +94,18 @@ package final class UDPReceiveLoop: @unchecked Sendable {
     /// Stops receiving `socket`'s datagrams.
     /// - Parameter socket: the socket.
     package func remove(_ socket: UDPSocket) {
-        _ = lock.withLock { entries.removeValue(forKey: ObjectIdentifier(socket)) }
+        _ = state.withLock { $0.entries.removeValue(forKey: ObjectIdentifier(socket)) }
         wake()
     }
 
     /// Ends the loop's thread (the sockets stay open: their owners close them).
     package func stop() {
-        lock.withLock { stopped = true }
+        state.withLock { $0.stopped = true }
         wake()
     }
 
     /// Whether the loop's thread has ended.
-    var hasEnded: Bool { lock.withLock { ended } }
+    var hasEnded: Bool { state.withLock { $0.ended } }
 
     private func wake() {
         var byte: UInt8 = 1
@@ -121,12 +129,12 @@ package final class UDPReceiveLoop: @unchecked Sendable {
             }
             for entry in held { entry.socket.releaseDescriptor() }
         }
-        lock.withLock { ended = true }
+        state.withLock { $0.ended = true }
     }
 
     /// The sockets to poll, each held open; `nil` once stopped.
     private func snapshot() -> ([Entry], [Int32])? {
-        let (current, stop) = lock.withLock { (Array(entries.values), stopped) }
+        let (current, stop) = state.withLock { (Array($0.entries.values), $0.stopped) }
         guard !stop else { return nil }
         var held: [Entry] = []
         var descriptors: [Int32] = []

@@ -5,9 +5,9 @@ import SMPCore
 /// lost byte costs one message rather than shifting every later one.
 ///
 /// Times are instants on the transport's clock (``SMPLink/SMPClock/elapsed``): the continuous
-/// clock in use, a manual clock in tests. Used by the read thread alone.
-final class SerialReceiver<Decoder: SMPFrameDecoding>: @unchecked Sendable {
-    // Only the single read thread touches the decoder and the time of the last input.
+/// clock in use, a manual clock in tests. The state of the read loop, so the read thread alone
+/// has it.
+struct SerialReceiver<Decoder: SMPFrameDecoding>: Sendable {
     private var decoder: Decoder
     private let quietPeriod: Duration?
     private var lastInput: Duration
@@ -25,16 +25,16 @@ final class SerialReceiver<Decoder: SMPFrameDecoding>: @unchecked Sendable {
 
     /// Bytes read at `now`; a partial message older than the quiet period is dropped first.
     /// - Returns: the framing events the bytes complete.
-    func receive(_ bytes: [UInt8], at now: Duration) -> [SMPFramingEvent] {
+    mutating func receive(_ bytes: [UInt8], at now: Duration) -> [SMPFramingEvent] {
         dropIfQuiet(at: now)
         lastInput = now
         return decoder.feed(bytes)
     }
 
     /// Nothing was read up to `now`: a partial message older than the quiet period is dropped.
-    func idle(at now: Duration) { dropIfQuiet(at: now) }
+    mutating func idle(at now: Duration) { dropIfQuiet(at: now) }
 
-    private func dropIfQuiet(at now: Duration) {
+    private mutating func dropIfQuiet(at now: Duration) {
         if let quietPeriod, now - lastInput >= quietPeriod { decoder.reset() }
     }
 }

@@ -130,7 +130,7 @@ final class SerialConnection<Decoder: SMPFrameDecoding>: SMPConnection {
         self.deviceBufferOverhead = lineLength == nil ? 0 : SerialFraming.packetOverhead
         (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         let continuation = self.continuation
-        BlockingReadLoop.start(name: "mcumgr.serial.read") {
+        BlockingReadLoop.start(name: "mcumgr.serial.read", state: receiver) { receiver in
             guard !port.isClosed else {
                 continuation.finish()
                 return false

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPPOSIX
 import SMPTestSupport
 import Testing
@@ -281,12 +282,10 @@ extension CLI {
 }
 
 /// Lines written by a sink, collected across tasks.
-final class Lines: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
+final class Lines: Sendable {
+    private let lines = Locked<[String]>([])
 
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
 
-    var text: String { lock.withLock { lines.map { $0 + "\n" }.joined() } }
+    var text: String { lines.withLock { $0.map { $0 + "\n" }.joined() } }
 }

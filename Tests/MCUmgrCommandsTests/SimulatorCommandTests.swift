@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SMPBytes
 import SMPCore
 import SMPPOSIX
 import SMPSimulator
@@ -192,18 +193,8 @@ struct SimulatorCommandTests {
     }
 }
 
-private final class LinesBox: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var stored: [String] = []
-    func append(_ line: String) {
-        lock.lock()
-        stored.append(line)
-        lock.unlock()
-    }
-    var lines: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
+private final class LinesBox: Sendable {
+    private let stored = Locked<[String]>([])
+    func append(_ line: String) { stored.withLock { $0.append(line) } }
+    var lines: [String] { stored.withLock { $0 } }
 }

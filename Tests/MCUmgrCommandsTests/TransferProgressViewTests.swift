@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPLink
 import Testing
 
@@ -91,12 +92,10 @@ import Testing
     }
 }
 
-final class LockedLines: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var all: [String] { lock.withLock { lines } }
+final class LockedLines: Sendable {
+    private let lines = Locked<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
 }
 
 struct TransferProgressTerminalTests {

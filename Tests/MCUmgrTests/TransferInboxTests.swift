@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import Testing
 
 @testable import MCUmgr
@@ -73,11 +74,9 @@ import Testing
         #expect(runs.value == 2)
     }
 
-    private final class Counter: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var count = 0
-        var value: Int { lock.withLock { count } }
-        func increment() { lock.withLock { count += 1 } }
+    private final class Counter: Sendable {
+        private let count = Locked(0)
+        var value: Int { count.withLock { $0 } }
+        func increment() { count.withLock { $0 += 1 } }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import MCUboot
 import MCUmgr
 import MCUmgrDFU
+import SMPBytes
 import SMPCore
 import SMPSimulator
 import Testing
@@ -161,12 +162,10 @@ struct UploadUnderFaultsTests {
 }
 
 /// Counts the `data` bytes of every image-upload request that crosses the link.
-final class DataCounter: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var bytes = 0
-    func add(_ count: Int) { lock.withLock { bytes += count } }
-    var total: Int { lock.withLock { bytes } }
+final class DataCounter: Sendable {
+    private let bytes = Locked(0)
+    func add(_ count: Int) { bytes.withLock { $0 += count } }
+    var total: Int { bytes.withLock { $0 } }
 }
 
 /// A transport that passes everything through and counts upload data bytes on the way.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import MCUmgrWeb
+import SMPBytes
 import SMPTestSupport
 import Testing
 
@@ -15,13 +16,13 @@ import Testing
             var duration: Duration
         }
 
-        let asked = LockedValue<[Asked]>([])
+        let asked = Locked<[Asked]>([])
         let devices: [WebEnvironment.BluetoothDevice]
 
         init(_ devices: [WebEnvironment.BluetoothDevice]) { self.devices = devices }
 
         func scan(_ adapter: String?, _ duration: Duration) async throws -> [WebEnvironment.BluetoothDevice] {
-            asked.update { $0.append(Asked(adapter: adapter, duration: duration)) }
+            asked.withLock { $0.append(Asked(adapter: adapter, duration: duration)) }
             return devices
         }
     }
@@ -45,7 +46,7 @@ import Testing
             let defaults = try await client.post("/api/ble/scan", "{}", harness)
             #expect(defaults.status == .ok)
         }
-        let asked = scanner.asked.get()
+        let asked = scanner.asked.withLock { $0 }
         #expect(asked.map(\.adapter) == ["hci1", nil])
         #expect(asked.map(\.duration) == [.milliseconds(1500), .seconds(2)])
     }
@@ -76,7 +77,7 @@ import Testing
             #expect(response.status == .badRequest)
             #expect(response.errorLine == line)
         }
-        #expect(scanner.asked.get().isEmpty)
+        #expect(scanner.asked.withLock { $0 }.isEmpty)
     }
 
     struct NoAdapter: Error, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import SMPBytes
 import SMPSimulator
 import Testing
 
@@ -33,12 +34,10 @@ import Testing
     }
 
     /// What the server saved.
-    final class Saved: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var urls: [String] = []
-        func set(_ urls: [String]) { lock.withLock { self.urls = urls } }
-        func get() -> [String] { lock.withLock { urls } }
+    final class Saved: Sendable {
+        private let urls = Locked<[String]>([])
+        func set(_ urls: [String]) { self.urls.withLock { $0 = urls } }
+        func get() -> [String] { urls.withLock { $0 } }
     }
 
     @Test func aMalformedURLIsOneLine() async throws {

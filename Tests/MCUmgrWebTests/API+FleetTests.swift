@@ -4,6 +4,7 @@ import HummingbirdTesting
 import MCUmgrFleet
 import MCUmgrWeb
 import NIOCore
+import SMPBytes
 import SMPCore
 import SMPSimulator
 import SMPTestSupport
@@ -201,12 +202,12 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("fleet.sqlite").path
-        let asked = LockedValue<[String?]>([])
+        let asked = Locked<[String?]>([])
         let state = WebEnvironment.RolloutState(
             name: path,
             open: { try await SQLiteRolloutStore(path: path, exclusive: true) },
             status: { rollout in
-                asked.update { $0.append(rollout) }
+                asked.withLock { $0.append(rollout) }
                 let store = try await SQLiteRolloutStore(path: path)
                 let kept = try await store.rollout(rollout)
                 await store.close()
@@ -249,7 +250,7 @@ import Testing
             )
             return id
         }
-        #expect(asked.get() == [id, nil])
+        #expect(asked.withLock { $0 } == [id, nil])
         let store = try await SQLiteRolloutStore(path: path)
         let (_, records) = try #require(try await store.rollout(nil))
         await store.close()

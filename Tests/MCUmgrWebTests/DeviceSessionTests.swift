@@ -2,6 +2,7 @@ import Foundation
 import MCUboot
 import MCUmgr
 import MCUmgrDFU
+import SMPBytes
 import SMPCore
 import SMPSimulator
 import SMPTestSupport
@@ -17,10 +18,10 @@ import Testing
     /// The Files screen's paths are kept through the environment by the device's URL: a session
     /// of the next run (a new server) offers them again, most recent first, at most twenty.
     @Test func rememberedPathsAreKeptForTheNextRun() async throws {
-        let kept = LockedValue<[String: [String]]>([:])
+        let kept = Locked<[String: [String]]>([:])
         let environment = WebEnvironment(
-            loadPaths: { url in kept.get()[url] ?? [] },
-            savePaths: { url, paths in kept.update { $0[url] = paths } }
+            loadPaths: { url in kept.withLock { $0 }[url] ?? [] },
+            savePaths: { url, paths in kept.withLock { $0[url] = paths } }
         )
         let first = DeviceSession(
             id: "d1",
@@ -31,7 +32,7 @@ import Testing
         for index in 0..<25 { await first.remember("/lfs1/\(index).txt") }
         await first.remember("/lfs1/3.txt")
         let expected = ["/lfs1/3.txt"] + (5..<25).reversed().filter { $0 != 3 }.map { "/lfs1/\($0).txt" }.prefix(19)
-        #expect(kept.get()["sim://"] == Array(expected))
+        #expect(kept.withLock { $0 }["sim://"] == Array(expected))
         let next = DeviceSession(
             id: "d7",
             url: "sim://",

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPTestSupport
 import Testing
 
@@ -293,12 +294,11 @@ struct DBusConnectionTests {
 }
 
 /// A counter behind a lock (a property's storage).
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: UInt32 = 0
+final class LockedCounter: Sendable {
+    private let stored = Locked<UInt32>(0)
     var value: UInt32 {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }
 

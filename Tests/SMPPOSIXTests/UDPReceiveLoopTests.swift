@@ -1,17 +1,16 @@
 import Foundation
+import SMPBytes
 import SMPTestSupport
 import Testing
 
 @testable import SMPPOSIX
 
 /// The datagrams a loop's handlers saw, by socket: filled on the loop's thread, read by the test.
-private final class Received: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var bySocket: [Int: [[UInt8]]] = [:]
+private final class Received: Sendable {
+    private let bySocket = Locked<[Int: [[UInt8]]]>([:])
 
-    func add(_ socket: Int, _ bytes: [UInt8]) { lock.withLock { bySocket[socket, default: []].append(bytes) } }
-    func of(_ socket: Int) -> [[UInt8]] { lock.withLock { bySocket[socket] ?? [] } }
+    func add(_ socket: Int, _ bytes: [UInt8]) { bySocket.withLock { $0[socket, default: []].append(bytes) } }
+    func of(_ socket: Int) -> [[UInt8]] { bySocket.withLock { $0[socket] ?? [] } }
 }
 
 @Suite("UDPReceiveLoop")

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPDBus
 
 /// bluezoo (PyPI, an independent mock of BlueZ's D-Bus API) on a private dbus-daemon, with two
@@ -15,7 +16,7 @@ public final class Bluezoo: Sendable {
     public let bus: DBusTestBus
     /// The adapters' addresses: `hci0`, `hci1`.
     public static let adapterAddresses = ["00:AA:01:00:00:01", "00:AA:01:00:00:02"]
-    private let process: LockedValue<RunningProcess?>
+    private let process: Locked<RunningProcess?>
     private let powered: Bool
     private let denied: [String]
 
@@ -29,7 +30,7 @@ public final class Bluezoo: Sendable {
         self.bus = bus
         self.powered = powered
         self.denied = denied
-        process = LockedValue(nil)
+        process = Locked(nil)
     }
 
     /// The bus address as our code takes it.
@@ -69,7 +70,7 @@ public final class Bluezoo: Sendable {
             ["-n", "10", "/usr/bin/env"] + arguments,
             timeout: DBusTestBus.lifetime
         )
-        process.set(child)
+        process.withLock { $0 = child }
         try await waitForAdapters(adapters)
     }
 
@@ -105,13 +106,14 @@ public final class Bluezoo: Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw PeerError(
-            message: "bluezoo did not list \(count) adapters within 60 s: \(process.get()?.output.stderr ?? "")"
+            message:
+                "bluezoo did not list \(count) adapters within 60 s: \(process.withLock { $0 }?.output.stderr ?? "")"
         )
     }
 
     /// Stops bluezoo and starts it again on the same bus, with the same adapters.
     public func restart(adapters: Int = 2) async throws {
-        if let old = process.get() {
+        if let old = process.withLock({ $0 }) {
             old.stop()
             _ = try? await old.finished()
         }
@@ -119,30 +121,11 @@ public final class Bluezoo: Sendable {
     }
 
     /// What bluezoo logged so far (for failure messages).
-    public var log: String { process.get()?.output.stderr ?? "" }
+    public var log: String { process.withLock { $0 }?.output.stderr ?? "" }
 
     /// Stops bluezoo and the bus.
     public func stop() {
-        process.get()?.stop()
+        process.withLock { $0 }?.stop()
         bus.stop()
     }
-}
-
-/// A value behind a lock.
-public final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    /// Creates a box.
-    public init(_ value: Value) { self.value = value }
-
-    /// The value.
-    public func get() -> Value { lock.withLock { value } }
-
-    /// Replaces the value.
-    public func set(_ newValue: Value) { lock.withLock { value = newValue } }
-
-    /// Changes the value in place under the lock.
-    /// - Parameter body: the change; its result is returned.
-    public func update<Result>(_ body: (inout Value) -> Result) -> Result { lock.withLock { body(&value) } }
 }

@@ -1,58 +1,40 @@
 import Foundation
+import SMPBytes
 
 /// Collects the frames of a connection in the background, so a test can wait for the next one
 /// with a deadline.
-public final class FrameCollector: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var frames: [[UInt8]] = []
-    private var finished = false
-    private var task: Task<Void, Never>?
+public final class FrameCollector: Sendable {
+    private struct State {
+        var frames: [[UInt8]] = []
+        var finished = false
+        var task: Task<Void, Never>?
+    }
+
+    private let state = Locked(State())
 
     /// Starts collecting.
     /// - Parameter stream: a connection's frames.
     public init(_ stream: AsyncThrowingStream<[UInt8], any Error>) {
-        task = Task { [weak self] in
+        let task = Task { [weak self] in
             do {
-                for try await frame in stream { self?.append(frame) }
+                for try await frame in stream { self?.state.withLock { $0.frames.append(frame) } }
             } catch {}
-            self?.finish()
+            self?.state.withLock { $0.finished = true }
         }
+        state.withLock { $0.task = task }
     }
 
-    deinit { task?.cancel() }
-
-    private func append(_ frame: [UInt8]) {
-        lock.lock()
-        frames.append(frame)
-        lock.unlock()
-    }
-
-    private func finish() {
-        lock.lock()
-        finished = true
-        lock.unlock()
-    }
+    deinit { state.withLock { $0.task }?.cancel() }
 
     /// Whether the stream has ended.
-    public var isFinished: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return finished
-    }
+    public var isFinished: Bool { state.withLock { $0.finished } }
 
     private func take() -> [UInt8]? {
-        lock.lock()
-        defer { lock.unlock() }
-        return frames.isEmpty ? nil : frames.removeFirst()
+        state.withLock { $0.frames.isEmpty ? nil : $0.frames.removeFirst() }
     }
 
     /// Frames received and not yet taken, without waiting.
-    public var pendingCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return frames.count
-    }
+    public var pendingCount: Int { state.withLock { $0.frames.count } }
 
     /// The next frame, waiting up to `timeout` (polled: the frames come from a real socket).
     public func next(timeout: Duration) async -> [UInt8]? {

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPCore
 import SMPLink
 
@@ -53,12 +54,10 @@ public struct HookedTransport: SMPTransport {
     }
 
     /// Numbers from 0, across tasks.
-    private final class Counter: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var value = 0
+    private final class Counter: Sendable {
+        private let value = Locked(0)
         func next() -> Int {
-            lock.withLock {
+            value.withLock { value in
                 defer { value += 1 }
                 return value
             }

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 #if canImport(Glibc)
     import Glibc
@@ -107,7 +108,7 @@ public enum Peers {
         }
     }
 
-    private static let cache = LockedCache()
+    private static let cache = Locked<[String: Bool]>([:])
 
     /// Runs a Python snippet with the peers' interpreter.
     /// - Parameters:
@@ -478,15 +479,4 @@ private final class OutcomeBox: @unchecked Sendable {
     private var result: Result<ChildProcess.Output, any Error> = .failure(PeerError(message: "no result"))
     func set(_ result: Result<ChildProcess.Output, any Error>) { self.result = result }
     func get() throws -> ChildProcess.Output { try result.get() }
-}
-
-private final class LockedCache: @unchecked Sendable {
-    // All access goes through `lock`.
-    private let lock = NSLock()
-    private var values: [String: Bool] = [:]
-    func withLock<T>(_ body: (inout [String: Bool]) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&values)
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 /// Finds out what holds the cooperative pool when the test process stalls: with
 /// `MCUMGR_TEST_STALL_LOG=PATH` set, a task beats every 50 ms on the pool and a thread of its own
@@ -9,19 +10,13 @@ import Foundation
 /// holds every simulated device, client and upgrade in the process at once, which is how a test
 /// with multi-second timeouts fails on an idle machine.
 public enum PoolWatchdog {
-    private static let state = Mutex()
-
-    private final class Mutex: @unchecked Sendable {
-        // Guarded by `lock`: the last beat's time, and whether the watchdog runs.
-        let lock = NSLock()
-        var lastBeat = DispatchTime.now()
-        var started = false
-    }
+    /// The last beat's time, and whether the watchdog runs.
+    private static let state = Locked<(lastBeat: DispatchTime, started: Bool)>((.now(), false))
 
     /// Starts the watchdog once, if the environment asks for it.
     public static func startIfRequested() {
         guard let path = ProcessInfo.processInfo.environment["MCUMGR_TEST_STALL_LOG"], !path.isEmpty else { return }
-        let first = state.lock.withLock {
+        let first = state.withLock { state in
             defer { state.started = true }
             return !state.started
         }
@@ -31,7 +26,7 @@ public enum PoolWatchdog {
         Task.detached {
             while true {
                 try? await Task.sleep(for: .milliseconds(50))
-                state.lock.withLock { state.lastBeat = .now() }
+                state.withLock { $0.lastBeat = .now() }
             }
         }
         Thread { watch(path) }.start()
@@ -43,7 +38,7 @@ public enum PoolWatchdog {
         while true {
             usleep(100_000)
             // The beat first: one written between the two reads is later than `now`.
-            let beat = state.lock.withLock { state.lastBeat.uptimeNanoseconds }
+            let beat = state.withLock { $0.lastBeat.uptimeNanoseconds }
             let now = DispatchTime.now().uptimeNanoseconds
             let late = now > beat ? now - beat : 0
             if late > 1_000_000_000 {

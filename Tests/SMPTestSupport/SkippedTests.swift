@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Testing
 /// like one that tested everything.
 public enum SkippedTests {
     // Reasons and how many suites or tests each skipped; the exit hook is installed once.
-    private static let state = LockedValue<(counts: [String: Int], hooked: Bool)>(([:], false))
+    private static let state = Locked<(counts: [String: Int], hooked: Bool)>(([:], false))
 
     /// Counts a skip when `condition` is false.
     /// - Parameters:
@@ -23,7 +24,7 @@ public enum SkippedTests {
     /// - Returns: `condition`.
     public static func unless(_ condition: Bool, _ reason: String) -> Bool {
         guard !condition else { return true }
-        let hook = state.update { state in
+        let hook = state.withLock { state in
             state.counts[reason, default: 0] += 1
             defer { state.hooked = true }
             return !state.hooked
@@ -34,7 +35,7 @@ public enum SkippedTests {
 
     /// The summary lines, most frequent reason first; empty when nothing was skipped.
     public static var summary: [String] {
-        let counts = state.get().counts
+        let counts = state.withLock { $0 }.counts
         guard !counts.isEmpty else { return [] }
         let total = counts.values.reduce(0, +)
         return [

@@ -17,19 +17,19 @@ import Testing
     @Test("raw: a message interrupted by a silence of the quiet period is dropped, seen idle or when bytes come")
     func quietPeriodDropsAPartialMessage() {
         let half = Array(Self.message.prefix(6))
-        let idle = Self.raw()
+        var idle = Self.raw()
         #expect(idle.receive(half, at: .zero).isEmpty)
         idle.idle(at: Self.quiet)
         #expect(idle.receive(Self.next, at: Self.quiet) == [.frame(Self.next)])
 
-        let arriving = Self.raw()
+        var arriving = Self.raw()
         #expect(arriving.receive(half, at: .milliseconds(5)).isEmpty)
         #expect(arriving.receive(Self.next, at: .milliseconds(5) + Self.quiet) == [.frame(Self.next)])
     }
 
     @Test("raw: a silence shorter than the quiet period keeps the message")
     func shorterSilenceKeepsTheMessage() {
-        let receiver = Self.raw()
+        var receiver = Self.raw()
         #expect(receiver.receive(Array(Self.message.prefix(6)), at: .zero).isEmpty)
         receiver.idle(at: Self.quiet - .milliseconds(1))
         let rest = Array(Self.message.dropFirst(6))
@@ -38,7 +38,7 @@ import Testing
 
     @Test("the quiet period counts from the last bytes, not from the message's start")
     func quietPeriodCountsFromTheLastBytes() {
-        let receiver = Self.raw()
+        var receiver = Self.raw()
         var time = Duration.zero
         var events: [SMPFramingEvent] = []
         for byte in Self.message {
@@ -51,7 +51,7 @@ import Testing
     @Test("console framing never drops a line for silence: its lines say where they end")
     func consoleKeepsALineAcrossSilence() throws {
         let line = try SerialFraming.encode(Self.message, maximumLineLength: SerialFraming.defaultMaximumLineLength)
-        let receiver = SerialReceiver(SerialFrameDecoder(), quietPeriod: nil, now: .zero)
+        var receiver = SerialReceiver(SerialFrameDecoder(), quietPeriod: nil, now: .zero)
         #expect(receiver.receive(Array(line.prefix(5)), at: .zero).isEmpty)
         receiver.idle(at: .seconds(60))
         #expect(receiver.receive(Array(line.dropFirst(5)), at: .seconds(60)) == [.frame(Self.message)])

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPCore
 
 /// A request already on the link, whose answer is awaited with ``response()``.
@@ -87,27 +88,30 @@ enum ResponseWaiter: Sendable {
 }
 
 /// A one-shot result that any number of tasks can await; resolved once by the client.
-final class ResponsePromise: @unchecked Sendable {
-    // `lock` guards `result` and `waiters`; continuations are resumed outside the lock.
-    private let lock = NSLock()
-    private var result: Result<SMPFrame, any Error>?
-    private var waiters: [CheckedContinuation<SMPFrame, any Error>] = []
+final class ResponsePromise: Sendable {
+    private struct State {
+        var result: Result<SMPFrame, any Error>?
+        var waiters: [CheckedContinuation<SMPFrame, any Error>] = []
+    }
+
+    // Continuations are resumed outside the lock.
+    private let state = Locked(State())
 
     func resolve(_ value: Result<SMPFrame, any Error>) {
-        let toResume: [CheckedContinuation<SMPFrame, any Error>] = lock.withLock {
-            guard result == nil else { return [] }
-            result = value
-            defer { waiters.removeAll() }
-            return waiters
+        let toResume: [CheckedContinuation<SMPFrame, any Error>] = state.withLock { state in
+            guard state.result == nil else { return [] }
+            state.result = value
+            defer { state.waiters.removeAll() }
+            return state.waiters
         }
         for waiter in toResume { waiter.resume(with: value) }
     }
 
     func value() async throws -> SMPFrame {
         try await withCheckedThrowingContinuation { continuation in
-            let ready: Result<SMPFrame, any Error>? = lock.withLock {
-                if let result { return result }
-                waiters.append(continuation)
+            let ready: Result<SMPFrame, any Error>? = state.withLock { state in
+                if let result = state.result { return result }
+                state.waiters.append(continuation)
                 return nil
             }
             if let ready { continuation.resume(with: ready) }

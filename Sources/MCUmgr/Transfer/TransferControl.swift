@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 /// Pauses and resumes uploads while they run: pass one to ``SMPClient/upload(_:options:control:)``.
 ///
@@ -13,21 +14,30 @@ import Foundation
 /// await control.waitUntilPaused()    // nothing is in flight any more
 /// control.resume()
 /// ```
-public final class TransferControl: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var paused = false
-    private var inboxes: [Int: TransferInbox<TransferInput>] = [:]
-    /// Uploads that stopped sending for the pause.
-    private var holding: Set<Int> = []
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var nextID = 0
+public final class TransferControl: Sendable {
+    private struct State {
+        var paused = false
+        var inboxes: [Int: TransferInbox<TransferInput>] = [:]
+        /// Uploads that stopped sending for the pause.
+        var holding: Set<Int> = []
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var nextID = 0
+
+        var allHolding: Bool { paused && Set(inboxes.keys).isSubset(of: holding) }
+
+        mutating func takeWaiters() -> [CheckedContinuation<Void, Never>] {
+            defer { waiters.removeAll() }
+            return waiters
+        }
+    }
+
+    private let state = Locked(State())
 
     /// Creates a control, not paused.
     public init() {}
 
     /// Whether a pause is asked for.
-    public var isPaused: Bool { lock.withLock { paused } }
+    public var isPaused: Bool { state.withLock { $0.paused } }
 
     /// Asks every upload using this control to pause after the chunks in flight.
     public func pause() { set(paused: true) }
@@ -39,9 +49,9 @@ public final class TransferControl: @unchecked Sendable {
     /// of it is in flight), or at once when no pause is asked for or when it is called off.
     public func waitUntilPaused() async {
         await withCheckedContinuation { continuation in
-            let ready: Bool = lock.withLock {
-                guard paused, !Set(inboxes.keys).isSubset(of: holding) else { return true }
-                waiters.append(continuation)
+            let ready: Bool = state.withLock { state in
+                guard state.paused, !Set(state.inboxes.keys).isSubset(of: state.holding) else { return true }
+                state.waiters.append(continuation)
                 return false
             }
             if ready { continuation.resume() }
@@ -50,10 +60,10 @@ public final class TransferControl: @unchecked Sendable {
 
     private func set(paused value: Bool) {
         let (targets, woken): ([TransferInbox<TransferInput>], [CheckedContinuation<Void, Never>]) =
-            lock.withLock {
-                guard paused != value else { return ([], []) }
-                paused = value
-                return (Array(inboxes.values), value ? [] : takeWaiters())
+            state.withLock { state in
+                guard state.paused != value else { return ([], []) }
+                state.paused = value
+                return (Array(state.inboxes.values), value ? [] : state.takeWaiters())
             }
         for inbox in targets { inbox.yield(value ? .pause : .resume) }
         for waiter in woken { waiter.resume() }
@@ -63,10 +73,10 @@ public final class TransferControl: @unchecked Sendable {
     /// when the upload ends (its inbox finishes).
     /// - Returns: the upload's identifier here, for ``holds(_:_:)``.
     func attach(_ inbox: TransferInbox<TransferInput>) -> Int {
-        let (id, pausedNow): (Int, Bool) = lock.withLock {
-            nextID += 1
-            inboxes[nextID] = inbox
-            return (nextID, paused)
+        let (id, pausedNow): (Int, Bool) = state.withLock { state in
+            state.nextID += 1
+            state.inboxes[state.nextID] = inbox
+            return (state.nextID, state.paused)
         }
         inbox.onFinish { [weak self] in self?.detach(id) }
         if pausedNow { inbox.yield(.pause) }
@@ -75,28 +85,19 @@ public final class TransferControl: @unchecked Sendable {
 
     /// An upload stopped sending for the pause (`true`), or started again (`false`).
     func holds(_ id: Int, _ holdingNow: Bool) {
-        let woken: [CheckedContinuation<Void, Never>] = lock.withLock {
-            if holdingNow { holding.insert(id) } else { holding.remove(id) }
-            return allHolding ? takeWaiters() : []
+        let woken: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            if holdingNow { state.holding.insert(id) } else { state.holding.remove(id) }
+            return state.allHolding ? state.takeWaiters() : []
         }
         for waiter in woken { waiter.resume() }
     }
 
     private func detach(_ id: Int) {
-        let woken: [CheckedContinuation<Void, Never>] = lock.withLock {
-            inboxes[id] = nil
-            holding.remove(id)
-            return allHolding ? takeWaiters() : []
+        let woken: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.inboxes[id] = nil
+            state.holding.remove(id)
+            return state.allHolding ? state.takeWaiters() : []
         }
         for waiter in woken { waiter.resume() }
-    }
-
-    /// With the lock held.
-    private var allHolding: Bool { paused && Set(inboxes.keys).isSubset(of: holding) }
-
-    /// With the lock held.
-    private func takeWaiters() -> [CheckedContinuation<Void, Never>] {
-        defer { waiters.removeAll() }
-        return waiters
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 /// A transfer driver's inbox: the answers of its requests (handed over on the client's executor)
 /// and a ``TransferControl``'s pause and resume, in the order they came, for one reader.
@@ -8,54 +9,66 @@ import Foundation
 /// metadata in the runtime's caches; one answer's trip through it was about a tenth of an upload
 /// chunk's instructions (callgrind, issue 23). This type is compiled with the engine, for its
 /// element types.
-final class TransferInbox<Element: Sendable>: @unchecked Sendable {
-    // `lock` guards everything below; a waiting reader is resumed outside it.
-    private let lock = NSLock()
-    private var buffer: [Element] = []
-    /// The next element of `buffer` to hand out (taken elements are dropped once all are taken).
-    private var head = 0
-    private var waiter: UnsafeContinuation<Element?, Never>?
-    private var finished = false
-    /// The task of ``reading(isolation:_:)`` was cancelled.
-    private var readerCancelled = false
-    private var onFinish: (@Sendable () -> Void)?
+final class TransferInbox<Element: Sendable>: Sendable {
+    private struct State {
+        var buffer: [Element] = []
+        /// The next element of `buffer` to hand out (taken elements are dropped once all are taken).
+        var head = 0
+        var waiter: UnsafeContinuation<Element?, Never>?
+        var finished = false
+        /// The task of ``reading(isolation:_:)`` was cancelled.
+        var readerCancelled = false
+        var onFinish: (@Sendable () -> Void)?
+
+        mutating func take() -> Element? {
+            guard head < buffer.count else { return nil }
+            let element = buffer[head]
+            head += 1
+            if head == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return element
+        }
+    }
+
+    // A waiting reader is resumed outside the lock.
+    private let state = Locked(State())
 
     /// Adds an element; dropped once the inbox is finished.
     func yield(_ element: Element) {
-        lock.lock()
-        guard !finished else {
-            lock.unlock()
-            return
+        let waiting = state.withLock { state -> UnsafeContinuation<Element?, Never>? in
+            guard !state.finished else { return nil }
+            if let waiting = state.waiter {
+                state.waiter = nil
+                return waiting
+            }
+            state.buffer.append(element)
+            return nil
         }
-        if let waiting = waiter {
-            waiter = nil
-            lock.unlock()
-            waiting.resume(returning: element)
-            return
-        }
-        buffer.append(element)
-        lock.unlock()
+        waiting?.resume(returning: element)
     }
 
     /// Ends the inbox: a waiting reader gets `nil`, later elements are dropped, and the action
     /// given to ``onFinish(_:)`` runs (once).
     func finish() {
-        lock.lock()
-        finished = true
-        let waiting = waiter
-        waiter = nil
-        let action = onFinish
-        onFinish = nil
-        lock.unlock()
+        let (waiting, action) = state.withLock { state in
+            state.finished = true
+            defer {
+                state.waiter = nil
+                state.onFinish = nil
+            }
+            return (state.waiter, state.onFinish)
+        }
         waiting?.resume(returning: nil)
         action?()
     }
 
     /// Runs `action` when the inbox finishes (at once if it already has).
     func onFinish(_ action: @escaping @Sendable () -> Void) {
-        let now: Bool = lock.withLock {
-            guard !finished else { return true }
-            onFinish = action
+        let now: Bool = state.withLock { state in
+            guard !state.finished else { return true }
+            state.onFinish = action
             return false
         }
         if now { action() }
@@ -94,31 +107,31 @@ final class TransferInbox<Element: Sendable>: @unchecked Sendable {
         }
         return await withUnsafeContinuation(isolation: isolation) {
             (continuation: UnsafeContinuation<Element?, Never>) in
-            lock.lock()
-            if let ready = takeLocked() {
-                lock.unlock()
-                continuation.resume(returning: ready)
-            } else if finished || readerCancelled || Task.isCancelled {
+            let now = state.withLock { state -> Poll? in
+                if let ready = state.take() { return .element(ready) }
                 // Checked under the lock: a cancellation after this finds the waiter.
-                lock.unlock()
-                continuation.resume(returning: nil)
-            } else {
-                waiter = continuation
-                lock.unlock()
+                if state.finished || state.readerCancelled || Task.isCancelled { return .finished }
+                state.waiter = continuation
+                return nil
+            }
+            switch now {
+            case .element(let element)?: continuation.resume(returning: element)
+            case .finished?, .empty?: continuation.resume(returning: nil)
+            case nil: break
             }
         }
     }
 
     /// Whether a reader waits (for tests that cancel it mid-wait).
-    var hasWaitingReader: Bool { lock.withLock { waiter != nil } }
+    var hasWaitingReader: Bool { state.withLock { $0.waiter != nil } }
 
     /// The reading task was cancelled: its wait, and every later one, ends with `nil`.
     private func cancelReader() {
-        lock.lock()
-        readerCancelled = true
-        let waiting = waiter
-        waiter = nil
-        lock.unlock()
+        let waiting = state.withLock { state in
+            state.readerCancelled = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
         waiting?.resume(returning: nil)
     }
 
@@ -130,21 +143,9 @@ final class TransferInbox<Element: Sendable>: @unchecked Sendable {
 
     /// The next buffered element without waiting.
     private func poll() -> Poll {
-        lock.lock()
-        defer { lock.unlock() }
-        if let ready = takeLocked() { return .element(ready) }
-        return finished || readerCancelled ? .finished : .empty
-    }
-
-    /// With the lock held.
-    private func takeLocked() -> Element? {
-        guard head < buffer.count else { return nil }
-        let element = buffer[head]
-        head += 1
-        if head == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            head = 0
+        state.withLock { state in
+            if let ready = state.take() { return .element(ready) }
+            return state.finished || state.readerCancelled ? .finished : .empty
         }
-        return element
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 
 /// Where commands write their output.
 ///
@@ -52,33 +53,23 @@ public enum Console {
         /// - Returns: the sink.
         public static func barAware(isTerminal: Bool, raw: @escaping @Sendable (String) -> Void) -> Sink {
             // Whether a partial line (a progress bar) is open.
-            let barOpen = Flag()
+            let barOpen = Locked(false)
             return Sink(
                 isTerminal: isTerminal,
                 writePartial: { text in
-                    barOpen.set(!text.hasSuffix("\n"))
+                    barOpen.withLock { $0 = !text.hasSuffix("\n") }
                     raw(text)
                 },
                 write: { line in
-                    let clear = barOpen.take() ? "\r\u{1B}[K" : ""
+                    // Taken and cleared at once: the bar's line is cleared once.
+                    let wasOpen = barOpen.withLock { open in
+                        defer { open = false }
+                        return open
+                    }
+                    let clear = wasOpen ? "\r\u{1B}[K" : ""
                     raw(clear + line + "\n")
                 }
             )
-        }
-    }
-
-    /// A flag shared by the standard-error sink's closures.
-    private final class Flag: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var value = false
-        func set(_ newValue: Bool) { lock.withLock { value = newValue } }
-        /// Returns the value and clears it.
-        func take() -> Bool {
-            lock.withLock {
-                defer { value = false }
-                return value
-            }
         }
     }
 

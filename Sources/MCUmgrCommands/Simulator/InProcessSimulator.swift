@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MCUmgr
+import SMPBytes
 import SMPLink
 import SMPSimulator
 
@@ -51,13 +52,11 @@ extension ConfigurationError {
 }
 
 /// The devices alive in this process, by state directory and options.
-private final class RunningDevices: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var devices: [String: SimulatedDevice] = [:]
+private final class RunningDevices: Sendable {
+    private let devices = Locked<[String: SimulatedDevice]>([:])
 
     func device(for key: String, make: () -> SimulatedDevice) -> SimulatedDevice {
-        lock.withLock {
+        devices.withLock { devices in
             if let existing = devices[key] { return existing }
             let device = make()
             devices[key] = device

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MCUboot
 import MCUmgrConnect
+import SMPBytes
 import SMPSimulator
 
 #if canImport(CoreBluetooth)
@@ -275,37 +276,41 @@ struct SimulatorError: Error, CustomStringConvertible {
 
 /// Resumes a continuation once, even when told to before it waits (a cancellation may come
 /// first), and keeps the signal sources alive meanwhile.
+// Safe because all state is behind `state`; unchecked only because Dispatch does not declare
+// `DispatchSourceSignal` `Sendable`, though a source may be cancelled from any thread.
 private final class ResumeOnce: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
-    private var resumed = false
-    private var sources: [any DispatchSourceSignal] = []
+    private struct State {
+        var continuation: CheckedContinuation<Void, Never>?
+        var resumed = false
+        var sources: [any DispatchSourceSignal] = []
+    }
+
+    private let state = Locked(State())
 
     func wait(_ continuation: CheckedContinuation<Void, Never>) {
-        let early = lock.withLock {
-            if !resumed { self.continuation = continuation }
-            return resumed
+        let early = state.withLock { state in
+            if !state.resumed { state.continuation = continuation }
+            return state.resumed
         }
         if early { continuation.resume() }
     }
 
     func keep(_ source: any DispatchSourceSignal) {
-        let early = lock.withLock {
-            if !resumed { sources.append(source) }
-            return resumed
+        let early = state.withLock { state in
+            if !state.resumed { state.sources.append(source) }
+            return state.resumed
         }
         if early { source.cancel() }
     }
 
     func resume() {
-        let (pending, toCancel) = lock.withLock {
-            resumed = true
+        let (pending, toCancel) = state.withLock { state in
+            state.resumed = true
             defer {
-                continuation = nil
-                sources = []
+                state.continuation = nil
+                state.sources = []
             }
-            return (continuation, sources)
+            return (state.continuation, state.sources)
         }
         for source in toCancel { source.cancel() }
         pending?.resume()

@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPPOSIX
 
 /// The connection URLs `mcumgr ui` used most recently, kept in `recent-devices.json` beside the
@@ -52,14 +53,16 @@ struct RecentDevices: Sendable {
     ///   - paths: its paths, most recent first.
     func savePaths(_ url: String, _ paths: [String]) {
         // One server saves for several devices at once: the read and the write go together.
-        Self.pathsLock.withLock {
+        Self.pathsLock.withLock { _ in
             var all = allPaths().filter { $0.url != url }
             all.insert(DevicePaths(url: url, paths: paths), at: 0)
             write(Array(all.prefix(Self.pathDevices)), to: pathsFile)
         }
     }
 
-    private static let pathsLock = NSLock()
+    /// Held across a read, change and write of the file, so two saves in this process do not
+    /// lose one another's change.
+    private static let pathsLock = Locked(())
 
     private func allPaths() -> [DevicePaths] {
         guard FileManager.default.fileExists(atPath: pathsFile.path), let data = try? LocalFile.read(pathsFile) else {

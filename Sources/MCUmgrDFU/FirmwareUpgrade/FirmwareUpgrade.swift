@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MCUboot
 import MCUmgr
+import SMPBytes
 import SMPCore
 import SMPLink
 
@@ -131,34 +132,36 @@ public final class FirmwareUpgradeRun: AsyncSequence, Sendable {
 }
 
 /// Pause, resume and cancel of one run, shared between its caller and its driver.
-final class RunControl: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var paused = false
-    private var cancelled = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var task: Task<Void, Never>?
+final class RunControl: Sendable {
+    private struct State {
+        var paused = false
+        var cancelled = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var task: Task<Void, Never>?
+    }
 
-    var isPaused: Bool { lock.withLock { paused } }
-    var isCancelled: Bool { lock.withLock { cancelled } }
+    private let state = Locked(State())
+
+    var isPaused: Bool { state.withLock { $0.paused } }
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     func setPaused(_ value: Bool) {
-        let resumed: [CheckedContinuation<Void, Never>] = lock.withLock {
-            paused = value
+        let resumed: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.paused = value
             guard !value else { return [] }
-            defer { waiters.removeAll() }
-            return waiters
+            defer { state.waiters.removeAll() }
+            return state.waiters
         }
         for waiter in resumed { waiter.resume() }
     }
 
-    func setTask(_ task: Task<Void, Never>) { lock.withLock { self.task = task } }
+    func setTask(_ task: Task<Void, Never>) { state.withLock { $0.task = task } }
 
     func cancel() {
-        let (task, resumed): (Task<Void, Never>?, [CheckedContinuation<Void, Never>]) = lock.withLock {
-            cancelled = true
-            defer { waiters.removeAll() }
-            return (self.task, waiters)
+        let (task, resumed): (Task<Void, Never>?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+            state.cancelled = true
+            defer { state.waiters.removeAll() }
+            return (state.task, state.waiters)
         }
         for waiter in resumed { waiter.resume() }
         task?.cancel()
@@ -167,17 +170,17 @@ final class RunControl: @unchecked Sendable {
     func waitUntilResumed() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = lock.withLock {
-                    if !paused || cancelled || Task.isCancelled { return true }
-                    waiters.append(continuation)
+                let resumeNow = state.withLock { state in
+                    if !state.paused || state.cancelled || Task.isCancelled { return true }
+                    state.waiters.append(continuation)
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let resumed = lock.withLock {
-                defer { waiters.removeAll() }
-                return waiters
+            let resumed = state.withLock { state in
+                defer { state.waiters.removeAll() }
+                return state.waiters
             }
             for waiter in resumed { waiter.resume() }
         }

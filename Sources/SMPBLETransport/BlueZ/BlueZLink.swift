@@ -1,8 +1,10 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPBytes
     import SMPDBus
     import SMPLink
+    import SMPPOSIX
 
     /// A `GATTLink` to a device's SMP characteristic through BlueZ: the same transport core as
     /// CoreBluetooth runs over it (fragmentation, reassembly, back-pressure and the window stay in
@@ -19,7 +21,7 @@
     /// - The link is lost when the device's `Connected` turns false, the device or its adapter is
     ///   removed, an acquired socket closes, a write fails, `org.bluez` leaves the bus, or the bus
     ///   connection closes.
-    public final class BlueZLink: GATTLink, @unchecked Sendable {
+    public final class BlueZLink: GATTLink, Sendable {
         /// `WriteValue` calls in flight at most (well below dbus-daemon's 128 per connection, leaving
         /// room for the link's other calls).
         public static let maximumWritesInFlight = 32
@@ -40,11 +42,15 @@
         private let characteristic: DBusObjectPath
         private let writeSocket: BlueZSocket?
         private let notifySocket: BlueZSocket?
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var inFlight = 0
-        private var slotWaiters: [CheckedContinuation<Void, any Error>] = []
-        private var endError: SMPTransportError?
+        /// Waits for room in `writeSocket`, if there is one.
+        private let writeRoom: BlueZWriteRoom?
+        private let state = Locked(State())
+
+        private struct State {
+            var inFlight = 0
+            var slotWaiters: [CheckedContinuation<Void, any Error>] = []
+            var endError: SMPTransportError?
+        }
 
         struct Channels {
             var writeSocket: BlueZSocket?
@@ -68,6 +74,7 @@
             notifySocket = channels.notifySocket
             writesThroughSocket = channels.writeSocket != nil
             notificationsThroughSocket = channels.notifySocket != nil
+            writeRoom = channels.writeSocket.map(BlueZWriteRoom.init)
             maximumWriteLength = max(20, min(512, channels.mtu - 3))
             (events, continuation) = AsyncStream.makeStream(of: GATTLinkEvent.self)
             observer.onSignal { [weak self] message in self?.handle(message) }
@@ -81,7 +88,7 @@
         // MARK: - GATTLink
 
         public func writeWithoutResponse(_ value: [UInt8]) async throws -> Bool {
-            if let error = lock.withLock({ endError }) { throw error }
+            if let error = state.withLock({ $0.endError }) { throw error }
             if let writeSocket {
                 switch writeSocket.write(value) {
                 case .written: return true
@@ -92,9 +99,9 @@
                     throw error
                 }
             }
-            let granted = lock.withLock { () -> Bool in
-                guard inFlight < Self.maximumWritesInFlight else { return false }
-                inFlight += 1
+            let granted = state.withLock { state -> Bool in
+                guard state.inFlight < Self.maximumWritesInFlight else { return false }
+                state.inFlight += 1
                 return true
             }
             guard granted else { return false }
@@ -127,17 +134,17 @@
         }
 
         public func waitUntilReadyForWrite() async throws {
-            if let error = lock.withLock({ endError }) { throw error }
-            if let writeSocket {
-                try await Self.waitWritable(writeSocket)
-                if let error = lock.withLock({ endError }) { throw error }
+            if let error = state.withLock({ $0.endError }) { throw error }
+            if let writeRoom {
+                try await writeRoom.wait()
+                if let error = state.withLock({ $0.endError }) { throw error }
                 return
             }
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = lock.withLock { () -> Result<Void, any Error>? in
-                    if let endError { return .failure(endError) }
-                    if inFlight < Self.maximumWritesInFlight { return .success(()) }
-                    slotWaiters.append(continuation)
+                let outcome = state.withLock { state -> Result<Void, any Error>? in
+                    if let endError = state.endError { return .failure(endError) }
+                    if state.inFlight < Self.maximumWritesInFlight { return .success(()) }
+                    state.slotWaiters.append(continuation)
                     return nil
                 }
                 if let outcome { continuation.resume(with: outcome) }
@@ -145,7 +152,7 @@
         }
 
         public func disconnect() async {
-            guard lock.withLock({ endError == nil }) else { return }
+            guard state.withLock({ $0.endError == nil }) else { return }
             end(nil)
             if !notificationsThroughSocket {
                 _ = try? await connection.call(
@@ -206,7 +213,7 @@
         }
 
         private func deliver(_ value: [UInt8]) {
-            guard lock.withLock({ endError == nil }) else { return }
+            guard state.withLock({ $0.endError == nil }) else { return }
             continuation.yield(.notification(value))
         }
 
@@ -219,26 +226,27 @@
         }
 
         private func releaseSlot() {
-            let waiter = lock.withLock { () -> CheckedContinuation<Void, any Error>? in
-                inFlight -= 1
-                return slotWaiters.isEmpty ? nil : slotWaiters.removeFirst()
+            let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                state.inFlight -= 1
+                return state.slotWaiters.isEmpty ? nil : state.slotWaiters.removeFirst()
             }
             waiter?.resume()
         }
 
         /// Ends the link once: every waiter fails, the event stream says why and finishes.
         private func end(_ error: SMPTransportError?) {
-            let waiters = lock.withLock { () -> [CheckedContinuation<Void, any Error>]? in
-                guard endError == nil else { return nil }
-                endError = error ?? SMPTransportError(.disconnected, "the link was closed")
-                defer { slotWaiters = [] }
-                return slotWaiters
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>]? in
+                guard state.endError == nil else { return nil }
+                state.endError = error ?? SMPTransportError(.disconnected, "the link was closed")
+                defer { state.slotWaiters = [] }
+                return state.slotWaiters
             }
             guard let waiters else { return }
-            let reason = lock.withLock { endError } ?? SMPTransportError(.disconnected)
+            let reason = state.withLock { $0.endError } ?? SMPTransportError(.disconnected)
             for waiter in waiters { waiter.resume(throwing: reason) }
             writeSocket?.close()
             notifySocket?.close()
+            writeRoom?.socketClosed()
             observer.cancel()
             continuation.yield(.disconnected(error))
             continuation.finish()
@@ -248,43 +256,21 @@
         // MARK: - Sockets
 
         private func startReading(_ socket: BlueZSocket, mtu: Int) {
-            let thread = Thread { [weak self] in
-                while true {
-                    switch socket.poll(forWriting: false) {
-                    case false?:
+            BlockingReadLoop.start(name: "mcumgr.bluez.notify") { [weak self] in
+                switch socket.poll(forWriting: false) {
+                case false?:
+                    self?.end(SMPTransportError(.disconnected, "the notification socket closed"))
+                    return false
+                case nil:
+                    return self != nil
+                case true?:
+                    guard let packet = socket.read(maximumCount: max(mtu, 517) + 8) else {
                         self?.end(SMPTransportError(.disconnected, "the notification socket closed"))
-                        return
-                    case nil:
-                        if self == nil { return }
-                        continue
-                    case true?:
-                        guard let packet = socket.read(maximumCount: max(mtu, 517) + 8) else {
-                            self?.end(SMPTransportError(.disconnected, "the notification socket closed"))
-                            return
-                        }
-                        if !packet.isEmpty { self?.deliver(packet) }
+                        return false
                     }
+                    if !packet.isEmpty { self?.deliver(packet) }
+                    return true
                 }
-            }
-            thread.name = "mcumgr.bluez.notify"
-            thread.start()
-        }
-
-        private static func waitWritable(_ socket: BlueZSocket) async throws {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let thread = Thread {
-                    while true {
-                        switch socket.poll(forWriting: true) {
-                        case true?: continuation.resume()
-                        case false?:
-                            continuation.resume(throwing: SMPTransportError(.disconnected, "the write socket closed"))
-                        case nil: continue
-                        }
-                        return
-                    }
-                }
-                thread.name = "mcumgr.bluez.write-wait"
-                thread.start()
             }
         }
     }

@@ -1,6 +1,7 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPBytes
     import SMPDBus
 
     /// BlueZ's object tree kept current from its signals, for one D-Bus connection: waits for a
@@ -8,20 +9,26 @@
     /// optional handler (the link's notifications and disconnections).
     ///
     /// One task consumes the signals, in order; the tree is read under a lock.
-    final class BlueZObserver: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var tree: BlueZObjectTree
-        private var ended = false
-        private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        private var nextWaiter = 0
-        /// Timers that fired before their waiter was registered.
-        private var earlyWakes: Set<Int> = []
-        private var handler: (@Sendable (DBusMessage) -> Void)?
-        private var pump: Task<Void, Never>?
+    final class BlueZObserver: Sendable {
+        private struct State {
+            var tree: BlueZObjectTree
+            var ended = false
+            var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+            var nextWaiter = 0
+            /// Timers that fired before their waiter was registered.
+            var earlyWakes: Set<Int> = []
+            var handler: (@Sendable (DBusMessage) -> Void)?
+            /// The task consuming the signals: set once by ``start(_:)``, cancelled by ``cancel()``
+            /// from any task (it was a plain `var`, written and read unlocked).
+            var pump: Task<Void, Never>?
+            /// Whether ``cancel()`` came before the pump was set: it is then cancelled as it is set.
+            var cancelled = false
+        }
+
+        private let state: Locked<State>
 
         private init(tree: BlueZObjectTree) {
-            self.tree = tree
+            state = Locked(State(tree: tree))
         }
 
         /// Subscribes to BlueZ's signals (objects added and removed, property changes, BlueZ's name
@@ -48,39 +55,48 @@
                 )
             }
             let observer = BlueZObserver(tree: try await BlueZ.managedObjects(connection))
-            observer.pump = Task { [weak observer] in
+            let pump = Task { [weak observer] in
                 for await signal in signals { observer?.apply(signal.message) }
                 observer?.end()
             }
+            let cancelled = observer.state.withLock { state in
+                state.pump = pump
+                return state.cancelled
+            }
+            if cancelled { pump.cancel() }
             return observer
         }
 
         /// The tree now.
-        var snapshot: BlueZObjectTree { lock.withLock { tree } }
+        var snapshot: BlueZObjectTree { state.withLock { $0.tree } }
 
         /// Sets the function every signal is handed to after the tree took it.
         func onSignal(_ handler: @escaping @Sendable (DBusMessage) -> Void) {
-            lock.withLock { self.handler = handler }
+            state.withLock { $0.handler = handler }
         }
 
         /// Stops consuming signals.
         func cancel() {
+            let pump = state.withLock { state in
+                state.cancelled = true
+                return state.pump
+            }
             pump?.cancel()
             end()
         }
 
         private func apply(_ message: DBusMessage) {
-            let (handler, toWake) = lock.withLock {
-                () -> ((@Sendable (DBusMessage) -> Void)?, [CheckedContinuation<Void, Never>]) in
-                update(&tree, with: message)
-                defer { waiters = [:] }
-                return (self.handler, Array(waiters.values))
+            let (handler, toWake) = state.withLock {
+                state -> ((@Sendable (DBusMessage) -> Void)?, [CheckedContinuation<Void, Never>]) in
+                Self.update(&state.tree, with: message)
+                defer { state.waiters = [:] }
+                return (state.handler, Array(state.waiters.values))
             }
             handler?(message)
             for waiter in toWake { waiter.resume() }
         }
 
-        private func update(_ tree: inout BlueZObjectTree, with message: DBusMessage) {
+        private static func update(_ tree: inout BlueZObjectTree, with message: DBusMessage) {
             let body = message.body
             switch (message.interface, message.member) {
             case (BlueZ.objectManagerInterface, "InterfacesAdded"):
@@ -105,10 +121,10 @@
         }
 
         private func end() {
-            let toWake = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-                ended = true
-                defer { waiters = [:] }
-                return Array(waiters.values)
+            let toWake = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.ended = true
+                defer { state.waiters = [:] }
+                return Array(state.waiters.values)
             }
             for waiter in toWake { waiter.resume() }
         }
@@ -118,7 +134,7 @@
         func wait<T>(timeout: Duration, _ check: (BlueZObjectTree) -> T?) async -> T? {
             let deadline = ContinuousClock.now + timeout
             while true {
-                let (current, over) = lock.withLock { (tree, ended) }
+                let (current, over) = state.withLock { ($0.tree, $0.ended) }
                 if let found = check(current) { return found }
                 if over || ContinuousClock.now >= deadline || Task.isCancelled { return nil }
                 await change(before: deadline)
@@ -128,9 +144,9 @@
         /// Suspends until the next signal, the deadline or at most one second (then the caller
         /// looks again).
         private func change(before deadline: ContinuousClock.Instant) async {
-            let id = lock.withLock { () -> Int in
-                defer { nextWaiter += 1 }
-                return nextWaiter
+            let id = state.withLock { state -> Int in
+                defer { state.nextWaiter += 1 }
+                return state.nextWaiter
             }
             let timer = Task { [weak self] in
                 do {
@@ -141,21 +157,21 @@
                 self?.wake(id)
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = lock.withLock { () -> Bool in
-                    if ended || earlyWakes.remove(id) != nil { return true }
-                    waiters[id] = continuation
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.ended || state.earlyWakes.remove(id) != nil { return true }
+                    state.waiters[id] = continuation
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
             timer.cancel()
-            lock.withLock { _ = earlyWakes.remove(id) }
+            state.withLock { _ = $0.earlyWakes.remove(id) }
         }
 
         private func wake(_ id: Int) {
-            let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-                guard let waiter = waiters.removeValue(forKey: id) else {
-                    earlyWakes.insert(id)
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let waiter = state.waiters.removeValue(forKey: id) else {
+                    state.earlyWakes.insert(id)
                     return nil
                 }
                 return waiter

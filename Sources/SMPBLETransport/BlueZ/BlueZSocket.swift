@@ -1,6 +1,7 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPPOSIX
 
     #if canImport(Glibc)
         import Glibc
@@ -16,57 +17,29 @@
     /// Writes are non-blocking (a full socket is back-pressure, as a full controller buffer is);
     /// reads happen on a thread of their own. ``close()`` makes a blocked reader return within one
     /// poll slice; the descriptor is closed once no call uses it.
-    final class BlueZSocket: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var descriptor: Int32
-        private var closed = false
-        private var users = 0
+    final class BlueZSocket: Sendable {
+        private let descriptor: FileDescriptor
 
         /// The longest single poll, so a closed socket is noticed quickly.
-        static let pollSlice: Int32 = 50
+        static let pollSlice: Int32 = FileDescriptor.pollSlice
 
         /// Takes ownership of a descriptor and makes it non-blocking.
         init(_ descriptor: Int32) {
-            self.descriptor = descriptor
             let flags = fcntl(descriptor, F_GETFL)
             _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
-        }
-
-        deinit {
-            if descriptor >= 0 { _ = systemClose(descriptor) }
+            self.descriptor = FileDescriptor(descriptor)
         }
 
         private func use<T>(_ body: (Int32) -> T) -> T? {
-            lock.lock()
-            guard !closed else {
-                lock.unlock()
-                return nil
-            }
-            users += 1
-            let fd = descriptor
-            lock.unlock()
-            defer {
-                lock.lock()
-                users -= 1
-                let closeNow = closed && users == 0 && descriptor >= 0
-                let fd = descriptor
-                if closeNow { descriptor = -1 }
-                lock.unlock()
-                if closeNow { _ = systemClose(fd) }
-            }
-            return body(fd)
+            descriptor.withDescriptor(body)
         }
+
+        /// Whether ``close()`` was called.
+        var isClosed: Bool { descriptor.closed }
 
         /// Closes the socket (at once, or when the last call using it returns).
         func close() {
-            lock.lock()
-            closed = true
-            let closeNow = users == 0 && descriptor >= 0
-            let fd = descriptor
-            if closeNow { descriptor = -1 }
-            lock.unlock()
-            if closeNow { _ = systemClose(fd) }
+            descriptor.close()
         }
 
         /// The outcome of one write.
@@ -121,15 +94,5 @@
     @inline(__always) private func cPoll(_ entry: UnsafeMutablePointer<pollfd>, _ count: Int, _ timeout: Int32) -> Int32
     {
         poll(entry, nfds_t(count), timeout)
-    }
-
-    @inline(__always) func systemClose(_ fd: Int32) -> Int32 {
-        #if canImport(Darwin)
-            Darwin.close(fd)
-        #elseif canImport(Glibc)
-            Glibc.close(fd)
-        #else
-            Musl.close(fd)
-        #endif
     }
 #endif

@@ -2,6 +2,7 @@
 #if SMP_BLUEZ
     import SMPDBus
     import SMPLink
+    import SMPPOSIX
 
     /// Sets up the two directions of a link to the SMP characteristic: acquired sockets where BlueZ
     /// offers and grants them, else `StartNotify` (notifications as `PropertiesChanged`) and

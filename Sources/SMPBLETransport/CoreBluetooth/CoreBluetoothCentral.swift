@@ -1,13 +1,15 @@
 #if canImport(CoreBluetooth)
     @preconcurrency import CoreBluetooth
     import Foundation
+    import SMPBytes
     import SMPLink
 
     /// Finds, connects, discovers and subscribes (or opens an L2CAP channel); then relays the
     /// peripheral's callbacks to the ``CoreBluetoothLink`` or ``L2CAPConnection`` it handed out.
     ///
-    /// `@unchecked Sendable`: every stored property is read and written only on `queue`, the queue
-    /// CoreBluetooth delivers the central's and the peripheral's delegate calls on.
+    /// Safe because every stored property is read and written only on `queue`, the queue
+    /// CoreBluetooth delivers the central's and the peripheral's delegate calls on: an `NSObject`
+    /// delegate whose state lives on that queue, so the conformance is unchecked.
     final class CoreBluetoothCentral: NSObject, CBCentralManagerDelegate, CBPeripheralDelegate, @unchecked Sendable {
         let configuration: CoreBluetoothConfiguration
         let queue = DispatchQueue(label: "mcumgr.ble.central")
@@ -58,9 +60,10 @@
             var needsConnection: Bool { self != .powerOn && self != .scan }
         }
 
-        /// What a step and its cancellation handler share (used on `queue` only): the handler can
-        /// run before the step is registered, and must then leave word for it.
-        private final class StepCancellation: @unchecked Sendable {
+        /// What a step and its cancellation handler share (used on `queue` only, behind a lock
+        /// all the same, so the sharing is checked): the handler can run before the step is
+        /// registered, and must then leave word for it.
+        private struct StepCancellation {
             var isCancelled = false
             var number: Int?
         }
@@ -211,7 +214,7 @@
             _ timeoutMessage: String,
             _ start: @escaping @Sendable (CoreBluetoothCentral) -> Void
         ) async throws {
-            let cancellation = StepCancellation()
+            let cancellation = Locked(StepCancellation())
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     queue.async {
@@ -229,9 +232,12 @@
                         let number = self.stepNumber
                         self.step = continuation
                         self.stepKind = kind
-                        cancellation.number = number
+                        let cancelledEarly = cancellation.withLock { cancellation in
+                            cancellation.number = number
+                            return cancellation.isCancelled
+                        }
                         // Cancelled before it was registered: the handler found nothing to end.
-                        guard !cancellation.isCancelled else { return self.finishStep(CancellationError()) }
+                        guard !cancelledEarly else { return self.finishStep(CancellationError()) }
                         self.queue.asyncAfter(deadline: .now() + Self.seconds(timeout)) {
                             guard self.stepNumber == number else { return }
                             if kind == .connect { self.connectFailed() }
@@ -246,8 +252,11 @@
             } onCancel: {
                 // E.g. an upgrade cancelled while it reconnects: do not wait out the step timeout.
                 queue.async {
-                    cancellation.isCancelled = true
-                    guard let number = cancellation.number, self.stepNumber == number else { return }
+                    let registered = cancellation.withLock { cancellation in
+                        cancellation.isCancelled = true
+                        return cancellation.number
+                    }
+                    guard let number = registered, self.stepNumber == number else { return }
                     self.abortStep()
                     self.finishStep(CancellationError())
                 }

@@ -5,8 +5,9 @@
 
     /// One connection to the SMP characteristic through CoreBluetooth.
     ///
-    /// `@unchecked Sendable`: the mutable state (`characteristic`, `pacing`, `waiters`, `isOpen`) is
-    /// touched only on the central's queue, where CoreBluetooth also calls back.
+    /// Safe because the mutable state (`characteristic`, `pacing`, `waiters`, `isOpen`) is
+    /// touched only on the central's queue, where CoreBluetooth also calls back (the conformance
+    /// is unchecked: that confinement is the central's queue discipline, not the compiler's).
     final class CoreBluetoothLink: GATTLink, @unchecked Sendable {
         let events: AsyncStream<GATTLinkEvent>
         private let continuation: AsyncStream<GATTLinkEvent>.Continuation

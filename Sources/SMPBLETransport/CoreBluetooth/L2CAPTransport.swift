@@ -49,9 +49,9 @@
 
     /// One open L2CAP channel carrying SMP frames.
     ///
-    /// `@unchecked Sendable`: `stream`, `isOpen` and the channel's streams are used only on `queue`,
-    /// which is also where the streams deliver their events; `peripheral` is only compared by
-    /// identity, on the central's queue.
+    /// Safe because `stream`, `isOpen` and the channel's streams are used only on `queue`, which
+    /// is also where the streams deliver their events; `peripheral` is only compared by identity,
+    /// on the central's queue (the conformance is unchecked: queue confinement).
     final class L2CAPConnection: SMPConnection, @unchecked Sendable {
         let frames: AsyncThrowingStream<[UInt8], any Error>
         let maximumFrameSize: Int
@@ -166,8 +166,9 @@
     /// this object, and it reaches the connection weakly, so an event after the connection is gone
     /// finds nobody rather than freed memory.
     ///
-    /// `@unchecked Sendable`: used only on the connection's queue; `owner` is set once, before the
-    /// streams are scheduled.
+    /// Safe because it is used only on the connection's queue and `owner` is set once, before the
+    /// streams are scheduled (the conformance is unchecked: queue confinement, and a stream
+    /// delegate must be an `NSObject`).
     private final class L2CAPChannelStreams: NSObject, StreamDelegate, @unchecked Sendable {
         let channel: CBL2CAPChannel
         weak var owner: L2CAPConnection?

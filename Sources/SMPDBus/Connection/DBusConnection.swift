@@ -1,6 +1,7 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPBytes
     import SMPPOSIX
 
     #if canImport(Glibc)
@@ -19,7 +20,7 @@
     /// arrival order by one task, so a method handler may itself make calls and await their replies.
     /// At most ``maximumPendingCalls`` calls wait for replies at once (dbus-daemon refuses more
     /// than 128 per connection); further calls wait for a slot.
-    public final class DBusConnection: @unchecked Sendable {
+    public final class DBusConnection: Sendable {
         /// Calls in flight at most; the rest wait. Below dbus-daemon's 128 per connection.
         public static let maximumPendingCalls = 64
         /// The default time a call waits for its reply (libdbus's default).
@@ -29,18 +30,21 @@
         public let unixFDsEnabled: Bool
 
         let socket: DBusSocket
-        // Guarded by `lock`.
-        let lock = NSLock()
+
+        struct State {
+            var nextSerial: UInt32 = 1
+            var pending: [UInt32: PendingCall] = [:]
+            var subscribers: [Int: (DBusMatchRule?, AsyncStream<DBusReceivedMessage>.Continuation)] = [:]
+            var nextSubscriber = 0
+            var closeReason: DBusError?
+            var closeWaiters: [CheckedContinuation<DBusError, Never>] = []
+            var objects: [DBusObjectPath: DBusExportedObject] = [:]
+            var objectManagers: Set<DBusObjectPath> = []
+        }
+
+        let state = Locked(State())
         /// Held while a message is numbered and written, so messages leave in the order numbered.
-        private let sendLock = NSLock()
-        private var nextSerial: UInt32 = 1
-        private var pending: [UInt32: PendingCall] = [:]
-        private var subscribers: [Int: (DBusMatchRule?, AsyncStream<DBusReceivedMessage>.Continuation)] = [:]
-        private var nextSubscriber = 0
-        private var closeReason: DBusError?
-        private var closeWaiters: [CheckedContinuation<DBusError, Never>] = []
-        var objects: [DBusObjectPath: DBusExportedObject] = [:]
-        var objectManagers: Set<DBusObjectPath> = []
+        private let sendOrder = Locked(())
 
         private let slots = DBusSlots(limit: DBusConnection.maximumPendingCalls)
         private let inbox: AsyncStream<DBusReceivedMessage>.Continuation
@@ -96,7 +100,7 @@
             }
         }
 
-        private let uniqueNameStorage = NameBox()
+        private let uniqueNameStorage = Locked("")
 
         /// Our unique name on the bus, e.g. `:1.42` (set once `Hello` has answered).
         public var uniqueName: String { uniqueNameStorage.withLock { $0 } }
@@ -111,20 +115,20 @@
         /// - Throws: ``DBusError`` `.disconnected`, or what encoding the message throws.
         @discardableResult
         public func send(_ message: DBusMessage, descriptors: [Int32] = []) throws(DBusError) -> UInt32 {
-            if let reason = lock.withLock({ closeReason }) { throw reason }
+            if let reason = state.withLock({ $0.closeReason }) { throw reason }
             guard descriptors.isEmpty || unixFDsEnabled else {
                 throw DBusError(.unsupported, "the bus does not pass file descriptors on this connection")
             }
-            sendLock.lock()
-            defer { sendLock.unlock() }
-            var message = message
-            message.serial = lock.withLock {
-                defer { nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1 }
-                return nextSerial
+            return try sendOrder.withLock { _ throws(DBusError) in
+                var message = message
+                message.serial = state.withLock { state in
+                    defer { state.nextSerial = state.nextSerial == UInt32.max ? 1 : state.nextSerial + 1 }
+                    return state.nextSerial
+                }
+                if !descriptors.isEmpty { message.unixFDCount = UInt32(descriptors.count) }
+                try socket.send(try message.encoded(), descriptors: descriptors)
+                return message.serial
             }
-            if !descriptors.isEmpty { message.unixFDCount = UInt32(descriptors.count) }
-            try socket.send(try message.encoded(), descriptors: descriptors)
-            return message.serial
         }
 
         /// Calls a method and waits for its reply.
@@ -140,7 +144,7 @@
         {
             try await slots.acquire()
             defer { slots.release() }
-            let serialBox = NameBox()
+            let serialBox = Locked("")
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<DBusReceivedMessage, any Error>) in
@@ -161,7 +165,7 @@
         }
 
         /// Numbers a call, registers its completion before the bytes leave (so a fast reply finds
-        /// it) and sends it. `sendLock` keeps numbering and sending in one order; `lock` is held only
+        /// it) and sends it. `sendOrder` keeps numbering and sending in one order; `state` is held only
         /// briefly, so the reader thread never waits for a send.
         private func begin(
             _ message: DBusMessage,
@@ -171,30 +175,28 @@
             guard descriptors.isEmpty || unixFDsEnabled else {
                 throw DBusError(.unsupported, "the bus does not pass file descriptors on this connection")
             }
-            sendLock.lock()
-            defer { sendLock.unlock() }
-            var outgoing = message
-            if !descriptors.isEmpty { outgoing.unixFDCount = UInt32(descriptors.count) }
-            lock.lock()
-            if let reason = closeReason {
-                lock.unlock()
-                throw reason
+            return try sendOrder.withLock { _ throws(DBusError) in
+                var outgoing = message
+                if !descriptors.isEmpty { outgoing.unixFDCount = UInt32(descriptors.count) }
+                outgoing.serial = try state.withLock { state throws(DBusError) in
+                    if let reason = state.closeReason { throw reason }
+                    let serial = state.nextSerial
+                    state.nextSerial = serial == UInt32.max ? 1 : serial + 1
+                    state.pending[serial] = PendingCall(complete: complete)
+                    return serial
+                }
+                do throws(DBusError) {
+                    try socket.send(try outgoing.encoded(), descriptors: descriptors)
+                } catch {
+                    // The reader may have closed the connection meanwhile and completed the call with
+                    // the reason: then the call has its outcome, and throwing as well would complete it
+                    // twice (a crash, seen when a bus closed the connection during `Hello`).
+                    let stillPending = state.withLock { $0.pending.removeValue(forKey: outgoing.serial) != nil }
+                    guard stillPending else { return outgoing.serial }
+                    throw error
+                }
+                return outgoing.serial
             }
-            outgoing.serial = nextSerial
-            nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1
-            pending[outgoing.serial] = PendingCall(complete: complete)
-            lock.unlock()
-            do {
-                try socket.send(try outgoing.encoded(), descriptors: descriptors)
-            } catch {
-                // The reader may have closed the connection meanwhile and completed the call with
-                // the reason: then the call has its outcome, and throwing as well would complete it
-                // twice (a crash, seen when a bus closed the connection during `Hello`).
-                let stillPending = lock.withLock { pending.removeValue(forKey: outgoing.serial) != nil }
-                guard stillPending else { return outgoing.serial }
-                throw error
-            }
-            return outgoing.serial
         }
 
         /// Calls a method by its parts.
@@ -243,16 +245,16 @@
                 }
                 self?.fail(serial: serial, with: DBusError(.timeout, "no reply to \(member) within \(timeout)"))
             }
-            let answered = lock.withLock { () -> Bool in
-                guard pending[serial] != nil else { return true }
-                pending[serial]?.timer = timer
+            let answered = state.withLock { state -> Bool in
+                guard state.pending[serial] != nil else { return true }
+                state.pending[serial]?.timer = timer
                 return false
             }
             if answered { timer.cancel() }
         }
 
         private func fail(serial: UInt32, with error: any Error) {
-            let call = lock.withLock { pending.removeValue(forKey: serial) }
+            let call = state.withLock { $0.pending.removeValue(forKey: serial) }
             call?.timer?.cancel()
             call?.complete(.failure(error))
         }
@@ -282,13 +284,13 @@
         /// - Returns: the stream; it finishes when the connection closes.
         public func subscribe(_ rule: DBusMatchRule?) -> AsyncStream<DBusReceivedMessage> {
             let (stream, continuation) = AsyncStream.makeStream(of: DBusReceivedMessage.self)
-            let closed = lock.withLock { () -> Bool in
-                guard closeReason == nil else { return true }
-                let id = nextSubscriber
-                nextSubscriber += 1
-                subscribers[id] = (rule, continuation)
+            let closed = state.withLock { state -> Bool in
+                guard state.closeReason == nil else { return true }
+                let id = state.nextSubscriber
+                state.nextSubscriber += 1
+                state.subscribers[id] = (rule, continuation)
                 continuation.onTermination = { [weak self] _ in
-                    _ = self?.lock.withLock { self?.subscribers.removeValue(forKey: id) }
+                    _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
                 }
                 return false
             }
@@ -304,15 +306,15 @@
         }
 
         /// Whether the connection has closed (by us, the bus, or an error).
-        public var isClosed: Bool { lock.withLock { closeReason != nil } }
+        public var isClosed: Bool { state.withLock { $0.closeReason != nil } }
 
         /// Waits until the connection closes.
         /// - Returns: why it closed.
         public func waitUntilClosed() async -> DBusError {
             await withCheckedContinuation { continuation in
-                let reason = lock.withLock { () -> DBusError? in
-                    if let closeReason { return closeReason }
-                    closeWaiters.append(continuation)
+                let reason = state.withLock { state -> DBusError? in
+                    if let closeReason = state.closeReason { return closeReason }
+                    state.closeWaiters.append(continuation)
                     return nil
                 }
                 if let reason { continuation.resume(returning: reason) }
@@ -320,19 +322,19 @@
         }
 
         func finish(_ reason: DBusError) {
-            let (calls, streams, waiters) = lock.withLock {
-                () -> (
+            let (calls, streams, waiters) = state.withLock {
+                state -> (
                     [PendingCall], [AsyncStream<DBusReceivedMessage>.Continuation],
                     [CheckedContinuation<DBusError, Never>]
                 ) in
-                guard closeReason == nil else { return ([], [], []) }
-                closeReason = reason
+                guard state.closeReason == nil else { return ([], [], []) }
+                state.closeReason = reason
                 defer {
-                    pending = [:]
-                    subscribers = [:]
-                    closeWaiters = []
+                    state.pending = [:]
+                    state.subscribers = [:]
+                    state.closeWaiters = []
                 }
-                return (Array(pending.values), subscribers.values.map(\.1), closeWaiters)
+                return (Array(state.pending.values), state.subscribers.values.map(\.1), state.closeWaiters)
             }
             socket.shutdown()
             inbox.finish()
@@ -349,34 +351,38 @@
         // MARK: - Receiving
 
         private func startReading(leftover: [UInt8]) {
-            let reader = DBusReader(socket: socket, leftover: leftover)
             // The blocking read holds no reference to the connection, so one dropped without
             // `close()` is freed: its deinit shuts the socket down, and the read returns.
-            let thread = Thread { [weak self] in
-                while true {
-                    let next = Result { () throws(DBusError) in try reader.next() }
-                    guard let self else { return }
-                    switch next {
-                    case .success(let received?):
-                        self.route(received)
-                    case .success(nil):
-                        self.finish(DBusError(.disconnected, "the bus closed the connection"))
-                        return
-                    case .failure(let error):
-                        self.finish(error)
-                        return
-                    }
+            BlockingReadLoop.start(
+                name: "mcumgr.dbus.reader",
+                state: DBusReader(socket: socket, leftover: leftover)
+            ) { [weak self] reader in
+                let next = Result { () throws(DBusError) in try reader.next() }
+                guard let self else {
+                    reader.closeUnclaimedDescriptors()
+                    return false
+                }
+                switch next {
+                case .success(let received?):
+                    self.route(received)
+                    return true
+                case .success(nil):
+                    reader.closeUnclaimedDescriptors()
+                    self.finish(DBusError(.disconnected, "the bus closed the connection"))
+                    return false
+                case .failure(let error):
+                    reader.closeUnclaimedDescriptors()
+                    self.finish(error)
+                    return false
                 }
             }
-            thread.name = "mcumgr.dbus.reader"
-            thread.start()
         }
 
         /// Replies go to their waiting call at once; everything else to the ordered inbox.
         private func route(_ received: DBusReceivedMessage) {
             let message = received.message
             if message.kind == .methodReturn || message.kind == .error, let serial = message.replySerial {
-                guard let call = lock.withLock({ pending.removeValue(forKey: serial) }) else { return }
+                guard let call = state.withLock({ $0.pending.removeValue(forKey: serial) }) else { return }
                 call.timer?.cancel()
                 if message.kind == .error {
                     let name = message.errorName ?? "org.freedesktop.DBus.Error.Failed"
@@ -404,28 +410,30 @@
         }
 
         private func deliverSignal(_ received: DBusReceivedMessage) {
-            let targets = lock.withLock {
-                subscribers.values.filter { $0.0?.matches(received.message) ?? true }.map(\.1)
+            let targets = state.withLock {
+                $0.subscribers.values.filter { $0.0?.matches(received.message) ?? true }.map(\.1)
             }
             for target in targets { target.yield(received) }
         }
     }
 
     /// The reply to a call started with ``DBusConnection/startCall(_:timeout:)``.
-    public final class DBusPendingReply: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var result: Result<DBusReceivedMessage, any Error>?
-        private var waiters: [CheckedContinuation<DBusReceivedMessage, any Error>] = []
+    public final class DBusPendingReply: Sendable {
+        private struct State {
+            var result: Result<DBusReceivedMessage, any Error>?
+            var waiters: [CheckedContinuation<DBusReceivedMessage, any Error>] = []
+        }
+
+        private let state = Locked(State())
 
         init() {}
 
         func fulfil(_ outcome: Result<DBusReceivedMessage, any Error>) {
-            let toResume = lock.withLock { () -> [CheckedContinuation<DBusReceivedMessage, any Error>] in
-                guard result == nil else { return [] }
-                result = outcome
-                defer { waiters = [] }
-                return waiters
+            let toResume = state.withLock { state -> [CheckedContinuation<DBusReceivedMessage, any Error>] in
+                guard state.result == nil else { return [] }
+                state.result = outcome
+                defer { state.waiters = [] }
+                return state.waiters
             }
             for waiter in toResume { waiter.resume(with: outcome) }
         }
@@ -435,9 +443,9 @@
         /// - Throws: ``DBusRemoteError`` for an error reply, ``DBusError`` on timeout or disconnection.
         public func value() async throws -> DBusReceivedMessage {
             try await withCheckedThrowingContinuation { continuation in
-                let done = lock.withLock { () -> Result<DBusReceivedMessage, any Error>? in
-                    if let result { return result }
-                    waiters.append(continuation)
+                let done = state.withLock { state -> Result<DBusReceivedMessage, any Error>? in
+                    if let result = state.result { return result }
+                    state.waiters.append(continuation)
                     return nil
                 }
                 if let done { continuation.resume(with: done) }
@@ -451,35 +459,27 @@
         var timer: Task<Void, Never>?
     }
 
-    /// A small lock-protected string (a serial or a name set once from another closure).
-    final class NameBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = ""
-        func withLock<T>(_ body: (inout String) -> T) -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&value)
-        }
-    }
-
     /// Counts calls in flight; a call beyond the limit waits for one to finish.
-    final class DBusSlots: @unchecked Sendable {
-        private let lock = NSLock()
+    final class DBusSlots: Sendable {
+        private struct State {
+            var used = 0
+            var waiters: [CheckedContinuation<Void, Never>] = []
+        }
+
         private let limit: Int
-        private var used = 0
-        private var waiters: [CheckedContinuation<Void, Never>] = []
+        private let state = Locked(State())
 
         init(limit: Int) { self.limit = limit }
 
         func acquire() async throws {
             try Task.checkCancellation()
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let granted = lock.withLock { () -> Bool in
-                    if used < limit {
-                        used += 1
+                let granted = state.withLock { state -> Bool in
+                    if state.used < limit {
+                        state.used += 1
                         return true
                     }
-                    waiters.append(continuation)
+                    state.waiters.append(continuation)
                     return false
                 }
                 if granted { continuation.resume() }
@@ -487,12 +487,12 @@
         }
 
         func release() {
-            let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-                if waiters.isEmpty {
-                    used -= 1
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if state.waiters.isEmpty {
+                    state.used -= 1
                     return nil
                 }
-                return waiters.removeFirst()
+                return state.waiters.removeFirst()
             }
             next?.resume()
         }

@@ -1,6 +1,7 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPPOSIX
 
     #if canImport(Glibc)
         import Glibc
@@ -21,16 +22,16 @@
 
         static func run(on socket: DBusSocket, timeout: Duration) async throws -> Result {
             try await withCheckedThrowingContinuation { continuation in
-                let thread = Thread {
+                // One pass: the handshake's blocking reads and writes, off the cooperative pool.
+                BlockingReadLoop.start(name: "mcumgr.dbus.auth") {
                     do {
                         continuation.resume(returning: try blocking(socket, timeout: timeout))
                     } catch {
                         socket.shutdown()
                         continuation.resume(throwing: error)
                     }
+                    return false
                 }
-                thread.name = "mcumgr.dbus.auth"
-                thread.start()
             }
         }
 

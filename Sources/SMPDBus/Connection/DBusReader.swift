@@ -1,13 +1,17 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
+    import SMPPOSIX
+
     /// Reads whole messages and their descriptors from a socket (on the connection's reader thread).
     ///
     /// Descriptors arrive with some byte of the message that carries them; they are queued in
     /// arrival order and each message takes as many as its `UNIX_FDS` says, as libdbus does. A
     /// message that claims more than arrived is malformed: the stream is then out of step and the
     /// connection closes.
-    final class DBusReader: @unchecked Sendable {
-        // Used only by the reader thread.
+    ///
+    /// The state of the connection's read loop, so only the loop's thread has it; the loop calls
+    /// ``closeUnclaimedDescriptors()`` when it ends.
+    struct DBusReader: Sendable {
         private let socket: DBusSocket
         private var framer = DBusMessageFramer()
         private var descriptors: [Int32] = []
@@ -17,13 +21,16 @@
             framer.append(leftover)
         }
 
-        deinit {
+        /// Closes the descriptors that arrived without a message to take them yet (the reader is
+        /// done: a peer cannot make us leak them).
+        mutating func closeUnclaimedDescriptors() {
             for descriptor in descriptors { _ = systemClose(descriptor) }
+            descriptors = []
         }
 
         /// The next message, `nil` at the end of the stream.
         /// - Throws: ``DBusError`` when the bytes are not D-Bus or the socket fails.
-        func next() throws(DBusError) -> DBusReceivedMessage? {
+        mutating func next() throws(DBusError) -> DBusReceivedMessage? {
             while true {
                 if let bytes = try framer.next() {
                     let message: DBusMessage

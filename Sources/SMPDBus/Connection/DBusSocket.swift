@@ -1,6 +1,7 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPBytes
     import SMPPOSIX
 
     #if canImport(Glibc)
@@ -16,20 +17,23 @@
     /// Blocking calls, made from the connection's reader thread (reads) and under a lock (writes):
     /// a bus drains its sockets quickly, and the reads never run on Swift's cooperative pool.
     /// ``shutdown()`` wakes a blocked reader; the descriptor itself is closed when the last user is
-    /// done with it (``deinit``), so its number cannot be reused under a reader.
-    final class DBusSocket: @unchecked Sendable {
+    /// done with it (when `owner` goes with this object), so its number cannot be reused under a
+    /// reader.
+    final class DBusSocket: Sendable {
+        /// The descriptor's number, valid as long as this object lives: `owner` closes it only then.
         let fd: Int32
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var isShutDown = false
-        private let writeLock = NSLock()
+        private let owner: FileDescriptor
+        private let isShutDown = Locked(false)
+        /// Held for a whole write, so two messages never interleave on the stream.
+        private let writeOrder = Locked(())
 
         /// The most descriptors one `recvmsg` can carry on Linux (`SCM_MAX_FD`).
         static let maximumDescriptorsPerMessage = 253
 
-        private init(fd: Int32) { self.fd = fd }
-
-        deinit { _ = systemClose(fd) }
+        private init(fd: Int32) {
+            self.fd = fd
+            owner = FileDescriptor(fd)
+        }
 
         /// Connects to the first endpoint of an address that accepts.
         /// - Parameter address: the bus address.
@@ -81,35 +85,35 @@
 
         /// Wakes a blocked reader and refuses further writes. Safe to call more than once.
         func shutdown() {
-            let first = lock.withLock {
+            let first = isShutDown.withLock { isShutDown in
                 defer { isShutDown = true }
                 return !isShutDown
             }
             if first { _ = cShutdown(fd, Int32(SHUT_RDWR)) }
         }
 
-        private var shutDown: Bool { lock.withLock { isShutDown } }
+        private var shutDown: Bool { isShutDown.withLock { $0 } }
 
         /// Writes all bytes; the descriptors travel with the first byte written.
         /// - Throws: ``DBusError`` `.disconnected` when the socket is closed or the write fails.
         func send(_ bytes: [UInt8], descriptors: [Int32] = []) throws(DBusError) {
-            writeLock.lock()
-            defer { writeLock.unlock() }
-            var offset = 0
-            var pending = descriptors
-            while offset < bytes.count {
-                guard !shutDown else { throw DBusError(.disconnected, "the bus connection is closed") }
-                let written = bytes.withUnsafeBytes { raw -> Int in
-                    guard let base = raw.baseAddress else { return 0 }
-                    return sendMessage(base + offset, raw.count - offset, descriptors: pending)
+            try writeOrder.withLock { _ throws(DBusError) in
+                var offset = 0
+                var pending = descriptors
+                while offset < bytes.count {
+                    guard !shutDown else { throw DBusError(.disconnected, "the bus connection is closed") }
+                    let written = bytes.withUnsafeBytes { raw -> Int in
+                        guard let base = raw.baseAddress else { return 0 }
+                        return sendMessage(base + offset, raw.count - offset, descriptors: pending)
+                    }
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        let cause = SystemCallError("sendmsg", "bus", code: errno)
+                        throw DBusError(.disconnected, "cannot write to the bus", cause: cause)
+                    }
+                    offset += written
+                    pending = []
                 }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    let cause = SystemCallError("sendmsg", "bus", code: errno)
-                    throw DBusError(.disconnected, "cannot write to the bus", cause: cause)
-                }
-                offset += written
-                pending = []
             }
         }
 
@@ -249,14 +253,5 @@
         -> Int
     {
         recvmsg(fd, header, flags)
-    }
-    @inline(__always) func systemClose(_ fd: Int32) -> Int32 {
-        #if canImport(Darwin)
-            Darwin.close(fd)
-        #elseif canImport(Glibc)
-            Glibc.close(fd)
-        #else
-            Musl.close(fd)
-        #endif
     }
 #endif

@@ -1,6 +1,8 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPBytes
+    import SMPPOSIX
 
     /// Exporting objects: method dispatch, `org.freedesktop.DBus.Properties`, `ObjectManager`,
     /// `Introspectable` and `Peer`, as BlueZ needs them from a GATT application or advertisement.
@@ -14,9 +16,9 @@
         /// announces it with `InterfacesAdded`.
         /// - Parameter object: the object.
         public func export(_ object: DBusExportedObject) {
-            let manager = lock.withLock { () -> DBusObjectPath? in
-                objects[object.path] = object
-                return objectManagers.first { object.path != $0 && object.path.isDescendant(of: $0) }
+            let manager = state.withLock { state -> DBusObjectPath? in
+                state.objects[object.path] = object
+                return state.objectManagers.first { object.path != $0 && object.path.isDescendant(of: $0) }
             }
             if let manager {
                 let interfaces = DBusValue.dictionary(
@@ -38,8 +40,11 @@
         /// Removes an exported object; its manager announces `InterfacesRemoved`.
         /// - Parameter path: the object's path.
         public func unexport(_ path: DBusObjectPath) {
-            let (removed, manager) = lock.withLock { () -> (DBusExportedObject?, DBusObjectPath?) in
-                (objects.removeValue(forKey: path), objectManagers.first { path != $0 && path.isDescendant(of: $0) })
+            let (removed, manager) = state.withLock { state -> (DBusExportedObject?, DBusObjectPath?) in
+                (
+                    state.objects.removeValue(forKey: path),
+                    state.objectManagers.first { path != $0 && path.isDescendant(of: $0) }
+                )
             }
             guard let removed, let manager else { return }
             _ = try? send(
@@ -55,7 +60,7 @@
         /// Makes `path` an `org.freedesktop.DBus.ObjectManager` for the exported objects below it.
         /// - Parameter path: the manager's path (it need not be an exported object itself).
         public func addObjectManager(at path: DBusObjectPath) {
-            lock.withLock { _ = objectManagers.insert(path) }
+            state.withLock { _ = $0.objectManagers.insert(path) }
         }
 
         /// Emits `PropertiesChanged` for properties of an exported object.
@@ -114,8 +119,8 @@
             guard let path = message.path, let member = message.member else {
                 throw DBusRemoteError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no path or member")
             }
-            let (object, isManager, children) = lock.withLock {
-                (objects[path], objectManagers.contains(path), childNames(of: path))
+            let (object, isManager, children) = state.withLock {
+                ($0.objects[path], $0.objectManagers.contains(path), Self.childNames(of: path, in: $0))
             }
             switch (message.interface, member) {
             case (Self.peerInterface, "Ping"), (nil, "Ping"):
@@ -202,7 +207,9 @@
         }
 
         private func managedObjects(below root: DBusObjectPath) -> DBusValue {
-            let below = lock.withLock { objects.values.filter { $0.path != root && $0.path.isDescendant(of: root) } }
+            let below = state.withLock {
+                $0.objects.values.filter { $0.path != root && $0.path.isDescendant(of: root) }
+            }
             return .dictionary(
                 key: .objectPath,
                 value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant)),
@@ -222,15 +229,15 @@
         }
 
         /// Names of the nodes directly below `path` that lead to exported objects (for introspection).
-        private func childNames(of path: DBusObjectPath) -> [String] {
+        private static func childNames(of path: DBusObjectPath, in state: State) -> [String] {
             let prefix = path.rawValue == "/" ? "/" : path.rawValue + "/"
             var names = Set<String>()
-            for candidate in objects.keys where candidate.rawValue.hasPrefix(prefix) && candidate != path {
+            for candidate in state.objects.keys where candidate.rawValue.hasPrefix(prefix) && candidate != path {
                 if let first = candidate.rawValue.dropFirst(prefix.count).split(separator: "/").first {
                     names.insert(String(first))
                 }
             }
-            for candidate in objectManagers where candidate.rawValue.hasPrefix(prefix) && candidate != path {
+            for candidate in state.objectManagers where candidate.rawValue.hasPrefix(prefix) && candidate != path {
                 if let first = candidate.rawValue.dropFirst(prefix.count).split(separator: "/").first {
                     names.insert(String(first))
                 }

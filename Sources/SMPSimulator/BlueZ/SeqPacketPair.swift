@@ -1,6 +1,7 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
     import Foundation
+    import SMPPOSIX
 
     #if canImport(Glibc)
         import Glibc
@@ -13,16 +14,10 @@
     /// A connected `AF_UNIX` `SOCK_SEQPACKET` pair, as BlueZ hands to `AcquireWrite` and
     /// `AcquireNotify` callers: one end goes to BlueZ (and on to the central), we keep the other.
     /// Every write is one ATT value, every read one.
-    final class SeqPacketEnd: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
-        private var descriptor: Int32
-        private var users = 0
-        private var closed = false
+    final class SeqPacketEnd: Sendable {
+        private let descriptor: FileDescriptor
 
-        private init(_ descriptor: Int32) { self.descriptor = descriptor }
-
-        deinit { if descriptor >= 0 { _ = Self.systemClose(descriptor) } }
+        private init(_ descriptor: Int32) { self.descriptor = FileDescriptor(descriptor) }
 
         /// A new pair: our end, and the descriptor to hand out (the caller passes and closes it).
         static func make() -> (ours: SeqPacketEnd, theirs: Int32)? {
@@ -37,37 +32,12 @@
         }
 
         private func use<T>(_ body: (Int32) -> T) -> T? {
-            lock.lock()
-            guard !closed else {
-                lock.unlock()
-                return nil
-            }
-            users += 1
-            let fd = descriptor
-            lock.unlock()
-            defer { finish() }
-            return body(fd)
-        }
-
-        private func finish() {
-            lock.lock()
-            users -= 1
-            let fd = descriptor
-            let closeNow = closed && users == 0 && fd >= 0
-            if closeNow { descriptor = -1 }
-            lock.unlock()
-            if closeNow { _ = Self.systemClose(fd) }
+            descriptor.withDescriptor(body)
         }
 
         /// Closes our end (the other side then reads the end of the stream).
         func close() {
-            lock.lock()
-            closed = true
-            let fd = descriptor
-            let closeNow = users == 0 && fd >= 0
-            if closeNow { descriptor = -1 }
-            lock.unlock()
-            if closeNow { _ = Self.systemClose(fd) }
+            descriptor.close()
         }
 
         /// Sends one packet, waiting (in 50 ms polls) while the socket is full.
@@ -109,16 +79,6 @@
                 if count < 0 && (errno == EAGAIN || errno == EINTR) { return [] }
                 return nil
             } ?? nil
-        }
-
-        static func systemClose(_ fd: Int32) -> Int32 {
-            #if canImport(Darwin)
-                Darwin.close(fd)
-            #elseif canImport(Glibc)
-                Glibc.close(fd)
-            #else
-                Musl.close(fd)
-            #endif
         }
     }
 #endif

@@ -2,40 +2,31 @@
 #if SMP_BLUEZ
     import Foundation
     import Logging
+    import SMPBytes
     import SMPCore
     import SMPDBus
     import SMPLink
+    import SMPPOSIX
 
     /// What the peripheral knows about its one connection, behind a lock (property getters of the
     /// exported objects read it synchronously).
-    final class BlueZPeripheralState: @unchecked Sendable {
-        struct Values {
-            var bus: DBusConnection?
-            /// Whether ``SimulatedBlueZPeripheral/stop()`` closed the bus (not the bus going away).
-            var stopped = false
-            var adapter: DBusObjectPath?
-            /// The connection's number; a drop starts the next one.
-            var link = 0
-            /// Whether the current connection has been counted (something arrived on it).
-            var linkActive = false
-            var central: DBusObjectPath?
-            var mtu: Int?
-            var notifying = false
-            var writeSocket: SeqPacketEnd?
-            var notifySocket: SeqPacketEnd?
-            var connections = 0
-            var notifications = 0
-            var drops = 0
-        }
-
-        private let lock = NSLock()
-        private var values = Values()
-
-        func withLock<T>(_ body: (inout Values) -> T) -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&values)
-        }
+    struct BlueZPeripheralState: Sendable {
+        var bus: DBusConnection?
+        /// Whether ``SimulatedBlueZPeripheral/stop()`` closed the bus (not the bus going away).
+        var stopped = false
+        var adapter: DBusObjectPath?
+        /// The connection's number; a drop starts the next one.
+        var link = 0
+        /// Whether the current connection has been counted (something arrived on it).
+        var linkActive = false
+        var central: DBusObjectPath?
+        var mtu: Int?
+        var notifying = false
+        var writeSocket: SeqPacketEnd?
+        var notifySocket: SeqPacketEnd?
+        var connections = 0
+        var notifications = 0
+        var drops = 0
     }
 
     extension SimulatedBlueZPeripheral {
@@ -63,8 +54,10 @@
         /// Sends one response as notifications of at most MTU − 3 bytes: on the acquired socket, or
         /// as `PropertiesChanged` of `Value` while notifications are on. Frames are never interleaved.
         func notify(_ frame: [UInt8], link: Int) {
-            sendLock.lock()
-            defer { sendLock.unlock() }
+            sendOrder.withLock { _ in notifyInOrder(frame, link: link) }
+        }
+
+        private func notifyInOrder(_ frame: [UInt8], link: Int) {
             let (current, bus, socket, notifying) = state.withLock { ($0.link, $0.bus, $0.notifySocket, $0.notifying) }
             guard current == link else { return }
             // An attribute value is at most 512 bytes (Core spec, Vol 3 Part F 3.2.9), even at MTU 517.
@@ -147,14 +140,14 @@
                 values.writeSocket?.close()
                 values.writeSocket = ours
             }
-            let thread = Thread { [weak self] in
-                while let packet = ours.receive(maximumCount: 1024) {
-                    if !packet.isEmpty { self?.received(packet, link: link) }
+            BlockingReadLoop.start(name: "mcumgr.simulator.bluez.write") { [weak self] in
+                guard let packet = ours.receive(maximumCount: 1024) else {
+                    ours.close()
+                    return false
                 }
-                ours.close()
+                if !packet.isEmpty { self?.received(packet, link: link) }
+                return true
             }
-            thread.name = "mcumgr.simulator.bluez.write"
-            thread.start()
             return DBusMethodReply([.unixFD(0), .uint16(UInt16(currentMTU))], descriptors: [theirs])
         }
 

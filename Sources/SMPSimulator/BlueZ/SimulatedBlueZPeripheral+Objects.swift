@@ -1,5 +1,6 @@
 // BlueZ and D-Bus: Linux only (SMP_BLUEZ is defined for Linux in Package.swift).
 #if SMP_BLUEZ
+    import SMPBytes
     import SMPDBus
     import SMPLink
 

@@ -2,6 +2,7 @@
 #if SMP_BLUEZ
     import Foundation
     import Logging
+    import SMPBytes
     import SMPCore
     import SMPDBus
     import SMPLink
@@ -24,7 +25,7 @@
     /// so BlueZ routes writes and notifications through the sockets — only with
     /// ``Options/offerAcquire``. When BlueZ restarts (`org.bluez` leaves the bus and comes back) the
     /// connection is dropped and the application and advertisement are registered again.
-    public final class SimulatedBlueZPeripheral: @unchecked Sendable {
+    public final class SimulatedBlueZPeripheral: Sendable {
         /// How to appear.
         public struct Options: Sendable, Hashable {
             /// The advertised local name.
@@ -67,10 +68,11 @@
         static let smpCharacteristic: DBusObjectPath = "/org/mcumgr/peripheral/service0/char0"
         static let advertisement: DBusObjectPath = "/org/mcumgr/peripheral/advertisement0"
 
-        let state = BlueZPeripheralState()
+        let state = Locked(BlueZPeripheralState())
         private let inbox: AsyncStream<(bytes: [UInt8], link: Int)>.Continuation
         private let inboxStream: AsyncStream<(bytes: [UInt8], link: Int)>
-        let sendLock = NSLock()
+        /// Held while one response goes out, so the fragments of two are never interleaved.
+        let sendOrder = Locked(())
         let notifications = DispatchQueue(label: "mcumgr.simulator.bluez.notify")
 
         /// Creates a peripheral (nothing is registered until ``start()``).

@@ -1,6 +1,7 @@
 #if canImport(CoreBluetooth)
     @preconcurrency import CoreBluetooth
     import Foundation
+    import SMPBytes
     import SMPLink
     import SMPCore
 
@@ -18,7 +19,8 @@
     /// `maximumUpdateValueLength`; a full notification queue waits for
     /// `peripheralManagerIsReady(toUpdateSubscribers:)`.
     ///
-    /// `@unchecked Sendable`: all mutable state is used only on `queue`, where the manager calls back.
+    /// Safe because all mutable state is used only on `queue`, where the manager calls back: an
+    /// `NSObject` delegate whose state lives on that queue, so the conformance is unchecked.
     public final class SimulatedPeripheralServer: NSObject, CBPeripheralManagerDelegate, @unchecked Sendable {
         /// The device served.
         public let device: SimulatedDevice
@@ -48,17 +50,17 @@
             requests = continuation
             // Each frame takes a buffer of the device's pool (or is lost); the device's work queue
             // answers one at a time, in arrival order, as Zephyr's does.
-            let box = WeakServer()
+            let box = Locked(WeakServer())
             worker = Task {
                 for await request in stream {
                     let central = request.central
                     await device.receive(request.frame) { delivery in
-                        box.server?.answer(delivery.responses.map(\.frame), to: central)
+                        box.withLock { $0.server }?.answer(delivery.responses.map(\.frame), to: central)
                     }
                 }
             }
             super.init()
-            box.server = self
+            box.withLock { $0.server = self }
         }
 
         deinit {
@@ -265,7 +267,7 @@
     }
 
     /// Lets the worker task reach the server without keeping it alive.
-    private final class WeakServer: @unchecked Sendable {
+    private struct WeakServer {
         // Written once in the server's init, before the worker reads it.
         weak var server: SimulatedPeripheralServer?
     }

@@ -76,23 +76,23 @@ public final class SimulatedSerialServer: Sendable {
         guard worker.claim() else { return }
         let terminal = self.terminal
         let continuation = self.continuation
-        let thread = Thread {
-            var quiet = 0
-            while !terminal.isClosed {
-                let bytes = (try? terminal.read(maximumCount: 4096, timeout: .milliseconds(50))) ?? []
-                if bytes.isEmpty {
-                    quiet += 1
-                    // Raw UART drops a partial frame after a receive timeout (~0.5 s).
-                    if quiet == 10 { continuation.yield(.idle) }
-                } else {
-                    quiet = 0
-                    continuation.yield(.bytes(bytes))
-                }
+        // The loop's state: reads in a row that found nothing.
+        BlockingReadLoop.start(name: "smp-simulator-pty", state: 0) { quiet in
+            guard !terminal.isClosed else {
+                continuation.finish()
+                return false
             }
-            continuation.finish()
+            let bytes = (try? terminal.read(maximumCount: 4096, timeout: .milliseconds(50))) ?? []
+            if bytes.isEmpty {
+                quiet += 1
+                // Raw UART drops a partial frame after a receive timeout (~0.5 s).
+                if quiet == 10 { continuation.yield(.idle) }
+            } else {
+                quiet = 0
+                continuation.yield(.bytes(bytes))
+            }
+            return true
         }
-        thread.name = "smp-simulator-pty"
-        thread.start()
         let framing = self.framing
         let device = self.device
         let stream = self.stream

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SMPBytes
 import SMPPOSIX
 
 /// Serves a ``SimulatedDevice`` over UDP, one SMP frame per datagram, as Zephyr's UDP transport
@@ -138,42 +139,32 @@ public final class SimulatedUDPServer: Sendable {
 }
 
 /// A task slot that can be claimed once.
-final class TaskBox: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var claimed = false
-    private var stored: Task<Void, Never>?
+final class TaskBox: Sendable {
+    private let state = Locked<(claimed: Bool, stored: Task<Void, Never>?)>((false, nil))
 
     func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if claimed { return false }
-        claimed = true
-        return true
+        state.withLock { state in
+            defer { state.claimed = true }
+            return !state.claimed
+        }
     }
 
     func set(_ task: Task<Void, Never>) {
-        lock.lock()
-        stored = task
-        lock.unlock()
+        state.withLock { $0.stored = task }
     }
 
     var task: Task<Void, Never>? {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
+        state.withLock { $0.stored }
     }
 }
 
 /// The clients a server heard from.
-final class ClientLog: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var byAddress: [String: SimulatedUDPServer.ClientSpan] = [:]
+final class ClientLog: Sendable {
+    private let byAddress = Locked<[String: SimulatedUDPServer.ClientSpan]>([:])
 
     func record(_ address: String) {
         let now = ContinuousClock.now
-        lock.withLock {
+        byAddress.withLock { byAddress in
             if var span = byAddress[address] {
                 span.last = now
                 span.datagrams += 1
@@ -184,5 +175,7 @@ final class ClientLog: @unchecked Sendable {
         }
     }
 
-    var spans: [SimulatedUDPServer.ClientSpan] { lock.withLock { byAddress.values.sorted { $0.first < $1.first } } }
+    var spans: [SimulatedUDPServer.ClientSpan] {
+        byAddress.withLock { $0.values.sorted { $0.first < $1.first } }
+    }
 }

@@ -3,6 +3,7 @@ import MCUboot
 import MCUmgr
 import MCUmgrCommands
 import MCUmgrDFU
+import SMPBytes
 import SMPDBus
 import SMPLink
 import SMPSimulator
@@ -96,10 +97,13 @@ enum BlueZTesting {
 
     /// A transport whose one connection is an open link (a second `connect()` fails).
     static func transport(over link: BlueZLink) -> GATTTransport {
-        let once = LockedValue<BlueZLink?>(link)
+        let once = Locked<BlueZLink?>(link)
         return GATTTransport(endpointDescription: "ble://\(link.address)") {
-            guard let link = once.get() else { throw SMPTransportError(.connectionFailed, "used once") }
-            once.set(nil)
+            let taken = once.withLock { link in
+                defer { link = nil }
+                return link
+            }
+            guard let link = taken else { throw SMPTransportError(.connectionFailed, "used once") }
             return link
         }
     }
