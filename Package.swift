@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
         .library(name: "SMPDBus", targets: ["SMPDBus"]),
+        .library(name: "SMPHCI", targets: ["SMPHCI"]),
         .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .library(name: "MCUmgrFleet", targets: ["MCUmgrFleet"]),
         // One product for an app: re-exports the client, the engine, images and connection URLs.
@@ -102,6 +103,9 @@ let package = Package(
         // D-Bus: the wire format (pure, fuzzed), SASL authentication and a small connection over a
         // Unix socket with descriptor passing. Our own, so no system library or -dev package.
         .target(name: "SMPDBus", dependencies: ["SMPBytes", "SMPPOSIX"], swiftSettings: swiftSettings),
+        // A Bluetooth LE host over HCI, pure: packets, H4 framing, advertising data and the
+        // controller's bring-up as state machines; the I/O that drives them lives elsewhere.
+        .target(name: "SMPHCI", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         // Bluetooth LE: the GATT transport core over any link, the BlueZ central (D-Bus) and the
         // CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`. The simulated radio link
         // lives with the simulator.
@@ -250,6 +254,12 @@ let package = Package(
                 "MCUmgrFleet", "MCUmgrDFU", "MCUmgrConnect", "MCUmgr", "MCUboot", "SMPCore", "SMPLink", "SMPSimulator",
                 "SMPTestSupport",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SMPHCITests",
+            dependencies: ["SMPHCI", "SMPBytes"],
+            exclude: ["vectors"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX", "SMPTestSupport"], swiftSettings: swiftSettings),
