@@ -18,7 +18,7 @@ struct HCIAdvertisingReportsTests {
         ])
         #expect(try h4Event(BumbleVectors.leAdvertisingReport) == .leAdvertisingReport(expected))
         #expect(H4Encoder.encode(.event(expected.packet)) == (try bytes(BumbleVectors.leAdvertisingReport)))
-        #expect(try AdvertisingData(bytes: expected.reports[0].data).localName == "Zephyr SMP")
+        #expect(try expected.reports[0].advertisingData().localName == "Zephyr SMP")
         #expect(expected.reports[0].eventType.isConnectable)
         #expect(!expected.reports[1].eventType.isConnectable)
     }
@@ -45,6 +45,7 @@ struct HCIAdvertisingReportsTests {
         let type = expected.reports[0].eventType
         #expect(type.isConnectable && type.isScannable && type.isLegacy && !type.isDirected && !type.isScanResponse)
         #expect(type.dataStatus == 0)
+        #expect(try expected.reports[0].advertisingData().localName == "Thingy")
     }
 
     @Test func aReportWhoseDataOverrunsTheEventIsMalformed() throws {

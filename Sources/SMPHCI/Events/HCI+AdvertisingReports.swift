@@ -41,6 +41,13 @@ extension HCI {
             /// RSSI in dBm (127: not available).
             public var rssi: Int8
 
+            /// The report's data as AD structures.
+            /// - Returns: the advertising (or scan response) data.
+            /// - Throws: ``HCIError`` `.malformedAdvertisingData` if its structures overrun it.
+            public func advertisingData() throws(HCIError) -> AdvertisingData {
+                try AdvertisingData(bytes: data)
+            }
+
             /// Creates a report.
             public init(
                 eventType: EventType,
@@ -146,6 +153,13 @@ extension HCI {
             public var directAddress: BluetoothAddress
             /// Data (a fragment when ``EventType/dataStatus`` is not 0).
             public var data: [UInt8]
+
+            /// The report's data as AD structures (meaningful when the data is complete).
+            /// - Returns: the advertising (or scan response) data.
+            /// - Throws: ``HCIError`` `.malformedAdvertisingData` if its structures overrun it.
+            public func advertisingData() throws(HCIError) -> AdvertisingData {
+                try AdvertisingData(bytes: data)
+            }
 
             /// Creates a report.
             public init(
