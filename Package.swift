@@ -67,6 +67,9 @@ let package = Package(
         // What a transport is: the connection protocols and the link error. Transports depend on
         // this, not on the client.
         .target(name: "SMPLink", dependencies: ["SMPCore"], swiftSettings: swiftSettings),
+        // A Bluetooth LE host over HCI, pure: packets, H4 framing, advertising data and the
+        // controller's bring-up as state machines; the I/O that drives them lives elsewhere.
+        .target(name: "SMPHCI", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         // The client and the transfer engine: no image parsing, no archives, no cryptography.
         .target(
             name: "MCUmgr",
@@ -103,9 +106,6 @@ let package = Package(
         // D-Bus: the wire format (pure, fuzzed), SASL authentication and a small connection over a
         // Unix socket with descriptor passing. Our own, so no system library or -dev package.
         .target(name: "SMPDBus", dependencies: ["SMPBytes", "SMPPOSIX"], swiftSettings: swiftSettings),
-        // A Bluetooth LE host over HCI, pure: packets, H4 framing, advertising data and the
-        // controller's bring-up as state machines; the I/O that drives them lives elsewhere.
-        .target(name: "SMPHCI", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         // Bluetooth LE: the GATT transport core over any link, the BlueZ central (D-Bus) and the
         // CoreBluetooth adapters behind `#if canImport(CoreBluetooth)`. The simulated radio link
         // lives with the simulator.
