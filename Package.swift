@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "SMPSimulator", targets: ["SMPSimulator"]),
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
         .library(name: "SMPDBus", targets: ["SMPDBus"]),
+        .library(name: "SMPHCI", targets: ["SMPHCI"]),
         .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .library(name: "MCUmgrFleet", targets: ["MCUmgrFleet"]),
         .library(name: "MCUmgrFleetPostgres", targets: ["MCUmgrFleetPostgres"]),
@@ -74,6 +75,9 @@ let package = Package(
         // What a transport is: the connection protocols and the link error. Transports depend on
         // this, not on the client.
         .target(name: "SMPLink", dependencies: ["SMPCore"], swiftSettings: swiftSettings),
+        // A Bluetooth LE host over HCI, pure: packets, H4 framing, advertising data and the
+        // controller's bring-up as state machines; the I/O that drives them lives elsewhere.
+        .target(name: "SMPHCI", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
         // The client and the transfer engine: no image parsing, no archives, no cryptography.
         .target(
             name: "MCUmgr",
@@ -271,6 +275,12 @@ let package = Package(
                 "MCUmgrFleet", "MCUmgrFleetPostgres", "MCUmgrDFU", "MCUmgrConnect", "MCUmgr", "MCUboot", "SMPCore",
                 "SMPLink", "SMPSimulator", "SMPTestSupport",
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SMPHCITests",
+            dependencies: ["SMPHCI", "SMPBytes"],
+            exclude: ["vectors"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX", "SMPTestSupport"], swiftSettings: swiftSettings),
