@@ -335,6 +335,17 @@ def keyboard(page, ui_url, device_url, firmware, shots):
     """The whole flow with the keyboard alone: connect, choose the firmware and the mode, start
     the upgrade, read the slots — every control reached with Tab and used with Enter, Space or
     an arrow key; the focused control shows a visible outline."""
+    # Listen for the file chooser before anything else: Playwright turns Chromium's interception of
+    # file choosers on when the first listener is added, without waiting for it, so a listener
+    # added just before the key press can lose the race and the chooser then never reaches it
+    # (seen once in a fresh-clone run: 120 s waiting for "filechooser").
+    opened = []
+
+    def choose(chooser):
+        opened.append(chooser.element.get_attribute("id"))
+        chooser.set_files(firmware)
+
+    page.on("filechooser", choose)
     page.goto(ui_url)
     url = page.get_by_label("Device URL")
     tab_to(page, url)
@@ -346,10 +357,9 @@ def keyboard(page, ui_url, device_url, firmware, shots):
     page.keyboard.press("Enter")
     chooser_input = page.get_by_label("Firmware file", exact=True)
     tab_to(page, chooser_input)
-    with page.expect_file_chooser() as chooser:
-        page.keyboard.press("Space")
-    chooser.value.set_files(firmware)
-    expect(page.get_by_label("Firmware file information")).not_to_be_empty()
+    page.keyboard.press("Space")
+    expect(page.get_by_label("Firmware file information")).not_to_be_empty(timeout=120_000)
+    assert opened == ["firmware-file"], f"the key press opened {opened}, not the firmware file chooser"
     mode = page.get_by_role("combobox", name="Mode")
     tab_to(page, mode)
     # confirm-only is preselected; the one above it is test-and-confirm.

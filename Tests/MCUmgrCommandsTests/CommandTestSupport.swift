@@ -131,35 +131,47 @@ final class SilentDevice: @unchecked Sendable {
     deinit { socket.close() }
 }
 
+/// The ports the tests take for "nothing listens here": below every system's ephemeral range
+/// (Linux 32768–60999, macOS 49152–65535), so that no socket bound to port 0 — every simulator,
+/// server and client of the suite — can take one between the check and the test's use. A port
+/// found by binding to 0 and closing was once given next to a 200-device simulator of another test,
+/// and the upgrade meant to be refused went to that device. No test binds these ports itself.
+private let closedPortCandidates: ClosedRange<UInt16> = 20_000...20_999
+
 /// A UDP port where nothing listens: the host answers ICMP port unreachable.
 func closedUDPPort() throws -> String {
-    let socket = try UDPSocket(bindingTo: "127.0.0.1", port: 0)
-    let port = socket.localAddress.port
-    socket.close()
-    return "udp://127.0.0.1:\(port)"
+    for port in closedPortCandidates {
+        guard let socket = try? UDPSocket(bindingTo: "127.0.0.1", port: port) else { continue }
+        socket.close()
+        return "udp://127.0.0.1:\(port)"
+    }
+    throw POSIXError(.EADDRINUSE)
 }
 
 /// A TCP port on 127.0.0.1 where nothing listens: a connection is refused.
 func closedTCPPort() throws -> Int {
+    for port in closedPortCandidates where canBindTCP(port) { return Int(port) }
+    throw POSIXError(.EADDRINUSE)
+}
+
+/// Whether a TCP socket can be bound to the port on 127.0.0.1 (bound, never listening, closed).
+private func canBindTCP(_ port: UInt16) -> Bool {
     #if canImport(Darwin)
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
     #else
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     #endif
-    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-            bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+    address.sin_port = port.bigEndian
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
         }
     }
-    guard bound else { throw POSIXError(.EADDRNOTAVAIL) }
-    // Bound, never listening, then closed: the port refuses connections.
-    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// A temporary folder for local input files (images, keys, folders given as files), removed

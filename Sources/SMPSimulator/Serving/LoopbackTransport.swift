@@ -1,4 +1,5 @@
 import Foundation
+import SMPBytes
 import SMPLink
 
 /// An in-process transport to a ``SimulatedDevice``: no sockets, no threads of its own.
@@ -31,7 +32,8 @@ public final class LoopbackConnection: SMPConnection, Sendable {
 
     private let device: SimulatedDevice
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
-    private let state = LockedState()
+    /// Whether the connection was closed (by either side).
+    private let closed = Locked(false)
 
     init(device: SimulatedDevice, maximumFrameSize: Int) {
         self.device = device
@@ -40,7 +42,7 @@ public final class LoopbackConnection: SMPConnection, Sendable {
     }
 
     public func send(_ frame: [UInt8]) async throws {
-        guard !state.isClosed else { throw SMPTransportError.closed("the loopback connection is closed") }
+        guard !closed.withLock({ $0 }) else { throw SMPTransportError.closed("the loopback connection is closed") }
         guard frame.count <= maximumFrameSize else {
             throw SMPTransportError.frameTooLarge(
                 size: frame.count,
@@ -49,10 +51,10 @@ public final class LoopbackConnection: SMPConnection, Sendable {
             )
         }
         let continuation = self.continuation
-        let state = self.state
+        let closed = self.closed
         let clock = device.configuration.clock
         await device.receive(frame) { delivery in
-            guard !state.isClosed else { return }
+            guard !closed.withLock({ $0 }) else { return }
             for scheduled in delivery.responses {
                 if scheduled.delay <= .zero {
                     continuation.yield(scheduled.frame)
@@ -64,33 +66,14 @@ public final class LoopbackConnection: SMPConnection, Sendable {
                 }
             }
             if delivery.disconnect {
-                state.close()
+                closed.withLock { $0 = true }
                 continuation.finish(throwing: SMPTransportError(.disconnected, "the simulated device dropped the link"))
             }
         }
     }
 
     public func close() async {
-        state.close()
+        closed.withLock { $0 = true }
         continuation.finish()
-    }
-}
-
-/// A closed flag behind a lock.
-final class LockedState: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var closed = false
-
-    var isClosed: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return closed
-    }
-
-    func close() {
-        lock.lock()
-        closed = true
-        lock.unlock()
     }
 }
