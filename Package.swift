@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "SMPBLETransport", targets: ["SMPBLETransport"]),
         .library(name: "SMPDBus", targets: ["SMPDBus"]),
         .library(name: "SMPHCI", targets: ["SMPHCI"]),
+        .library(name: "SMPHCIHost", targets: ["SMPHCIHost"]),
         .library(name: "MCUmgrConnect", targets: ["MCUmgrConnect"]),
         .library(name: "MCUmgrFleet", targets: ["MCUmgrFleet"]),
         .library(name: "MCUmgrFleetPostgres", targets: ["MCUmgrFleetPostgres"]),
@@ -102,6 +103,12 @@ let package = Package(
         // sockets, termios serial ports, pseudo-terminals, the blocking read loop (package only).
         // SMPBytes for `Locked`, the package's one lock.
         .target(name: "SMPPOSIX", dependencies: ["SMPBytes"], swiftSettings: swiftSettings),
+        // Our LE host's I/O edge: a controller over a socket or UART, the SMPHCI machines driven.
+        .target(
+            name: "SMPHCIHost",
+            dependencies: ["SMPHCI", "SMPBytes", "SMPLink", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "SMPUDPTransport",
             dependencies: ["SMPLink", "SMPCore", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
@@ -121,7 +128,7 @@ let package = Package(
         .target(
             name: "SMPBLETransport",
             dependencies: [
-                "SMPLink", "SMPCore", onLinux("SMPDBus"), onLinux("SMPPOSIX"),
+                "SMPLink", "SMPCore", "SMPHCI", "SMPHCIHost", onLinux("SMPDBus"), onLinux("SMPPOSIX"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -131,7 +138,7 @@ let package = Package(
         .target(
             name: "MCUmgrConnect",
             dependencies: [
-                "SMPLink", "SMPUDPTransport", "SMPSerialTransport", "SMPBLETransport",
+                "SMPLink", "SMPUDPTransport", "SMPSerialTransport", "SMPBLETransport", "SMPHCIHost",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,4 +1,5 @@
 import Foundation
+import SMPHCIHost
 
 /// Where to reach a device, as people write it: on the command line (`--conn`), in a saved
 /// profile, in `MCUMGR_CONN` or in a fleet inventory.
@@ -7,6 +8,7 @@ import Foundation
 /// udp://HOST[:PORT]                         (default port 1337; IPv6 as udp://[::1]:1337)
 /// serial:///dev/ttyACM0?baud=115200[&framing=console|raw][&mtu=N]
 /// ble://NAME-OR-ADDRESS[?adapter=hci0][&pair=1][&psm=N]
+/// ble://NAME-OR-ADDRESS?hci=tcp://HOST:PORT|unix:///PATH|/dev/PATH[&baud=N][&rtscts=0]
 /// sim://[?images=N&mode=swap|overwrite|direct-xip|direct-xip-revert]
 /// ```
 ///
@@ -22,8 +24,9 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
     case serial(path: String, baudRate: Int, raw: Bool, maximumFrameSize: Int?)
     /// A Bluetooth LE peripheral by name, address or identifier; the adapter to use (`hci1`,
     /// BlueZ), whether to pair when the device asks for it, and, with a PSM, an L2CAP channel
-    /// instead of the GATT characteristic (Apple platforms).
-    case ble(name: String, psm: UInt16? = nil, adapter: String? = nil, pair: Bool = false)
+    /// instead of the GATT characteristic (Apple platforms); or, with `hci`, our own LE host on
+    /// that controller instead of the system's Bluetooth.
+    case ble(name: String, psm: UInt16? = nil, adapter: String? = nil, pair: Bool = false, hci: HCIControllerAddress? = nil)
     /// The in-process simulated device, with its query options (`images`, `mode`, …), which the
     /// simulator itself validates.
     case simulator(options: [String: String])
@@ -91,7 +94,7 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         guard !trimmed.contains("/") else {
             throw ConnectionURLError("'\(query.url)': a device name has no '/'; percent-encode it (%2F)")
         }
-        try query.allow(["psm", "adapter", "pair"], scheme: "ble")
+        try query.allow(["psm", "adapter", "pair", "hci", "baud", "rtscts"], scheme: "ble")
         let psm = try query.integer("psm", in: 1...65_535, what: "a number from 1 to 65535").map { UInt16($0) }
         let adapter = try query.values["adapter"].map { value throws(ConnectionURLError) in
             guard value.hasPrefix("hci"), let number = Int(value.dropFirst(3)), number >= 0, number < 256,
@@ -108,7 +111,38 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
             default: throw ConnectionURLError("pair '\(value)' must be 1 or 0")
             }
         }
-        return .ble(name: name, psm: psm, adapter: adapter, pair: pair ?? false)
+        let hci = try parseController(query)
+        if hci != nil, adapter != nil || psm != nil || pair != nil {
+            throw ConnectionURLError("'\(query.url)': hci= is our own host on a controller; adapter, psm and pair are BlueZ's and CoreBluetooth's")
+        }
+        return .ble(name: name, psm: psm, adapter: adapter, pair: pair ?? false, hci: hci)
+    }
+
+    /// `hci=` (with a UART's `baud=` and `rtscts=`): the controller of our own LE host.
+    private static func parseController(_ query: Query) throws(ConnectionURLError) -> HCIControllerAddress? {
+        guard let text = query.values["hci"] else {
+            guard query.values["baud"] == nil, query.values["rtscts"] == nil else {
+                throw ConnectionURLError("'\(query.url)': baud and rtscts are for a UART controller (hci=/dev/…)")
+            }
+            return nil
+        }
+        let baud = try query.integer("baud", in: 1...100_000_000, what: "a baud rate")
+        let flow = try query.values["rtscts"].map { value throws(ConnectionURLError) in
+            switch value.lowercased() {
+            case "1", "true", "yes": return true
+            case "0", "false", "no": return false
+            default: throw ConnectionURLError("rtscts '\(value)' must be 1 or 0")
+            }
+        }
+        do throws(HCIAddressError) {
+            let address = try HCIControllerAddress(parsing: text, baudRate: baud, hardwareFlowControl: flow ?? true)
+            if flow != nil, case .serial = address {} else if flow != nil {
+                throw HCIAddressError("rtscts is for a UART controller, not '\(text)'")
+            }
+            return address
+        } catch {
+            throw ConnectionURLError("'\(query.url)': hci=\(text): \(error)")
+        }
     }
 
     public var description: String {
@@ -117,11 +151,12 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
             return host.contains(":") ? "udp://[\(host)]:\(port)" : "udp://\(host):\(port)"
         case .serial(let path, let baud, let raw, let mtu):
             return "serial://\(path)?baud=\(baud)" + (raw ? "&framing=raw" : "") + (mtu.map { "&mtu=\($0)" } ?? "")
-        case .ble(let name, let psm, let adapter, let pair):
+        case .ble(let name, let psm, let adapter, let pair, let hci):
             var options: [String] = []
             if let adapter { options.append("adapter=\(adapter)") }
             if pair { options.append("pair=1") }
             if let psm { options.append("psm=\(psm)") }
+            if let hci { options += Self.controllerOptions(hci) }
             return "ble://\(Self.encode(name, keeping: ":"))"
                 + (options.isEmpty ? "" : "?" + options.joined(separator: "&"))
         case .simulator(let options):
@@ -133,6 +168,13 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Percent-encodes everything but unreserved characters (RFC 3986) and `keeping`.
+    /// The `hci=` options that parse back to the same controller.
+    private static func controllerOptions(_ hci: HCIControllerAddress) -> [String] {
+        let location = "hci=" + encode(hci.location, keeping: ":/[]")
+        guard case .serial(_, let baud, let flow) = hci else { return [location] }
+        return [location, "baud=\(baud)"] + (flow ? [] : ["rtscts=0"])
+    }
+
     static func encode(_ text: String, keeping: String = "") -> String {
         var out = ""
         for byte in text.utf8 {

@@ -166,7 +166,8 @@ extension ConnectionURL {
     public var fleetResource: FleetResource? {
         switch self {
         case .serial(let path, _, _, _): return .serialPort(path)
-        case .ble(_, _, let adapter, _): return .bleAdapter(adapter ?? "default")
+        case .ble(_, _, _, _, .some(let controller)): return .bleAdapter(controller.location)
+        case .ble(_, _, let adapter, _, nil): return .bleAdapter(adapter ?? "default")
         case .udp, .simulator: return nil
         }
     }

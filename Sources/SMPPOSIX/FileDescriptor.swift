@@ -142,7 +142,7 @@ package final class FileDescriptor: Sendable {
         }
     }
 
-    private func waitWritable() {
+    func waitWritable() {
         _ = withDescriptor { fd in
             var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             return poll(&pfd, 1, FileDescriptor.pollSlice)

@@ -23,12 +23,13 @@ public final class SerialPort: Sendable {
     ///   - path: the device path.
     ///   - baudRate: bits per second (see ``TerminalSettings/standardBaudRates``); `nil` keeps the
     ///     current rate (pseudo-terminals ignore it anyway).
+    ///   - hardwareFlowControl: RTS/CTS handshaking (HCI UARTs use it; SMP consoles do not).
     /// - Throws: ``SystemCallError`` from `open` or the termios calls.
-    public init(path: String, baudRate: Int? = 115_200) throws(SystemCallError) {
+    public init(path: String, baudRate: Int? = 115_200, hardwareFlowControl: Bool = false) throws(SystemCallError) {
         let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { throw .errno("open", path) }
         do throws(SystemCallError) {
-            try TerminalSettings.makeRaw(fd, baudRate: baudRate, subject: path)
+            try TerminalSettings.makeRaw(fd, baudRate: baudRate, subject: path, hardwareFlowControl: hardwareFlowControl)
         } catch {
             _ = systemClose(fd)
             throw error

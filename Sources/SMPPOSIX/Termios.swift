@@ -37,18 +37,25 @@ public enum TerminalSettings {
     ///   - fd: the terminal.
     ///   - baudRate: bits per second, or `nil` to keep the current rate.
     ///   - subject: names the terminal in errors.
+    ///   - hardwareFlowControl: RTS/CTS on (an HCI UART at 1 Mbit/s loses bytes without it).
     /// - Throws: ``SystemCallError`` from `tcgetattr`/`tcsetattr`, or `EINVAL` for an unsupported rate.
-    static func makeRaw(_ fd: Int32, baudRate: Int?, subject: String) throws(SystemCallError) {
+    static func makeRaw(
+        _ fd: Int32,
+        baudRate: Int?,
+        subject: String,
+        hardwareFlowControl: Bool = false
+    ) throws(SystemCallError) {
         var settings = termios()
         guard tcgetattr(fd, &settings) == 0 else { throw .errno("tcgetattr", subject) }
         cfmakeraw(&settings)
         settings.c_cflag |= tcflag_t(CLOCAL | CREAD)
         settings.c_cflag &= ~tcflag_t(CSTOPB | PARENB)
         #if !canImport(Darwin)
-            settings.c_cflag &= ~tcflag_t(CRTSCTS)
+            let rtsCTS = tcflag_t(CRTSCTS)
         #else
-            settings.c_cflag &= ~tcflag_t(CRTS_IFLOW | CCTS_OFLOW)
+            let rtsCTS = tcflag_t(CRTS_IFLOW | CCTS_OFLOW)
         #endif
+        if hardwareFlowControl { settings.c_cflag |= rtsCTS } else { settings.c_cflag &= ~rtsCTS }
         settings.c_iflag &= ~tcflag_t(IXON | IXOFF | IXANY)
         // Non-blocking reads through poll: VMIN 0 / VTIME 0.
         withUnsafeMutableBytes(of: &settings.c_cc) { cc in

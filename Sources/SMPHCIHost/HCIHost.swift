@@ -1,0 +1,109 @@
+import Logging
+import SMPBytes
+import SMPHCI
+import SMPLink
+
+/// An LE host of our own on one HCI controller: it brings the controller up, runs one procedure
+/// at a time (a scan, a connection, advertising) by feeding every event to the pure state machine
+/// of SMPHCI that drives it, and carries L2CAP over ACL for every connection (ATT to the
+/// connection's owner, LE signalling answered here, flow control from the controller's buffers).
+///
+/// Opened with ``open(_:randomAddress:clock:logger:)``; the controller's socket or UART belongs to
+/// it until ``close()``. When the controller goes away every connection ends with its reason.
+public actor HCIHost {
+    /// What the bring-up learnt about the controller.
+    public nonisolated let controller: ControllerInfo
+    /// Where the controller is, for messages.
+    public nonisolated let address: HCIControllerAddress
+    let link: H4Link
+    let logger: Logger
+    let clock: SMPClock
+    var credits = HCICommandCredits()
+    /// Commands waiting for a credit, in order.
+    var unsentCommands: [HCICommandPacket] = []
+    /// The procedure running, which receives every event; others wait their turn.
+    var procedure: HCIProcedure?
+    var procedureWaiters: [CheckedContinuation<Void, Never>] = []
+    var connections: [UInt16: HCIConnectionState] = [:]
+    var flow: ACLFlowControl
+    /// Why the controller is gone, once it is.
+    var endReason: (any Error)?
+    /// Writers waiting for the controller's ACL buffers.
+    var aclWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// How long the controller may take to answer a bring-up command. Generous: a UART dongle's
+    /// Reset takes a while, and a loaded machine must not make a working controller fail.
+    static let commandTimeout = Duration.seconds(10)
+
+    private init(address: HCIControllerAddress, link: H4Link, controller: ControllerInfo, clock: SMPClock, logger: Logger) {
+        self.address = address
+        self.link = link
+        self.controller = controller
+        self.clock = clock
+        self.logger = logger
+        flow = ACLFlowControl(capacity: controller.aclDataPacketCount)
+    }
+
+    /// Opens the controller and brings it up (Reset first: whatever a previous host left, links
+    /// and advertising, is gone).
+    /// - Parameters:
+    ///   - address: where the controller is.
+    ///   - randomAddress: a static random address to use, or `nil` for the public one.
+    ///   - clock: the clock of the host's timeouts.
+    ///   - logger: the host's logger.
+    /// - Returns: the host, ready for procedures.
+    /// - Throws: `SystemCallError` when the controller cannot be reached, ``HCIError`` when it
+    ///   does not come up (a refused or unanswered command, bytes that are not HCI).
+    public static func open(
+        _ address: HCIControllerAddress,
+        randomAddress: BluetoothAddress? = nil,
+        clock: SMPClock = .continuous,
+        logger: Logger = Logger(label: "mcumgr.hci")
+    ) async throws -> HCIHost {
+        let link = try H4Link(address)
+        do {
+            let info = try await bringUp(link, randomAddress: randomAddress)
+            logger.debug("controller up", metadata: ["controller": "\(address)", "acl": "\(info.aclDataPacketCount) × \(info.aclDataPacketLength)"])
+            let host = HCIHost(address: address, link: link, controller: info, clock: clock, logger: logger)
+            await host.startPump()
+            return host
+        } catch {
+            link.close()
+            throw error
+        }
+    }
+
+    /// Drives ``ControllerBringUp`` over the link, before the host exists (nothing else runs yet).
+    /// Its waits are on the real clock: they bound a real controller's answers.
+    private static func bringUp(_ link: H4Link, randomAddress: BluetoothAddress?) async throws -> ControllerInfo {
+        var iterator = link.inputs.makeAsyncIterator()
+        var machine = ControllerBringUp(randomAddress: randomAddress)
+        var action = machine.start()
+        let clock = ContinuousClock()
+        var deadline = clock.now + commandTimeout
+        while true {
+            switch action {
+            case .send(let command):
+                try link.send(.command(command))
+                deadline = clock.now + commandTimeout
+            case .finished(let info): return info
+            case .failed(let error): throw error
+            case .wait: break
+            }
+            guard let input = await iterator.next() else {
+                throw HCIError(.protocolViolation, "the controller at \(link.description) went away during bring-up")
+            }
+            switch input {
+            case .packet(.event(let packet)): action = machine.receive(try HCIEvent(packet))
+            case .packet: action = .wait
+            case .ended(let error): throw error ?? HCIError(.protocolViolation, "the controller went away")
+            case .idle: action = clock.now >= deadline ? machine.timedOut() : .wait
+            }
+        }
+    }
+
+    /// Closes the controller's channel: every connection ends.
+    public func close() {
+        link.close()
+    }
+}
