@@ -354,7 +354,8 @@ extension HCI {
     }
 }
 
-private func readBool(_ reader: inout HCIParameterReader, _ field: String, packet: String) throws(HCIError) -> Bool {
+/// Reads a one-byte boolean; any value but 0 and 1 is malformed.
+func readBool(_ reader: inout HCIParameterReader, _ field: String, packet: String) throws(HCIError) -> Bool {
     let value = try reader.readUInt8(field)
     guard value <= 1 else { throw HCIError(.malformedPacket, "\(packet): \(field) is \(value), not 0 or 1") }
     return value == 1

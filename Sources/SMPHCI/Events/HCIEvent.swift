@@ -19,6 +19,8 @@ public enum HCIEvent: Sendable, Hashable {
     case leAdvertisingReport(HCI.LEAdvertisingReport)
     /// LE Extended Advertising Report.
     case leExtendedAdvertisingReport(HCI.LEExtendedAdvertisingReport)
+    /// LE Data Length Change.
+    case leDataLengthChange(HCI.LEDataLengthChange)
     /// An event (or LE subevent) this host does not parse; an LE Meta event without a subevent
     /// code is malformed, not this.
     case other(HCIEventPacket)
@@ -52,6 +54,8 @@ public enum HCIEvent: Sendable, Hashable {
                 self = .leAdvertisingReport(try HCI.LEAdvertisingReport(parameters: fields))
             case HCI.LEExtendedAdvertisingReport.subeventCode:
                 self = .leExtendedAdvertisingReport(try HCI.LEExtendedAdvertisingReport(parameters: fields))
+            case HCI.LEDataLengthChange.subeventCode:
+                self = .leDataLengthChange(try HCI.LEDataLengthChange(parameters: fields))
             default: self = .other(packet)
             }
         default: self = .other(packet)
@@ -70,6 +74,7 @@ public enum HCIEvent: Sendable, Hashable {
         case .leConnectionUpdateComplete(let event): event.packet
         case .leAdvertisingReport(let event): event.packet
         case .leExtendedAdvertisingReport(let event): event.packet
+        case .leDataLengthChange(let event): event.packet
         case .other(let packet): packet
         }
     }

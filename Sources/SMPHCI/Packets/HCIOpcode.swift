@@ -44,6 +44,14 @@ public struct HCIOpcode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let leReadBufferSize = HCIOpcode(ogf: 0x08, ocf: 0x0002)
     /// LE Set Random Address (LE, 0x0005).
     public static let leSetRandomAddress = HCIOpcode(ogf: 0x08, ocf: 0x0005)
+    /// LE Set Advertising Parameters (LE, 0x0006).
+    public static let leSetAdvertisingParameters = HCIOpcode(ogf: 0x08, ocf: 0x0006)
+    /// LE Set Advertising Data (LE, 0x0008).
+    public static let leSetAdvertisingData = HCIOpcode(ogf: 0x08, ocf: 0x0008)
+    /// LE Set Scan Response Data (LE, 0x0009).
+    public static let leSetScanResponseData = HCIOpcode(ogf: 0x08, ocf: 0x0009)
+    /// LE Set Advertising Enable (LE, 0x000A).
+    public static let leSetAdvertisingEnable = HCIOpcode(ogf: 0x08, ocf: 0x000A)
     /// LE Set Scan Parameters (LE, 0x000B).
     public static let leSetScanParameters = HCIOpcode(ogf: 0x08, ocf: 0x000B)
     /// LE Set Scan Enable (LE, 0x000C).
@@ -52,6 +60,8 @@ public struct HCIOpcode: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let leCreateConnection = HCIOpcode(ogf: 0x08, ocf: 0x000D)
     /// LE Create Connection Cancel (LE, 0x000E).
     public static let leCreateConnectionCancel = HCIOpcode(ogf: 0x08, ocf: 0x000E)
+    /// LE Set Data Length (LE, 0x0022).
+    public static let leSetDataLength = HCIOpcode(ogf: 0x08, ocf: 0x0022)
     /// LE Set Extended Scan Parameters (LE, 0x0041).
     public static let leSetExtendedScanParameters = HCIOpcode(ogf: 0x08, ocf: 0x0041)
     /// LE Set Extended Scan Enable (LE, 0x0042).
