@@ -40,7 +40,7 @@ extension HCIHost {
             connectionOpened(handle: complete.connectionHandle, role: complete.role, peer: complete.peerAddress)
         default: break
         }
-        procedure?.deliver(.event(event))
+        procedure?.deliver(.input(event))
     }
 
     // MARK: Commands
