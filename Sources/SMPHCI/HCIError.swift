@@ -11,7 +11,7 @@ public struct HCIError: CodedError {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Kind: Sendable, Hashable {
             case malformedPacket, unknownPacketIndicator, limitExceeded, malformedAdvertisingData
-            case commandFailed, protocolViolation, timeout
+            case commandFailed, protocolViolation, timeout, attributeRequestFailed, missingAttribute
         }
         private let kind: Kind
 
@@ -34,6 +34,12 @@ public struct HCIError: CodedError {
         public static let protocolViolation = Code(kind: .protocolViolation)
         /// The controller did not answer in time.
         public static let timeout = Code(kind: .timeout)
+        /// The peer's ATT server answered a request with an Error Response (``HCIError/attError``):
+        /// a refused subscription, a read that needs pairing.
+        public static let attributeRequestFailed = Code(kind: .attributeRequestFailed)
+        /// The peer's GATT database lacks what the host needs, or has it in a form it cannot use:
+        /// no SMP service, an SMP characteristic that cannot notify, no CCCD.
+        public static let missingAttribute = Code(kind: .missingAttribute)
 
         public var description: String {
             switch kind {
@@ -44,6 +50,8 @@ public struct HCIError: CodedError {
             case .commandFailed: "command failed"
             case .protocolViolation: "protocol violation"
             case .timeout: "timed out"
+            case .attributeRequestFailed: "attribute request failed"
+            case .missingAttribute: "missing attribute"
             }
         }
     }
@@ -55,16 +63,20 @@ public struct HCIError: CodedError {
     public var message: String
     /// The controller's status, for ``Code/commandFailed``.
     public var status: HCIStatus?
+    /// The peer's ATT error, for ``Code/attributeRequestFailed``.
+    public var attError: ATTErrorCode?
 
     /// Creates an error.
     /// - Parameters:
     ///   - code: what went wrong.
     ///   - message: a specific explanation.
     ///   - status: the controller's status, when it refused a command.
-    public init(_ code: Code, _ message: String = "", status: HCIStatus? = nil) {
+    ///   - attError: the peer's ATT error, when its server refused a request.
+    public init(_ code: Code, _ message: String = "", status: HCIStatus? = nil, attError: ATTErrorCode? = nil) {
         self.code = code
         self.message = message
         self.status = status
+        self.attError = attError
     }
 
     public var description: String { codedDescription(prefix: "HCI: ") }
