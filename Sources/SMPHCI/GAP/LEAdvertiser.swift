@@ -160,11 +160,18 @@ public struct LEAdvertiser: Sendable {
     /// The command in flight succeeded.
     private mutating func next() -> Action {
         switch state {
-        case .settingParameters, .settingData, .settingScanResponse:
-            guard !stopRequested else { return stopped() }
-            let isParameters = if case .settingParameters = state { true } else { false }
-            state = isParameters ? .settingData : .settingScanResponse
-            return .send(isParameters ? HCICommandPacket(advertisingData) : HCICommandPacket(scanResponseData))
+        case .settingParameters where stopRequested, .settingData where stopRequested,
+            .settingScanResponse where stopRequested:
+            return stopped()
+        case .settingParameters:
+            state = .settingData
+            return .send(HCICommandPacket(advertisingData))
+        case .settingData:
+            state = .settingScanResponse
+            return .send(HCICommandPacket(scanResponseData))
+        case .settingScanResponse:
+            state = .enabling
+            return .send(enableCommand(true))
         case .enabling where stopRequested:
             state = .disabling
             return .send(enableCommand(false))
