@@ -150,6 +150,18 @@ struct LEConnectorTests {
         }
     }
 
+    @Test func aFailureBeforeTheCommandStatusIsAnEarlierAttempts() throws {
+        var connector = try Self.connector()
+        _ = connector.start()
+        let late = GAP.connectionComplete(.unknownConnectionIdentifier, handle: 0, role: .central, peer: .zero)
+        #expect(connector.receive(late) == .wait)
+        #expect(connector.receive(GAP.status(.leCreateConnection)) == .wait)
+        guard case .connected = connector.receive(GAP.connectionComplete(role: .central, peer: GAP.advertiser)) else {
+            Issue.record("not connected")
+            return
+        }
+    }
+
     @Test func aTimeoutBeforeTheCommandStatusCancelsToo() throws {
         var connector = try Self.connector()
         _ = connector.start()
