@@ -277,6 +277,7 @@ struct LEScannerTests {
         }
         #expect(error.code == .commandFailed)
         #expect(error.status == .commandDisallowed)
+        #expect(error.message.contains(step == 0 ? "LE Set Scan Parameters" : "LE Set Scan Enable"))
         #expect(scanner.receive(GAP.report(.connectableUndirected, [])) == .wait)
     }
 

@@ -134,8 +134,8 @@ public struct LEAdvertiser: Sendable {
         switch CommandAnswer(event, to: awaited) {
         case .notAnswer: return .wait
         case .completed: return next()
-        case .refused(let status): return fail(.refused("\(awaited)", status))
-        case .pending: return fail(HCIError(.protocolViolation, "a Command Status for \(awaited)"))
+        case .refused(let status): return fail(.refused(awaited.gapCommandName, status))
+        case .pending: return fail(HCIError(.protocolViolation, "a Command Status for \(awaited.gapCommandName)"))
         }
     }
 
@@ -143,7 +143,7 @@ public struct LEAdvertiser: Sendable {
     /// - Returns: the failure, or ``Action/wait`` when no command is in flight.
     public mutating func timedOut() -> Action {
         guard let awaited else { return .wait }
-        return fail(.unanswered("\(awaited)"))
+        return fail(.unanswered(awaited.gapCommandName))
     }
 
     /// The opcode whose answer the current state waits for.

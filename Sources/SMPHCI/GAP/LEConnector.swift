@@ -95,7 +95,8 @@ public struct LEConnector: Sendable {
         self.parameters = parameters
     }
 
-    /// Connecting starts: LE Create Connection.
+    /// Connecting starts: LE Create Connection. A connector connects once: for another attempt,
+    /// make a new one.
     /// - Returns: the action.
     public mutating func start() -> Action {
         guard case .idle = state else { return .wait }
