@@ -42,3 +42,21 @@ extension HCIError {
         HCIError(.timeout, "the controller did not answer \(name) in time")
     }
 }
+
+extension HCIOpcode {
+    /// The specification's name of a command the GAP machines send, for messages; the opcode
+    /// itself for any other.
+    var gapCommandName: String {
+        let names: [HCIOpcode: String] = [
+            .leSetScanParameters: HCI.LESetScanParameters.name,
+            .leSetScanEnable: HCI.LESetScanEnable.name,
+            .leSetExtendedScanParameters: HCI.LESetExtendedScanParameters.name,
+            .leSetExtendedScanEnable: HCI.LESetExtendedScanEnable.name,
+            .leSetAdvertisingParameters: HCI.LESetAdvertisingParameters.name,
+            .leSetAdvertisingData: HCI.LESetAdvertisingData.name,
+            .leSetScanResponseData: HCI.LESetScanResponseData.name,
+            .leSetAdvertisingEnable: HCI.LESetAdvertisingEnable.name,
+        ]
+        return names[self] ?? "\(self)"
+    }
+}

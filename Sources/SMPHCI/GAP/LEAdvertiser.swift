@@ -134,8 +134,8 @@ public struct LEAdvertiser: Sendable {
         switch CommandAnswer(event, to: awaited) {
         case .notAnswer: return .wait
         case .completed: return next()
-        case .refused(let status): return fail(.refused("\(awaited)", status))
-        case .pending: return fail(HCIError(.protocolViolation, "a Command Status for \(awaited)"))
+        case .refused(let status): return fail(.refused(awaited.gapCommandName, status))
+        case .pending: return fail(HCIError(.protocolViolation, "a Command Status for \(awaited.gapCommandName)"))
         }
     }
 
@@ -143,7 +143,7 @@ public struct LEAdvertiser: Sendable {
     /// - Returns: the failure, or ``Action/wait`` when no command is in flight.
     public mutating func timedOut() -> Action {
         guard let awaited else { return .wait }
-        return fail(.unanswered("\(awaited)"))
+        return fail(.unanswered(awaited.gapCommandName))
     }
 
     /// The opcode whose answer the current state waits for.
@@ -160,11 +160,18 @@ public struct LEAdvertiser: Sendable {
     /// The command in flight succeeded.
     private mutating func next() -> Action {
         switch state {
-        case .settingParameters, .settingData, .settingScanResponse:
-            guard !stopRequested else { return stopped() }
-            let isParameters = if case .settingParameters = state { true } else { false }
-            state = isParameters ? .settingData : .settingScanResponse
-            return .send(isParameters ? HCICommandPacket(advertisingData) : HCICommandPacket(scanResponseData))
+        case .settingParameters where stopRequested, .settingData where stopRequested,
+            .settingScanResponse where stopRequested:
+            return stopped()
+        case .settingParameters:
+            state = .settingData
+            return .send(HCICommandPacket(advertisingData))
+        case .settingData:
+            state = .settingScanResponse
+            return .send(HCICommandPacket(scanResponseData))
+        case .settingScanResponse:
+            state = .enabling
+            return .send(enableCommand(true))
         case .enabling where stopRequested:
             state = .disabling
             return .send(enableCommand(false))

@@ -95,7 +95,8 @@ public struct LEConnector: Sendable {
         self.parameters = parameters
     }
 
-    /// Connecting starts: LE Create Connection.
+    /// Connecting starts: LE Create Connection. A connector connects once: for another attempt,
+    /// make a new one.
     /// - Returns: the action.
     public mutating func start() -> Action {
         guard case .idle = state else { return .wait }
@@ -151,6 +152,9 @@ public struct LEConnector: Sendable {
     private mutating func completed(_ completion: ConnectionCompletion) -> Action {
         guard completion.connection.role == .central else { return .wait }
         guard completion.status.isSuccess else {
+            // Before this command's Command Status, a failure is an earlier attempt's (a late
+            // 0x02 after an earlier cancel): the controller reports an outcome after its status.
+            if case .creating = state { return .wait }
             // A failed completion names no peer (Bumble and others send zeros), and the
             // controller has one LE Create Connection pending at most: it is this one's.
             if completion.status == .unknownConnectionIdentifier, case .cancelling = state {

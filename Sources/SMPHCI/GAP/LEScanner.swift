@@ -71,7 +71,8 @@ public struct LEScanner: Sendable {
         self.filterDuplicates = filterDuplicates
     }
 
-    /// Scanning starts: the scan parameters go first.
+    /// Scanning starts: the scan parameters go first. A scanner scans once: after ``stop()``,
+    /// make a new one.
     /// - Returns: the action.
     public mutating func start() -> Action {
         guard case .idle = state else { return .wait }
@@ -118,9 +119,8 @@ public struct LEScanner: Sendable {
     /// - Returns: the failure, or ``Action/wait`` when no command is in flight.
     public mutating func timedOut() -> Action {
         switch state {
-        case .settingParameters:
-            fail(.unanswered(extended ? "LE Set Extended Scan Parameters" : "LE Set Scan Parameters"))
-        case .enabling, .disabling: fail(.unanswered(extended ? "LE Set Extended Scan Enable" : "LE Set Scan Enable"))
+        case .settingParameters: fail(.unanswered(parametersOpcode.gapCommandName))
+        case .enabling, .disabling: fail(.unanswered(enableOpcode.gapCommandName))
         case .idle, .scanning, .stopped, .failed: .wait
         }
     }
@@ -136,10 +136,10 @@ public struct LEScanner: Sendable {
         switch CommandAnswer(event, to: opcode) {
         case .notAnswer: return .wait
         case .completed: return next(&self)
-        case .refused(let status): return fail(.refused("\(opcode)", status))
+        case .refused(let status): return fail(.refused(opcode.gapCommandName, status))
         // Scanning commands are answered by Command Complete; success in a Command Status is
         // not an answer at all.
-        case .pending: return fail(HCIError(.protocolViolation, "a Command Status for \(opcode)"))
+        case .pending: return fail(HCIError(.protocolViolation, "a Command Status for \(opcode.gapCommandName)"))
         }
     }
 
