@@ -148,7 +148,7 @@ let package = Package(
         .target(
             name: "MCUmgrFleet",
             dependencies: [
-                "SMPCore", "SMPLink", "MCUmgr", "MCUmgrDFU", "MCUboot", "MCUmgrConnect",
+                "SMPCore", "SMPLink", "MCUmgr", "MCUmgrDFU", "MCUboot", "MCUmgrConnect", "SMPHCIHost",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
@@ -316,7 +316,7 @@ let package = Package(
             name: "SMPBLETransportTests",
             dependencies: [
                 "SMPBLETransport", "SMPSimulator", "SMPLink", "MCUmgr", "MCUmgrDFU", "SMPCore", "MCUboot",
-                "MCUmgrCommands", "SMPDBus", "SMPPOSIX", "SMPTestSupport",
+                "MCUmgrCommands", "SMPDBus", "SMPPOSIX", "SMPTestSupport", "SMPHCI", "SMPHCIHost",
             ],
             swiftSettings: swiftSettings
         ),

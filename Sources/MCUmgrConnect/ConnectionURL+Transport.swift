@@ -1,5 +1,6 @@
 import Logging
 import SMPBLETransport
+import SMPHCIHost
 import SMPLink
 import SMPSerialTransport
 import SMPUDPTransport
@@ -46,7 +47,14 @@ extension ConnectionURL {
                 maximumFrameSize: mtu,
                 logger: options.makeLogger("mcumgr.transport.serial")
             )
-        case .ble(let name, let psm, let adapter, let pair):
+        case .ble(let name, _, _, _, .some(let controller)):
+            // Our own LE host: the same on every platform, whatever the system's Bluetooth is.
+            let idle = min(.seconds(1), options.requestTimeout / 2)
+            return GATTTransport.hci(
+                .init(controller: controller, target: name),
+                configuration: .init(reassemblyIdleTimeout: idle)
+            )
+        case .ble(let name, let psm, let adapter, let pair, nil):
             return try Self.bluetoothTransport(name, psm: psm, adapter: adapter, pair: pair, options: options)
         case .simulator:
             throw SMPTransportError(

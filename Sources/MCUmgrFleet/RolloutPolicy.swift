@@ -1,5 +1,6 @@
 import Foundation
 import MCUmgrConnect
+import SMPHCIHost
 
 /// How a rollout proceeds: a canary first, then waves, within a failure budget, so many devices at
 /// a time, retrying link failures.
