@@ -63,7 +63,12 @@ struct ATTPDUDecodingTests {
     @Test func emptyValuesAndTheWholeRangeAreValid() throws {
         #expect(try ATTPDU(bytes: [0x0B]) == .readResponse(value: []))
         #expect(try ATTPDU(bytes: [0x52, 0x07, 0x00]) == .writeCommand(handle: 7, value: []))
-        #expect(try ATTPDU(bytes: [0x04, 0x05, 0x00, 0x05, 0x00]) == .findInformationRequest(ATTHandleRange(start: 5, end: 5)))
-        #expect(try ATTPDU(bytes: [0x09, 0x02, 0x05, 0x00]) == .readByTypeResponse([ATTHandleValue(handle: 5, value: [])]))
+        #expect(
+            try ATTPDU(bytes: [0x04, 0x05, 0x00, 0x05, 0x00])
+                == .findInformationRequest(ATTHandleRange(start: 5, end: 5))
+        )
+        #expect(
+            try ATTPDU(bytes: [0x09, 0x02, 0x05, 0x00]) == .readByTypeResponse([ATTHandleValue(handle: 5, value: [])])
+        )
     }
 }

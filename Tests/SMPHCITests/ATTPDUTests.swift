@@ -6,7 +6,10 @@ struct ATTPDUTests {
 
     /// Each of Bumble's PDUs with the value it must decode to.
     static let bumble: [(String, ATTPDU)] = [
-        (ATTVectors.errorResponse, .errorResponse(request: .writeRequest, handle: 0x0008, error: .insufficientAuthentication)),
+        (
+            ATTVectors.errorResponse,
+            .errorResponse(request: .writeRequest, handle: 0x0008, error: .insufficientAuthentication)
+        ),
         (ATTVectors.exchangeMTURequest, .exchangeMTURequest(clientRxMTU: 498)),
         (ATTVectors.exchangeMTUResponse, .exchangeMTUResponse(serverRxMTU: 247)),
         (ATTVectors.findInformationRequest, .findInformationRequest(ATTHandleRange(start: 0x0008, end: 0x000A))),
@@ -28,7 +31,10 @@ struct ATTPDUTests {
             ATTVectors.findByTypeValueResponse,
             .findByTypeValueResponse([ATTHandleRange(start: 5, end: 8), ATTHandleRange(start: 0x10, end: 0x14)])
         ),
-        (ATTVectors.readByTypeRequest16, .readByTypeRequest(ATTHandleRange(start: 5, end: 8), type: .characteristicDeclaration)),
+        (
+            ATTVectors.readByTypeRequest16,
+            .readByTypeRequest(ATTHandleRange(start: 5, end: 8), type: .characteristicDeclaration)
+        ),
         (ATTVectors.readByTypeRequest128, .readByTypeRequest(.all, type: smpCharacteristic)),
         (
             ATTVectors.readByTypeResponse,
@@ -52,7 +58,10 @@ struct ATTPDUTests {
         (ATTVectors.writeRequest, .writeRequest(handle: 8, value: [0x01, 0x00])),
         (ATTVectors.writeResponse, .writeResponse),
         (ATTVectors.writeCommand, .writeCommand(handle: 7, value: [0x08, 0, 0, 0x08, 0, 0x01, 0, 0])),
-        (ATTVectors.handleValueNotification, .handleValueNotification(handle: 7, value: [0x09, 0, 0, 0x02, 0, 0x01, 0, 0, 0xA0])),
+        (
+            ATTVectors.handleValueNotification,
+            .handleValueNotification(handle: 7, value: [0x09, 0, 0, 0x02, 0, 0x01, 0, 0, 0xA0])
+        ),
         (ATTVectors.handleValueIndication, .handleValueIndication(handle: 7, value: [1, 2, 3, 4])),
         (ATTVectors.handleValueConfirmation, .handleValueConfirmation),
         (ATTVectors.prepareWriteRequest, .unknown(ATTOpcode(rawValue: 0x16), [0x03, 0x00, 0x00, 0x00, 0x61, 0x62])),

@@ -1,5 +1,6 @@
-@testable import SMPHCI
 import Testing
+
+@testable import SMPHCI
 
 struct ATTServerRoleTests {
     @Test(arguments: [(UInt16(0), 23), (22, 23), (23, 23), (100, 100), (498, 498), (499, 498)])
@@ -17,7 +18,10 @@ struct ATTServerRoleTests {
         (.readBlobRequest(handle: 9, offset: 1), .reply([0x01, 0x0C, 0x09, 0x00, 0x01])),
         (.writeRequest(handle: 9, value: [1]), .reply([0x01, 0x12, 0x09, 0x00, 0x01])),
         (.findByTypeValueRequest(.all, type: 0x2800, value: [0x00, 0x18]), .reply([0x01, 0x06, 0x01, 0x00, 0x0A])),
-        (.readByTypeRequest(ATTHandleRange(start: 3, end: 9), type: .characteristicDeclaration), .reply([0x01, 0x08, 0x03, 0x00, 0x0A])),
+        (
+            .readByTypeRequest(ATTHandleRange(start: 3, end: 9), type: .characteristicDeclaration),
+            .reply([0x01, 0x08, 0x03, 0x00, 0x0A])
+        ),
     ])
     func anEmptyServerAnswers(pdu: ATTPDU, answer: ATTServerRole.Answer) {
         var mtu = 23

@@ -49,12 +49,21 @@ struct GATTClientChannelTests {
         let notFound = ATTPDU.errorResponse(request: .findInformationRequest, handle: 1, error: .attributeNotFound)
         #expect(find == GATTClientChannel.Output(reply: notFound.encoded()))
         let unknown = try channel.receive([0x20, 0x01, 0x00])
-        let unsupported = ATTPDU.errorResponse(request: ATTOpcode(rawValue: 0x20), handle: 0, error: .requestNotSupported)
+        let unsupported = ATTPDU.errorResponse(
+            request: ATTOpcode(rawValue: 0x20),
+            handle: 0,
+            error: .requestNotSupported
+        )
         #expect(unknown == GATTClientChannel.Output(reply: unsupported.encoded()))
         #expect(try channel.receive([0xD2, 0x07, 0x00]) == .init())
         #expect(try channel.receive([0x52, 0x07]) == .init())
         let invalid = try channel.receive([0x0A, 0x03])
-        #expect(invalid == GATTClientChannel.Output(reply: ATTPDU.errorResponse(request: .readRequest, handle: 0, error: .invalidPDU).encoded()))
+        #expect(
+            invalid
+                == GATTClientChannel.Output(
+                    reply: ATTPDU.errorResponse(request: .readRequest, handle: 0, error: .invalidPDU).encoded()
+                )
+        )
     }
 
     @Test(arguments: [[UInt8]([0x13]), [0x03, 0xF2, 0x01], [0x01, 0x12, 0x08, 0x00, 0x05], [0x1E], [0x0B, 0x01]])

@@ -28,7 +28,8 @@ struct ScriptedPeer {
             let found = descriptors.filter { range.contains($0.handle) }.prefix(perResponse)
             pdu = found.isEmpty ? notFound(request, range) : .findInformationResponse(.uuid16(Array(found)))
         case .writeRequest(let handle, _):
-            pdu = subscription.map { .errorResponse(request: .writeRequest, handle: handle, error: $0) } ?? .writeResponse
+            pdu =
+                subscription.map { .errorResponse(request: .writeRequest, handle: handle, error: $0) } ?? .writeResponse
         default: return nil
         }
         return pdu.encoded()
@@ -55,7 +56,9 @@ struct GATTClientSetupStepsTests {
             ATTHandleValue(handle: 0x0013, value: [0x1C, 0x14, 0x00] + Self.smp),
             ATTHandleValue(handle: 0x0018, value: [0x02, 0x19, 0x00, 0x01, 0x2A]),
         ]
-        peer.descriptors = [ATTHandleUUID16(handle: 0x0015, uuid: 0x2901), ATTHandleUUID16(handle: 0x0016, uuid: 0x2902)]
+        peer.descriptors = [
+            ATTHandleUUID16(handle: 0x0015, uuid: 0x2901), ATTHandleUUID16(handle: 0x0016, uuid: 0x2902),
+        ]
         let (action, requests) = try Self.run(peer)
         #expect(action == .ready(GATTClientChannel(mtu: 247, valueHandle: 0x0014, cccdHandle: 0x0016)))
         #expect(
@@ -75,7 +78,8 @@ struct GATTClientSetupStepsTests {
         ("no service", { $0.service = nil }, .missingAttribute, "the device has no SMP service"),
         ("no characteristic", { $0.declarations = [] }, .missingAttribute, "the SMP service has no SMP characteristic"),
         (
-            "other characteristic", { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x14, 0x12, 0x00, 0x00, 0x2A])] },
+            "other characteristic",
+            { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x14, 0x12, 0x00, 0x00, 0x2A])] },
             .missingAttribute, "the SMP service has no SMP characteristic"
         ),
         (
@@ -83,12 +87,17 @@ struct GATTClientSetupStepsTests {
             .missingAttribute, "the SMP characteristic cannot notify"
         ),
         (
-            "no write without response", { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x18, 0x12, 0x00] + smp)] },
+            "no write without response",
+            { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x18, 0x12, 0x00] + smp)] },
             .missingAttribute, "the SMP characteristic does not allow write without response"
         ),
-        ("no CCCD", { $0.descriptors = [ATTHandleUUID16(handle: 0x13, uuid: 0x2901)] }, .missingAttribute, "no Client Characteristic Configuration"),
         (
-            "value at the service's end", { $0.declarations = [ATTHandleValue(handle: 0x14, value: [0x14, 0x15, 0x00] + smp)] },
+            "no CCCD", { $0.descriptors = [ATTHandleUUID16(handle: 0x13, uuid: 0x2901)] }, .missingAttribute,
+            "no Client Characteristic Configuration"
+        ),
+        (
+            "value at the service's end",
+            { $0.declarations = [ATTHandleValue(handle: 0x14, value: [0x14, 0x15, 0x00] + smp)] },
             .missingAttribute, "no Client Characteristic Configuration"
         ),
         (
@@ -96,17 +105,21 @@ struct GATTClientSetupStepsTests {
             "the device refused the subscription: insufficient authentication (0x05)"
         ),
         (
-            "value handle outside", { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x14, 0x30, 0x00] + smp)] },
+            "value handle outside",
+            { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x14, 0x30, 0x00] + smp)] },
             .protocolViolation, "outside its service"
         ),
         (
-            "declaration of 6 bytes", { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x14, 0x12, 0x00, 0, 0, 0])] },
+            "declaration of 6 bytes",
+            { $0.declarations = [ATTHandleValue(handle: 0x11, value: [0x14, 0x12, 0x00, 0, 0, 0])] },
             .malformedPacket, "6 bytes, not 5 or 19"
         ),
     ]
 
     @Test(arguments: failures)
-    func failsClearly(what: String, change: @Sendable (inout ScriptedPeer) -> Void, code: HCIError.Code, words: String) throws {
+    func failsClearly(what: String, change: @Sendable (inout ScriptedPeer) -> Void, code: HCIError.Code, words: String)
+        throws
+    {
         var peer = ScriptedPeer()
         change(&peer)
         let (action, _) = try Self.run(peer)
@@ -130,7 +143,9 @@ struct GATTClientSetupStepsTests {
         }
         #expect(error.code == .attributeRequestFailed)
         #expect(error.attError == .insufficientEncryption)
-        #expect(error.message.contains("Find By Type Value Request") && error.message.contains("insufficient encryption"))
+        #expect(
+            error.message.contains("Find By Type Value Request") && error.message.contains("insufficient encryption")
+        )
     }
 
     /// PDUs that are no answer to the request outstanding (Exchange MTU's).

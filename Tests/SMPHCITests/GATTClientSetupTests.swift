@@ -27,7 +27,12 @@ struct GATTClientSetupTests {
         var server = GATTServer(deviceName: "sim")
         let (action, requests) = try runSetup(&setup) { server.receive($0.encoded()).reply }
         #expect(action == .ready(GATTClientChannel(mtu: 498, valueHandle: 0x0007, cccdHandle: 0x0008)))
-        #expect(requests.map(\.opcode) == [.exchangeMTURequest, .findByTypeValueRequest, .readByTypeRequest, .readByTypeRequest, .findInformationRequest, .writeRequest])
+        #expect(
+            requests.map(\.opcode) == [
+                .exchangeMTURequest, .findByTypeValueRequest, .readByTypeRequest, .readByTypeRequest,
+                .findInformationRequest, .writeRequest,
+            ]
+        )
         #expect(server.notificationsEnabled)
         #expect(server.mtu == 498)
     }
@@ -57,7 +62,13 @@ struct GATTClientSetupTests {
         #expect(setup.receive(ATTPDU.writeCommand(handle: 3, value: [1]).encoded()) == .none)
         let indication = setup.receive(ATTPDU.handleValueIndication(handle: 0x0010, value: [1]).encoded())
         #expect(indication == .send([ATTPDU.handleValueConfirmation.encoded()], startsRequest: false))
-        #expect(setup.receive([0x02, 0xF2]) == .send([ATTPDU.errorResponse(request: .exchangeMTURequest, handle: 0, error: .invalidPDU).encoded()], startsRequest: false))
+        #expect(
+            setup.receive([0x02, 0xF2])
+                == .send(
+                    [ATTPDU.errorResponse(request: .exchangeMTURequest, handle: 0, error: .invalidPDU).encoded()],
+                    startsRequest: false
+                )
+        )
         // Our own exchange goes on: the server's answer leads to the service search.
         guard case .send(let next, true) = setup.receive(ATTPDU.exchangeMTUResponse(serverRxMTU: 185).encoded()) else {
             Issue.record("no next request")
@@ -71,7 +82,9 @@ struct GATTClientSetupTests {
             var setup = GATTClientSetup()
             var server = GATTServer(deviceName: "sim")
             let (action, _) = try runSetup(&setup) { request in
-                if case .exchangeMTURequest = request { return ATTPDU.exchangeMTUResponse(serverRxMTU: serverMTU).encoded() }
+                if case .exchangeMTURequest = request {
+                    return ATTPDU.exchangeMTUResponse(serverRxMTU: serverMTU).encoded()
+                }
                 return server.receive(request.encoded()).reply
             }
             guard case .ready(let channel) = action else {
@@ -87,7 +100,8 @@ struct GATTClientSetupTests {
         var server = GATTServer(deviceName: "sim")
         let (action, _) = try runSetup(&setup) { request in
             if case .exchangeMTURequest = request {
-                return ATTPDU.errorResponse(request: .exchangeMTURequest, handle: 0, error: .requestNotSupported).encoded()
+                return ATTPDU.errorResponse(request: .exchangeMTURequest, handle: 0, error: .requestNotSupported)
+                    .encoded()
             }
             return server.receive(request.encoded()).reply
         }

@@ -1,5 +1,6 @@
-@testable import SMPHCI
 import Testing
+
+@testable import SMPHCI
 
 struct GATTDatabaseTests {
     @Test func theSMPUUIDsAreZephyrs() {

@@ -41,7 +41,10 @@ struct GATTServerReadingTests {
     @Test func theSMPServiceIsFoundByItsUUIDAndItsCharacteristicDeclaredWithZephyrsProperties() throws {
         var server = GATTServer(deviceName: GATTServerTests.name)
         let find = ATTPDU.findByTypeValueRequest(.all, type: 0x2800, value: BluetoothUUID.smpService.littleEndianBytes)
-        #expect(server.receive(find.encoded()).reply == ATTPDU.findByTypeValueResponse([ATTHandleRange(start: 5, end: 8)]).encoded())
+        #expect(
+            server.receive(find.encoded()).reply
+                == ATTPDU.findByTypeValueResponse([ATTHandleRange(start: 5, end: 8)]).encoded()
+        )
         let read = server.receive(
             ATTPDU.readByTypeRequest(ATTHandleRange(start: 5, end: 8), type: .characteristicDeclaration).encoded()
         )

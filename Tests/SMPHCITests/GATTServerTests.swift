@@ -42,7 +42,10 @@ struct GATTServerTests {
     /// Requests and the Error Response each must get.
     static let refusals: [(ATTPDU, ATTOpcode, UInt16, ATTErrorCode)] = [
         (.writeRequest(handle: 0x0008, value: [0x01]), .writeRequest, 0x0008, .invalidAttributeValueLength),
-        (.writeRequest(handle: 0x0008, value: [0x01, 0x00, 0x00]), .writeRequest, 0x0008, .invalidAttributeValueLength),
+        (
+            .writeRequest(handle: 0x0008, value: [0x01, 0x00, 0x00]), .writeRequest, 0x0008,
+            .invalidAttributeValueLength
+        ),
         (.writeRequest(handle: 0x0008, value: [0x02, 0x00]), .writeRequest, 0x0008, .valueNotAllowed),
         (.writeRequest(handle: 0x0008, value: [0x01, 0x01]), .writeRequest, 0x0008, .valueNotAllowed),
         (.writeRequest(handle: 0x0003, value: [0x41]), .writeRequest, 0x0003, .writeNotPermitted),
@@ -51,10 +54,22 @@ struct GATTServerTests {
         (.readBlobRequest(handle: 0x0007, offset: 0), .readBlobRequest, 0x0007, .readNotPermitted),
         (.readBlobRequest(handle: 0x0009, offset: 0), .readBlobRequest, 0x0009, .invalidHandle),
         (.readByTypeRequest(.all, type: .smpCharacteristic), .readByTypeRequest, 0x0007, .readNotPermitted),
-        (.readByTypeRequest(ATTHandleRange(start: 9, end: 0xFFFF), type: .characteristicDeclaration), .readByTypeRequest, 9, .attributeNotFound),
-        (.findInformationRequest(ATTHandleRange(start: 9, end: 0xFFFF)), .findInformationRequest, 9, .attributeNotFound),
-        (.readByGroupTypeRequest(.all, type: BluetoothUUID(UInt16(0x1800))), .readByGroupTypeRequest, 1, .unsupportedGroupType),
-        (.unknown(ATTOpcode(rawValue: 0x20), [0x03, 0x00, 0x07, 0x00]), ATTOpcode(rawValue: 0x20), 0, .requestNotSupported),
+        (
+            .readByTypeRequest(ATTHandleRange(start: 9, end: 0xFFFF), type: .characteristicDeclaration),
+            .readByTypeRequest, 9, .attributeNotFound
+        ),
+        (
+            .findInformationRequest(ATTHandleRange(start: 9, end: 0xFFFF)), .findInformationRequest, 9,
+            .attributeNotFound
+        ),
+        (
+            .readByGroupTypeRequest(.all, type: BluetoothUUID(UInt16(0x1800))), .readByGroupTypeRequest, 1,
+            .unsupportedGroupType
+        ),
+        (
+            .unknown(ATTOpcode(rawValue: 0x20), [0x03, 0x00, 0x07, 0x00]), ATTOpcode(rawValue: 0x20), 0,
+            .requestNotSupported
+        ),
         (.unknown(ATTOpcode(rawValue: 0x3F), []), ATTOpcode(rawValue: 0x3F), 0, .requestNotSupported),
     ]
 
@@ -79,7 +94,8 @@ struct GATTServerTests {
     ]
 
     @Test(arguments: undecodable)
-    func anUndecodableRequestGetsAnErrorResponse(bytes: [UInt8], opcode: ATTOpcode, handle: UInt16, error: ATTErrorCode) {
+    func anUndecodableRequestGetsAnErrorResponse(bytes: [UInt8], opcode: ATTOpcode, handle: UInt16, error: ATTErrorCode)
+    {
         var server = GATTServer(deviceName: Self.name)
         let expected = ATTPDU.errorResponse(request: opcode, handle: handle, error: error).encoded()
         #expect(server.receive(bytes) == GATTServer.Output(reply: expected))

@@ -77,12 +77,15 @@ struct RandomInputTests {
         var generator = SplitMix64(seed: seed)
         let setups = Self.setupsAtEveryStep()
         #expect(setups.count == 7)
-        let opcodes: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x10, 0x11]
+        let opcodes: [UInt8] =
+            [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x10, 0x11]
             + [0x12, 0x13, 0x1B, 0x1D, 0x1E, 0x52]
         for _ in 0..<300 {
             var bytes = Self.randomBytes(&generator, maximum: 40)
             // A known opcode most of the time, so the parsers get past the first byte.
-            if !bytes.isEmpty, generator.next() % 4 != 0 { bytes[0] = opcodes[Int(generator.next() % UInt64(opcodes.count))] }
+            if !bytes.isEmpty, generator.next() % 4 != 0 {
+                bytes[0] = opcodes[Int(generator.next() % UInt64(opcodes.count))]
+            }
             _ = try? ATTPDU(bytes: bytes)
             var server = GATTServer(deviceName: "sim")
             let output = server.receive(bytes)
