@@ -17,7 +17,8 @@ func setup(afterSteps steps: Int) -> GATTClientSetup {
     var server = GATTServer(deviceName: "fuzz")
     var action = setup.start()
     for _ in 0..<steps {
-        guard case .send(let pdus, _) = action, let request = pdus.last, let reply = server.receive(request).reply else {
+        guard case .send(let pdus, _) = action, let request = pdus.last, let reply = server.receive(request).reply
+        else {
             break
         }
         action = setup.receive(reply)
