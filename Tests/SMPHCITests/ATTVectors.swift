@@ -135,6 +135,12 @@ enum ATTVectors {
     /// Bumble GATT server's answer to ATT_Read_Blob_Request(0x0003, offset 22) at MTU 23
     static let mtu23ReadNameBlobAnswer = "010c030007"
 
+    /// ATT_Read_Blob_Request(0x0003, offset 2) at MTU 23 (the value fits one Read Response)
+    static let mtu23ReadNameBlobShortRequest = "0c03000200"
+
+    /// Bumble GATT server's answer to ATT_Read_Blob_Request(0x0003, offset 2) at MTU 23 (the value fits one Read Response)
+    static let mtu23ReadNameBlobShortAnswer = "010c03000b"
+
     /// ATT_Read_Request(0x0009) at MTU 23
     static let mtu23ReadInvalidRequest = "0a0900"
 

@@ -27,6 +27,18 @@ struct GATTServerReadingTests {
         #expect(server.receive(try bytes(request)) == GATTServer.Output(reply: try bytes(answer)))
     }
 
+    @Test func aBlobReadOfAShortValueAnswersWhereBumbleRefuses() throws {
+        // Bumble answers "attribute not long" to any Read Blob of a value that fits one Read
+        // Response; the specification allows that but does not ask it, and this server answers
+        // with the rest of the value (Zephyr's GATT server checks only the offset, as far as we
+        // know).
+        let bumble = try ATTPDU(bytes: try bytes(ATTVectors.mtu23ReadNameBlobShortAnswer))
+        #expect(bumble == .errorResponse(request: .readBlobRequest, handle: 3, error: .attributeNotLong))
+        var server = GATTServer(deviceName: GATTServerTests.name)
+        let output = server.receive(try bytes(ATTVectors.mtu23ReadNameBlobShortRequest))
+        #expect(output.reply == ATTPDU.readBlobResponse(value: Array(GATTServerTests.name.utf8.dropFirst(2))).encoded())
+    }
+
     @Test func aLongNameIsReadInPiecesOfMTUMinusOne() throws {
         let name = String(repeating: "n", count: 30)
         var server = GATTServer(deviceName: name)

@@ -178,6 +178,8 @@ DEFAULT_MTU = [
     ("mtu23ReadName", "ATT_Read_Request(0x0003) at MTU 23", att.ATT_Read_Request(attribute_handle=3)),
     ("mtu23ReadNameBlob", "ATT_Read_Blob_Request(0x0003, offset 22) at MTU 23",
      att.ATT_Read_Blob_Request(attribute_handle=3, value_offset=22)),
+    ("mtu23ReadNameBlobShort", "ATT_Read_Blob_Request(0x0003, offset 2) at MTU 23 (the value fits one Read Response)",
+     att.ATT_Read_Blob_Request(attribute_handle=3, value_offset=2)),
     ("mtu23ReadInvalid", "ATT_Read_Request(0x0009) at MTU 23", att.ATT_Read_Request(attribute_handle=9)),
     ("mtu23WriteInvalid", "ATT_Write_Request(0x0020, 00) at MTU 23", att.ATT_Write_Request(attribute_handle=0x20, attribute_value=b"\x00")),
     ("mtu23GroupTypeCharacteristic", "ATT_Read_By_Group_Type_Request(0x0001-0xFFFF, 0x2803) at MTU 23",
