@@ -38,6 +38,8 @@ let package = Package(
         fuzzTarget("FuzzBLEReassembly", [product("SMPCore"), product("SMPBLETransport")]),
         fuzzTarget("FuzzMCUbootImage", [product("MCUboot")]),
         fuzzTarget("FuzzDBusMessage", [product("SMPDBus"), product("SMPBytes")]),
+        fuzzTarget("FuzzATT", [product("SMPHCI")]),
+        fuzzTarget("FuzzHCI", [product("SMPHCI")]),
         // Links Tests/MCUbootTests/Support/ZipBuilder.swift to build zips with valid CRCs.
         fuzzTarget("FuzzPackage", [product("MCUboot")]),
         fuzzTarget("FuzzSimulator", [product("SMPSimulator"), product("SMPCore"), product("SMPCBOR"), product("MCUboot")]),

@@ -46,6 +46,8 @@ targets=(
     "simulator FuzzSimulator smp 4096 0"
     "url FuzzURL - 1024 1"
     "dbus-message FuzzDBusMessage dbus 8192 1"
+    "att FuzzATT att 4096 1"
+    "hci FuzzHCI att 4096 1"
 )
 
 lookup() {

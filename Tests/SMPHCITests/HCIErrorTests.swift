@@ -12,4 +12,12 @@ struct HCIErrorTests {
         #expect(error.description == "HCI: command failed: Reset: 0x0C command disallowed")
         #expect(error.status == .commandDisallowed)
     }
+
+    @Test func anATTRefusalCarriesThePeersErrorCode() {
+        let error = HCIError(.attributeRequestFailed, "refused", attError: .insufficientAuthentication)
+        #expect(error.attError == .insufficientAuthentication)
+        #expect(error.description == "HCI: attribute request failed: refused")
+        #expect(HCIError(.missingAttribute, "no SMP service").description == "HCI: missing attribute: no SMP service")
+        #expect(HCIError(.missingAttribute) != HCIError(.attributeRequestFailed))
+    }
 }

@@ -58,4 +58,43 @@ struct RandomInputTests {
             }
         }
     }
+
+    /// The setup at each of its steps, driven against our server: fresh, and after every answer.
+    static func setupsAtEveryStep() -> [GATTClientSetup] {
+        var setup = GATTClientSetup()
+        var server = GATTServer(deviceName: "sim")
+        var snapshots = [setup]
+        var action = setup.start()
+        while case .send(let pdus, _) = action, let request = pdus.last, let reply = server.receive(request).reply {
+            snapshots.append(setup)
+            action = setup.receive(reply)
+        }
+        return snapshots
+    }
+
+    @Test(arguments: 0..<10)
+    func attParsersAndMachinesNeverTrap(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        let setups = Self.setupsAtEveryStep()
+        #expect(setups.count == 7)
+        let opcodes: [UInt8] =
+            [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x10, 0x11]
+            + [0x12, 0x13, 0x1B, 0x1D, 0x1E, 0x52]
+        for _ in 0..<300 {
+            var bytes = Self.randomBytes(&generator, maximum: 40)
+            // A known opcode most of the time, so the parsers get past the first byte.
+            if !bytes.isEmpty, generator.next() % 4 != 0 {
+                bytes[0] = opcodes[Int(generator.next() % UInt64(opcodes.count))]
+            }
+            _ = try? ATTPDU(bytes: bytes)
+            var server = GATTServer(deviceName: "sim")
+            let output = server.receive(bytes)
+            if let reply = output.reply { _ = try ATTPDU(bytes: reply) }
+            var setup = setups[Int(generator.next() % UInt64(setups.count))]
+            if case .send(let pdus, _) = setup.receive(bytes) { for pdu in pdus { _ = try ATTPDU(bytes: pdu) } }
+            var channel = GATTClientChannel(mtu: 23 + Int(generator.next() % 500), valueHandle: 7, cccdHandle: 8)
+            if let reply = (try? channel.receive(bytes))?.reply { _ = try ATTPDU(bytes: reply) }
+            _ = try? channel.writeCommand(bytes)
+        }
+    }
 }

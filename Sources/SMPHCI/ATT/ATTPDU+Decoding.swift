@@ -50,9 +50,11 @@ extension ATTPDU {
                 offset: try reader.readUInt16("Value Offset")
             )
         case .readBlobResponse: return .readBlobResponse(value: reader.readRest())
-        case .writeRequest: return .writeRequest(handle: try reader.readHandle("Attribute Handle"), value: reader.readRest())
+        case .writeRequest:
+            return .writeRequest(handle: try reader.readHandle("Attribute Handle"), value: reader.readRest())
         case .writeResponse: return .writeResponse
-        case .writeCommand: return .writeCommand(handle: try reader.readHandle("Attribute Handle"), value: reader.readRest())
+        case .writeCommand:
+            return .writeCommand(handle: try reader.readHandle("Attribute Handle"), value: reader.readRest())
         case .handleValueNotification:
             return .handleValueNotification(handle: try reader.readHandle("Attribute Handle"), value: reader.readRest())
         case .handleValueIndication:
@@ -120,12 +122,17 @@ extension HCIParameterReader {
         var handles: [UInt16] = []
         for entry in raw { handles.append(try entryHandle(entry, after: handles.last)) }
         if format == 1 {
-            return .uuid16(zip(handles, raw).map { ATTHandleUUID16(handle: $0, uuid: UInt16($1[2]) | UInt16($1[3]) << 8) })
+            return .uuid16(
+                zip(handles, raw).map { ATTHandleUUID16(handle: $0, uuid: UInt16($1[2]) | UInt16($1[3]) << 8) }
+            )
         }
         return .uuid128(
             zip(handles, raw).map { handle, entry in
                 // 16 bytes always make a UUID.
-                ATTHandleUUID128(handle: handle, uuid: BluetoothUUID(littleEndianBytes: entry[2...]) ?? BluetoothUUID(UInt16(0)))
+                ATTHandleUUID128(
+                    handle: handle,
+                    uuid: BluetoothUUID(littleEndianBytes: entry[2...]) ?? BluetoothUUID(UInt16(0))
+                )
             }
         )
     }

@@ -113,7 +113,9 @@ public enum ATTPDU: Sendable, Hashable {
             for range in ranges { writer.writeRange(range) }
         case .readByTypeRequest(let range, let type), .readByGroupTypeRequest(let range, let type):
             writer.writeRange(range)
-            writer.writeBytes(type.shortValue.map { [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)] } ?? type.littleEndianBytes)
+            writer.writeBytes(
+                type.shortValue.map { [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)] } ?? type.littleEndianBytes
+            )
         case .readByTypeResponse(let entries):
             writer.writeByte(UInt8(truncatingIfNeeded: 2 + (entries.first?.value.count ?? 0)))
             for entry in entries {

@@ -48,7 +48,10 @@ extension GATTClientSetup {
     private mutating func findService() -> Action {
         request(
             .findByTypeValueRequest(
-                .all, type: BluetoothUUID.primaryService.shortValue ?? 0x2800, value: BluetoothUUID.smpService.littleEndianBytes),
+                .all,
+                type: BluetoothUUID.primaryService.shortValue ?? 0x2800,
+                value: BluetoothUUID.smpService.littleEndianBytes
+            ),
             in: .findingService
         )
     }
@@ -91,18 +94,29 @@ extension GATTClientSetup {
     }
 
     /// A characteristic declaration's value: the SMP characteristic, `nil` for another.
-    private static func declaration(_ entry: ATTHandleValue, service: ATTHandleRange) -> Result<Characteristic?, HCIError> {
+    private static func declaration(_ entry: ATTHandleValue, service: ATTHandleRange) -> Result<
+        Characteristic?, HCIError
+    > {
         let value = entry.value
         guard value.count == 5 || value.count == 19 else {
-            return .failure(HCIError(.malformedPacket, "a characteristic declaration value of \(value.count) bytes, not 5 or 19"))
+            return .failure(
+                HCIError(.malformedPacket, "a characteristic declaration value of \(value.count) bytes, not 5 or 19")
+            )
         }
         guard BluetoothUUID(littleEndianBytes: value[3...]) == .smpCharacteristic else { return .success(nil) }
         let valueHandle = UInt16(value[1]) | UInt16(value[2]) << 8
         guard valueHandle > entry.handle, valueHandle <= service.end else {
-            return .failure(HCIError(.protocolViolation, "the SMP characteristic's value handle 0x\(hex(valueHandle, digits: 4)) is outside its service \(service)"))
+            return .failure(
+                HCIError(
+                    .protocolViolation,
+                    "the SMP characteristic's value handle 0x\(hex(valueHandle, digits: 4)) is outside its service \(service)"
+                )
+            )
         }
         let properties = GATTCharacteristicProperties(rawValue: value[0])
-        return .success(Characteristic(declarationHandle: entry.handle, properties: properties, valueHandle: valueHandle))
+        return .success(
+            Characteristic(declarationHandle: entry.handle, properties: properties, valueHandle: valueHandle)
+        )
     }
 
     /// Declarations all read: check the SMP characteristic and look for its CCCD.
@@ -124,13 +138,17 @@ extension GATTClientSetup {
     }
 
     private mutating func descriptorsFound(
-        _ entries: [(handle: UInt16, uuid: BluetoothUUID)], characteristic: Characteristic, from start: UInt16
+        _ entries: [(handle: UInt16, uuid: BluetoothUUID)],
+        characteristic: Characteristic,
+        from start: UInt16
     ) -> Action {
         let end = characteristic.end ?? characteristic.valueHandle
         let range = ATTHandleRange(start: start, end: end)
         for entry in entries {
             guard range.contains(entry.handle) else {
-                return fail(HCIError(.protocolViolation, "a descriptor at 0x\(hex(entry.handle, digits: 4)), outside \(range)"))
+                return fail(
+                    HCIError(.protocolViolation, "a descriptor at 0x\(hex(entry.handle, digits: 4)), outside \(range)")
+                )
             }
             if entry.uuid == .clientCharacteristicConfiguration {
                 return request(
@@ -147,6 +165,8 @@ extension GATTClientSetup {
     }
 
     private mutating func noCCCD() -> Action {
-        fail(HCIError(.missingAttribute, "the SMP characteristic has no Client Characteristic Configuration descriptor"))
+        fail(
+            HCIError(.missingAttribute, "the SMP characteristic has no Client Characteristic Configuration descriptor")
+        )
     }
 }

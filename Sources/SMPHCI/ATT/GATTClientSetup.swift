@@ -64,7 +64,10 @@ public struct GATTClientSetup: Sendable {
     public mutating func start() -> Action {
         guard case .idle = state else { return .none }
         state = .exchangingMTU
-        return .send([ATTPDU.exchangeMTURequest(clientRxMTU: UInt16(ATTServerRole.preferredMTU)).encoded()], startsRequest: true)
+        return .send(
+            [ATTPDU.exchangeMTURequest(clientRxMTU: UInt16(ATTServerRole.preferredMTU)).encoded()],
+            startsRequest: true
+        )
     }
 
     /// The request outstanding ran 30 s without an answer.
@@ -72,7 +75,10 @@ public struct GATTClientSetup: Sendable {
     public mutating func timedOut() -> Action {
         guard let awaited else { return .none }
         return fail(
-            HCIError(.timeout, "the device did not answer the ATT \(awaited) within 30 s; the bearer allows no more requests")
+            HCIError(
+                .timeout,
+                "the device did not answer the ATT \(awaited) within 30 s; the bearer allows no more requests"
+            )
         )
     }
 
@@ -125,7 +131,9 @@ public struct GATTClientSetup: Sendable {
         }
         guard let awaited, answers(pdu, awaited) else {
             let expected = awaited.map { "an answer to the \($0)" } ?? "no response"
-            return fail(HCIError(.protocolViolation, "the device sent an ATT \(pdu.opcode) while expecting \(expected)"))
+            return fail(
+                HCIError(.protocolViolation, "the device sent an ATT \(pdu.opcode) while expecting \(expected)")
+            )
         }
         if case .errorResponse(_, let handle, let error) = pdu { return refused(awaited, handle, error) }
         return answered(pdu)

@@ -73,32 +73,57 @@ struct GATTDatabase: Sendable {
     init(deviceName: [UInt8]) {
         func service(_ handle: UInt16, _ uuid: BluetoothUUID, end: UInt16) -> GATTAttribute {
             GATTAttribute(
-                handle: handle, type: .primaryService, value: uuid.attributeBytes, readable: true, writable: false,
-                groupEnd: end)
+                handle: handle,
+                type: .primaryService,
+                value: uuid.attributeBytes,
+                readable: true,
+                writable: false,
+                groupEnd: end
+            )
         }
         func declaration(_ handle: UInt16, _ properties: GATTCharacteristicProperties, _ uuid: BluetoothUUID)
             -> GATTAttribute
         {
             let value = [properties.rawValue, UInt8(truncatingIfNeeded: handle + 1), UInt8((handle + 1) >> 8)]
             return GATTAttribute(
-                handle: handle, type: .characteristicDeclaration, value: value + uuid.attributeBytes, readable: true,
-                writable: false, groupEnd: handle)
+                handle: handle,
+                type: .characteristicDeclaration,
+                value: value + uuid.attributeBytes,
+                readable: true,
+                writable: false,
+                groupEnd: handle
+            )
         }
         attributes = [
             service(0x0001, BluetoothUUID(UInt16(0x1800)), end: 0x0003),
             declaration(0x0002, .read, BluetoothUUID(UInt16(0x2A00))),
             GATTAttribute(
-                handle: 0x0003, type: BluetoothUUID(UInt16(0x2A00)), value: deviceName, readable: true,
-                writable: false, groupEnd: 0x0003),
+                handle: 0x0003,
+                type: BluetoothUUID(UInt16(0x2A00)),
+                value: deviceName,
+                readable: true,
+                writable: false,
+                groupEnd: 0x0003
+            ),
             service(0x0004, BluetoothUUID(UInt16(0x1801)), end: 0x0004),
             service(Self.smpServiceHandle, .smpService, end: Self.cccdHandle),
             declaration(0x0006, Self.smpProperties, .smpCharacteristic),
             GATTAttribute(
-                handle: Self.smpValueHandle, type: .smpCharacteristic, value: [], readable: false, writable: true,
-                groupEnd: Self.smpValueHandle),
+                handle: Self.smpValueHandle,
+                type: .smpCharacteristic,
+                value: [],
+                readable: false,
+                writable: true,
+                groupEnd: Self.smpValueHandle
+            ),
             GATTAttribute(
-                handle: Self.cccdHandle, type: .clientCharacteristicConfiguration, value: [0x00, 0x00],
-                readable: true, writable: true, groupEnd: Self.cccdHandle),
+                handle: Self.cccdHandle,
+                type: .clientCharacteristicConfiguration,
+                value: [0x00, 0x00],
+                readable: true,
+                writable: true,
+                groupEnd: Self.cccdHandle
+            ),
         ]
     }
 

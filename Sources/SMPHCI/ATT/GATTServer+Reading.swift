@@ -37,7 +37,10 @@ extension GATTServer {
         }
         let limit = min(mtu - 6, 251)
         let groups = database.attributes(in: range).filter { $0.type == type }.map {
-            ATTGroupValue(range: ATTHandleRange(start: $0.handle, end: $0.groupEnd), value: Array(value(of: $0).prefix(limit)))
+            ATTGroupValue(
+                range: ATTHandleRange(start: $0.handle, end: $0.groupEnd),
+                value: Array(value(of: $0).prefix(limit))
+            )
         }
         guard !groups.isEmpty else { return .failure(ReadError(handle: range.start, code: .attributeNotFound)) }
         return .success(.readByGroupTypeResponse(uniform(groups, room: mtu - 2, length: \.value.count) { 4 + $0 }))
@@ -63,7 +66,9 @@ extension GATTServer {
             }
             return .success(.findInformationResponse(.uuid16(Array(entries.prefix((mtu - 2) / 4)))))
         }
-        let entries = found.prefix { $0.type.shortValue == nil }.map { ATTHandleUUID128(handle: $0.handle, uuid: $0.type) }
+        let entries = found.prefix { $0.type.shortValue == nil }.map {
+            ATTHandleUUID128(handle: $0.handle, uuid: $0.type)
+        }
         return .success(.findInformationResponse(.uuid128(Array(entries.prefix((mtu - 2) / 18)))))
     }
 

@@ -1,0 +1,7 @@
+import FuzzDriver
+
+/// The process entry point SwiftPM aliases `main` to: libFuzzer's driver.
+@_cdecl("FuzzHCI_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    mcumgr_fuzz_main(argc, argv)
+}
