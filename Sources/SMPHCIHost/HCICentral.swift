@@ -44,6 +44,10 @@ public actor HCICentral {
     private let logger: Logger
     private let clock: SMPClock
     private var host: HCIHost?
+    /// The central's own address: static random, kept for the central's life. Many controllers
+    /// (an nRF52840 running `hci_uart`) have no public address, and Bumble's virtual link routes
+    /// LE data by the sender's random address whatever address type it connected with.
+    private let ownAddress: BluetoothAddress
 
     /// Creates a central; nothing is opened until ``connect()``.
     /// - Parameters:
@@ -54,6 +58,8 @@ public actor HCICentral {
         self.options = options
         self.clock = clock
         self.logger = logger
+        var generator = SystemRandomNumberGenerator()
+        ownAddress = .randomStatic(using: &generator)
     }
 
     /// Finds the device, connects and subscribes to its SMP characteristic.
@@ -99,7 +105,7 @@ public actor HCICentral {
     private func openHost() async throws -> HCIHost {
         if let host, await host.isUsable { return host }
         do {
-            let opened = try await HCIHost.open(options.controller, clock: clock, logger: logger)
+            let opened = try await HCIHost.open(options.controller, randomAddress: ownAddress, clock: clock, logger: logger)
             host = opened
             return opened
         } catch {

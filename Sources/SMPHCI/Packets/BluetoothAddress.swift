@@ -28,6 +28,23 @@ public struct BluetoothAddress: Sendable, Hashable, CustomStringConvertible {
     /// 00:00:00:00:00:00, what controllers report for "no address".
     public static let zero = BluetoothAddress(uncheckedLittleEndian: [0, 0, 0, 0, 0, 0])
 
+    /// A static random address (Core Vol 6 Part B 1.3.2.1): the two most significant bits set,
+    /// the other 46 neither all ones nor all zeros.
+    /// - Parameter generator: the source of randomness.
+    /// - Returns: the address.
+    public static func randomStatic(using generator: inout some RandomNumberGenerator) -> BluetoothAddress {
+        while true {
+            var bytes = (0..<6).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            bytes[5] |= 0xC0
+            let rest = bytes[0..<5] + [bytes[5] & 0x3F]
+            if rest.allSatisfy({ $0 == 0 }) || (rest.dropLast().allSatisfy { $0 == 0xFF } && rest.last == 0x3F) { continue }
+            return BluetoothAddress(uncheckedLittleEndian: bytes)
+        }
+    }
+
+    /// Whether this is a static random address (the two most significant bits set).
+    public var isStaticRandom: Bool { littleEndianBytes[5] & 0xC0 == 0xC0 }
+
     init(uncheckedLittleEndian bytes: [UInt8]) {
         assert(bytes.count == 6)
         self.littleEndianBytes = bytes
