@@ -170,7 +170,8 @@ let package = Package(
         .target(
             name: "SMPSimulator",
             dependencies: [
-                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", onLinux("SMPDBus"),
+                "SMPBytes", "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "SMPPOSIX", "SMPHCI", "SMPHCIHost",
+                onLinux("SMPDBus"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -40,7 +40,7 @@ public actor HCICentral {
     }
 
     /// The options.
-    public let options: Options
+    public nonisolated let options: Options
     private let logger: Logger
     private let clock: SMPClock
     private var host: HCIHost?

@@ -74,7 +74,7 @@ public struct LEAdvertiser: Sendable {
             type: .connectableUndirected,
             ownAddressType: controller.randomAddress == nil ? .publicDevice : .randomDevice
         )
-        advertisingData = try HCI.LESetAdvertisingData(data: Self.advertisingData(service: service))
+        advertisingData = try HCI.LESetAdvertisingData(data: Self.advertisingData(service: service, name: name))
         let response = Self.scanResponseData(name: name)
         // A name whose first character alone takes more than 29 bytes leaves an empty name.
         guard response.count > 2 else {
