@@ -211,7 +211,7 @@ let package = Package(
             dependencies: [
                 "SMPCBOR", "SMPCore", "SMPLink", "MCUboot", "MCUmgr", "MCUmgrDFU", "MCUmgrConnect", "MCUmgrFleet",
                 "MCUmgrFleetPostgres", "MCUmgrWeb", "SMPUDPTransport",
-                "SMPSerialTransport", "SMPSimulator", "SMPBLETransport",
+                "SMPSerialTransport", "SMPSimulator", "SMPBLETransport", "SMPHCI", "SMPHCIHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

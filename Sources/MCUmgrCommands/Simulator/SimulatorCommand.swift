@@ -3,6 +3,7 @@ import Foundation
 import MCUboot
 import MCUmgrConnect
 import SMPBytes
+import SMPHCIHost
 import SMPSimulator
 
 #if canImport(CoreBluetooth)
@@ -176,11 +177,13 @@ struct SimulatorCommand: AsyncParsableCommand {
         let running = try start()
         announce(running)
         let name = endpoints.bleName ?? "Zephyr"
+        let controller = try endpoints.hci.address()
+        let hciPeripheral = try await advertise(running, name: name, through: controller)
         #if canImport(CoreBluetooth) || SMP_BLUEZ
-            let peripheral = try await advertise(running, name: name)
+            let peripheral = controller == nil ? try await advertise(running, name: name) : nil
         #endif
         if endpoints.ble {
-            let endpoint = ConnectionURL.ble(name: name, adapter: endpoints.adapter).description
+            let endpoint = ConnectionURL.ble(name: name, adapter: endpoints.adapter, hci: controller).description
             Console.out(global.json ? JSONValue.object([("endpoint", .string(endpoint))]).rendered() : endpoint)
         }
         #if SMP_BLUEZ && !canImport(CoreBluetooth)
@@ -193,6 +196,7 @@ struct SimulatorCommand: AsyncParsableCommand {
             defer { watch?.cancel() }
         #endif
         await Self.waitForTerminationSignal()
+        await hciPeripheral?.stop()
         #if canImport(CoreBluetooth)
             peripheral?.stop()
         #elseif SMP_BLUEZ
@@ -200,6 +204,25 @@ struct SimulatorCommand: AsyncParsableCommand {
         #endif
         try await writeStats([running.device], names: running.endpoints)
         await running.stop()
+    }
+
+    /// With `--ble NAME --hci CONTROLLER`, advertises the device through our own LE host.
+    /// - Returns: the advertising peripheral; `nil` without `--hci`.
+    /// - Throws: `SimulatorError` when the controller cannot serve it, after stopping the other endpoints.
+    private func advertise(
+        _ running: Running,
+        name: String,
+        through controller: HCIControllerAddress?
+    ) async throws -> SimulatedHCIPeripheral? {
+        guard let controller else { return nil }
+        let server = SimulatedHCIPeripheral(device: running.device, name: name, controller: controller)
+        do {
+            try await server.start()
+        } catch {
+            await running.stop()
+            throw SimulatorError(message: "cannot serve over Bluetooth LE through \(controller): \(error)")
+        }
+        return server
     }
 
     #if canImport(CoreBluetooth)

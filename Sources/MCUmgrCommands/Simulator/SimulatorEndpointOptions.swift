@@ -22,6 +22,9 @@ struct SimulatorEndpointOptions: ParsableArguments {
     @Option(help: "The Bluetooth adapter --ble uses on Linux, e.g. hci1 (default: the first).")
     var adapter: String?
 
+    /// `--hci CONTROLLER`: advertise through our own LE host on that controller instead.
+    @OptionGroup var hci: HCIControllerOptions
+
     @Flag(
         name: .customLong("ble-acquire"),
         help: "Offer BlueZ the AcquireWrite/AcquireNotify socket path (Linux; answered either way)."
@@ -54,11 +57,19 @@ struct SimulatorEndpointOptions: ParsableArguments {
     /// after it has refused client options, so that the first problem named stays the same.
     /// - Throws: `ValidationError` naming the first option that is wrong.
     func check() throws {
+        let controller = try hci.address()
         #if !canImport(CoreBluetooth) && !SMP_BLUEZ
-            if ble {
-                throw ValidationError("--ble needs BlueZ (Linux) or CoreBluetooth (macOS); serve --udp or --pty here")
+            if ble, controller == nil {
+                throw ValidationError(
+                    "--ble needs BlueZ (Linux), CoreBluetooth (macOS) or --hci CONTROLLER; serve --udp or --pty here"
+                )
             }
         #endif
+        if controller != nil {
+            guard ble else { throw ValidationError("--hci goes with --ble NAME") }
+            if adapter != nil { throw ValidationError("--adapter is BlueZ's; --hci is our own host's controller") }
+            if bleAcquire { throw ValidationError("--ble-acquire is BlueZ's; --hci is our own host's controller") }
+        }
         if !ble {
             if let bleName {
                 throw ValidationError("unexpected argument '\(bleName)': a name is given with --ble NAME")
