@@ -1,14 +1,18 @@
 import SMPHCI
+import SMPLink
 
 /// A connection's ATT PDUs with a timer beside them, for the one state machine that reads them
 /// at a time (the GATT setup, then the link's channel; or the peripheral's server).
 struct ATTBearer: Sendable {
     let connection: HCIConnection
     let inputs: TimedInputs<[UInt8]>
+    /// How long a request may stay unanswered (``defaultTransactionTimeout``; tests shorten it).
+    let transactionTimeout: Duration
 
     /// Starts forwarding the connection's PDUs; the inputs end with the connection.
-    init(_ connection: HCIConnection, clock: SMPClock) {
+    init(_ connection: HCIConnection, clock: SMPClock, transactionTimeout: Duration = Self.defaultTransactionTimeout) {
         self.connection = connection
+        self.transactionTimeout = transactionTimeout
         let inputs = TimedInputs<[UInt8]>(clock: clock)
         self.inputs = inputs
         let pdus = connection.attPDUs
@@ -25,15 +29,13 @@ struct ATTBearer: Sendable {
 
     /// ATT's transaction timeout (Core Vol 3 Part F 3.3.3): a request unanswered this long ends
     /// the bearer.
-    static let transactionTimeout = Duration.seconds(30)
+    static let defaultTransactionTimeout = Duration.seconds(30)
 
     /// Sends PDUs in order.
     func send(_ pdus: [[UInt8]]) async throws {
         for pdu in pdus { try await connection.sendATT(pdu) }
     }
 }
-
-import SMPLink
 
 extension ATTBearer {
     /// Runs the central's GATT setup (MTU, discovery of the SMP service, subscription).
@@ -48,7 +50,7 @@ extension ATTBearer {
             switch action {
             case .send(let pdus, let startsRequest):
                 try await send(pdus)
-                if startsRequest { inputs.arm(after: Self.transactionTimeout) }
+                if startsRequest { inputs.arm(after: transactionTimeout) }
             case .ready(let channel):
                 inputs.disarm()
                 return channel

@@ -19,6 +19,9 @@ public actor HCICentral {
         public var scanTimeout: Duration
         /// How long the device may take to accept the connection.
         public var connectTimeout: Duration
+        /// How long the device may leave an ATT request unanswered (ATT's own 30 s; tests
+        /// shorten it to see the rule applied).
+        var attTransactionTimeout = ATTBearer.defaultTransactionTimeout
 
         /// Creates options.
         /// - Parameters:
@@ -70,16 +73,28 @@ public actor HCICentral {
         let peripheral = try await find(on: host)
         let connection: HCIConnection
         do {
-            connection = try await host.connect(to: peripheral.address, type: peripheral.addressType, timeout: options.connectTimeout)
+            connection = try await host.connect(
+                to: peripheral.address,
+                type: peripheral.addressType,
+                timeout: options.connectTimeout
+            )
         } catch {
-            throw SMPTransportError(.connectionFailed, "cannot connect to \(describe(peripheral)): \(error)", cause: error)
+            throw SMPTransportError(
+                .connectionFailed,
+                "cannot connect to \(describe(peripheral)): \(error)",
+                cause: error
+            )
         }
-        let bearer = ATTBearer(connection, clock: clock)
+        let bearer = ATTBearer(connection, clock: clock, transactionTimeout: options.attTransactionTimeout)
         do {
             return HCIGATTLink(bearer: bearer, channel: try await bearer.setUpClient())
         } catch {
             await connection.disconnect()
-            throw SMPTransportError(.connectionFailed, "no SMP service usable on \(describe(peripheral)): \(error)", cause: error)
+            throw SMPTransportError(
+                .connectionFailed,
+                "no SMP service usable on \(describe(peripheral)): \(error)",
+                cause: error
+            )
         }
     }
 
@@ -92,7 +107,11 @@ public actor HCICentral {
         do {
             return try await host.scan(for: duration)
         } catch {
-            throw SMPTransportError(.connectionFailed, "cannot scan through \(options.controller): \(error)", cause: error)
+            throw SMPTransportError(
+                .connectionFailed,
+                "cannot scan through \(options.controller): \(error)",
+                cause: error
+            )
         }
     }
 
@@ -105,11 +124,20 @@ public actor HCICentral {
     private func openHost() async throws -> HCIHost {
         if let host, await host.isUsable { return host }
         do {
-            let opened = try await HCIHost.open(options.controller, randomAddress: ownAddress, clock: clock, logger: logger)
+            let opened = try await HCIHost.open(
+                options.controller,
+                randomAddress: ownAddress,
+                clock: clock,
+                logger: logger
+            )
             host = opened
             return opened
         } catch {
-            throw SMPTransportError(.connectionFailed, "cannot use the controller at \(options.controller): \(error)", cause: error)
+            throw SMPTransportError(
+                .connectionFailed,
+                "cannot use the controller at \(options.controller): \(error)",
+                cause: error
+            )
         }
     }
 
@@ -123,7 +151,11 @@ public actor HCICentral {
         do {
             seen = try await host.scan(for: options.scanTimeout, stopWhen: matches)
         } catch {
-            throw SMPTransportError(.connectionFailed, "cannot scan through \(options.controller): \(error)", cause: error)
+            throw SMPTransportError(
+                .connectionFailed,
+                "cannot scan through \(options.controller): \(error)",
+                cause: error
+            )
         }
         guard let found = seen.first(where: matches) else {
             let names = seen.compactMap(\.localName).sorted()

@@ -20,7 +20,7 @@ extension HCIHost {
             switch action {
             case .send(let command):
                 send(command)
-                procedure.arm(after: Self.commandTimeout)
+                procedure.arm(after: commandTimeout)
             case .advertising: procedure.disarm()
             case .connected(let connection): return try claimConnection(connection.handle)
             case .failed(let error): throw error

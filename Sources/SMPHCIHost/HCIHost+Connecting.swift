@@ -17,7 +17,8 @@ extension HCIHost {
     /// - Returns: the connection, owned by the caller.
     /// - Throws: ``HCIError`` (`.timeout` when the peer did not answer, `.commandFailed` when
     ///   the controller refused), the reason the controller went away, or `CancellationError`.
-    public func connect(to peer: BluetoothAddress, type: LEAddressType, timeout: Duration) async throws -> HCIConnection {
+    public func connect(to peer: BluetoothAddress, type: LEAddressType, timeout: Duration) async throws -> HCIConnection
+    {
         let procedure = try await beginProcedure()
         defer { endProcedure(procedure) }
         var iterator = procedure.inputs.makeAsyncIterator()

@@ -24,7 +24,8 @@ extension HCIHost {
             }
         case .packet(.acl(let packet)): receiveACL(packet)
         case .packet, .idle: break
-        case .ended(let error): controllerEnded(error ?? HCIError(.protocolViolation, "the controller connection was closed"))
+        case .ended(let error):
+            controllerEnded(error ?? HCIError(.protocolViolation, "the controller connection was closed"))
         }
     }
 

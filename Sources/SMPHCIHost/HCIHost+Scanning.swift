@@ -23,7 +23,7 @@ extension HCIHost {
             switch action {
             case .send(let command):
                 send(command)
-                procedure.arm(after: Self.commandTimeout)
+                procedure.arm(after: commandTimeout)
             case .scanning:
                 scanning = true
                 procedure.arm(after: duration)

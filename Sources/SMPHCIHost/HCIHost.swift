@@ -31,14 +31,25 @@ public actor HCIHost {
     /// Writers waiting for the controller's ACL buffers.
     var aclWaiters: [CheckedContinuation<Void, Never>] = []
 
-    /// How long the controller may take to answer a bring-up command. Generous: a UART dongle's
-    /// Reset takes a while, and a loaded machine must not make a working controller fail.
-    static let commandTimeout = Duration.seconds(10)
+    /// How long the controller may take to answer a command, unless ``open(_:randomAddress:commandTimeout:clock:logger:)``
+    /// says otherwise. Generous: a UART dongle's Reset takes a while, and a loaded machine must
+    /// not make a working controller fail.
+    public static let defaultCommandTimeout = Duration.seconds(10)
+    /// How long the controller may take to answer a command (bring-up, scanning, advertising).
+    public nonisolated let commandTimeout: Duration
 
-    private init(address: HCIControllerAddress, link: H4Link, controller: ControllerInfo, clock: SMPClock, logger: Logger) {
+    private init(
+        address: HCIControllerAddress,
+        link: H4Link,
+        controller: ControllerInfo,
+        commandTimeout: Duration,
+        clock: SMPClock,
+        logger: Logger
+    ) {
         self.address = address
         self.link = link
         self.controller = controller
+        self.commandTimeout = commandTimeout
         self.clock = clock
         self.logger = logger
         flow = ACLFlowControl(capacity: controller.aclDataPacketCount)
@@ -49,6 +60,8 @@ public actor HCIHost {
     /// - Parameters:
     ///   - address: where the controller is.
     ///   - randomAddress: a static random address to use, or `nil` for the public one.
+    ///   - commandTimeout: how long the controller may take to answer each command; a controller
+    ///     silent for longer fails the bring-up (or the procedure) with `HCIError` `.timeout`.
     ///   - clock: the clock of the host's timeouts.
     ///   - logger: the host's logger.
     /// - Returns: the host, ready for procedures.
@@ -57,14 +70,27 @@ public actor HCIHost {
     public static func open(
         _ address: HCIControllerAddress,
         randomAddress: BluetoothAddress? = nil,
+        commandTimeout: Duration = defaultCommandTimeout,
         clock: SMPClock = .continuous,
         logger: Logger = Logger(label: "mcumgr.hci")
     ) async throws -> HCIHost {
         let link = try H4Link(address)
         do {
-            let info = try await bringUp(link, randomAddress: randomAddress)
-            logger.debug("controller up", metadata: ["controller": "\(address)", "acl": "\(info.aclDataPacketCount) × \(info.aclDataPacketLength)"])
-            let host = HCIHost(address: address, link: link, controller: info, clock: clock, logger: logger)
+            let info = try await bringUp(link, randomAddress: randomAddress, commandTimeout: commandTimeout)
+            logger.debug(
+                "controller up",
+                metadata: [
+                    "controller": "\(address)", "acl": "\(info.aclDataPacketCount) × \(info.aclDataPacketLength)",
+                ]
+            )
+            let host = HCIHost(
+                address: address,
+                link: link,
+                controller: info,
+                commandTimeout: commandTimeout,
+                clock: clock,
+                logger: logger
+            )
             await host.startPump()
             return host
         } catch {
@@ -75,7 +101,11 @@ public actor HCIHost {
 
     /// Drives ``ControllerBringUp`` over the link, before the host exists (nothing else runs yet).
     /// Its waits are on the real clock: they bound a real controller's answers.
-    private static func bringUp(_ link: H4Link, randomAddress: BluetoothAddress?) async throws -> ControllerInfo {
+    private static func bringUp(
+        _ link: H4Link,
+        randomAddress: BluetoothAddress?,
+        commandTimeout: Duration
+    ) async throws -> ControllerInfo {
         var iterator = link.inputs.makeAsyncIterator()
         var machine = ControllerBringUp(randomAddress: randomAddress)
         var action = machine.start()
