@@ -124,11 +124,27 @@ public actor HCIHost {
                 throw HCIError(.protocolViolation, "the controller at \(link.description) went away during bring-up")
             }
             switch input {
-            case .packet(.event(let packet)): action = machine.receive(try HCIEvent(packet))
-            case .packet: action = .wait
+            case .packet(.event(let packet)): action = try receive(packet, machine: &machine)
+            case .packet, .idle: action = .wait
             case .ended(let error): throw error ?? HCIError(.protocolViolation, "the controller went away")
-            case .idle: action = clock.now >= deadline ? machine.timedOut() : .wait
             }
+            // After every input, not only in silence: a controller chattering events that answer
+            // nothing must not keep the bring-up waiting for ever.
+            if case .wait = action, clock.now >= deadline { action = machine.timedOut() }
+        }
+    }
+
+    /// One event for the bring-up. A malformed Command Complete or Command Status may be the
+    /// answer awaited, so it fails the bring-up; any other malformed event (a previous host's
+    /// advertising report arriving before Reset is answered) does not matter to it.
+    private static func receive(_ packet: HCIEventPacket, machine: inout ControllerBringUp) throws(HCIError)
+        -> ControllerBringUp.Action
+    {
+        do throws(HCIError) {
+            return machine.receive(try HCIEvent(packet))
+        } catch {
+            guard packet.code == .commandComplete || packet.code == .commandStatus else { return .wait }
+            throw error
         }
     }
 
