@@ -22,6 +22,9 @@ final class H4Link: Sendable {
     private let channel: any HCIByteChannel
     /// Writes from several tasks must not interleave their packets' bytes.
     private let writeLock = Locked(())
+    /// Why the reader ended, once it has: a write after that fails with this reason, not with
+    /// the `EBADF` or `EPIPE` of the channel the reader closed.
+    private let endReason = Locked<(any Error & Sendable)?>(nil)
 
     /// Opens the channel and starts reading.
     /// - Parameter address: the controller.
@@ -35,8 +38,9 @@ final class H4Link: Sendable {
         self.description = description
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         self.inputs = inputs
+        let endReason = endReason
         BlockingReadLoop.start(name: "mcumgr-hci-reader", state: H4Decoder()) { decoder in
-            H4Link.readOnce(channel, &decoder, continuation)
+            H4Link.readOnce(channel, &decoder, endReason, continuation)
         }
     }
 
@@ -44,12 +48,15 @@ final class H4Link: Sendable {
     private static func readOnce(
         _ channel: any HCIByteChannel,
         _ decoder: inout H4Decoder,
+        _ endReason: Locked<(any Error & Sendable)?>,
         _ continuation: AsyncStream<Input>.Continuation
     ) -> Bool {
         do {
             // A bounded wait, so that the loop notices a close even on a channel that never ends.
             guard let bytes = try channel.read(timeout: .milliseconds(500)) else {
-                continuation.yield(.ended(HCIError(.protocolViolation, "the controller closed the connection")))
+                let closed = HCIError(.protocolViolation, "the controller closed the connection")
+                endReason.withLock { $0 = $0 ?? closed }
+                continuation.yield(.ended(closed))
                 continuation.finish()
                 return false
             }
@@ -58,6 +65,8 @@ final class H4Link: Sendable {
             while let packet = try decoder.next() { continuation.yield(.packet(packet)) }
             return true
         } catch {
+            // Recorded before the close, so that a write racing with it reports this reason.
+            endReason.withLock { $0 = $0 ?? error }
             channel.close()
             continuation.yield(.ended(error))
             continuation.finish()
@@ -66,10 +75,15 @@ final class H4Link: Sendable {
     }
 
     /// Writes one packet.
-    /// - Throws: `SystemCallError` when the channel is gone.
+    /// - Throws: why the reader ended, if it has (the controller closed the connection, the
+    ///   stream lost its framing); else `SystemCallError` when the channel is gone.
     func send(_ packet: HCIPacket) throws {
         let bytes = H4Encoder.encode(packet)
-        try writeLock.withLock { _ in try channel.write(bytes) }
+        do {
+            try writeLock.withLock { _ in try channel.write(bytes) }
+        } catch {
+            throw endReason.withLock { $0 } ?? error
+        }
     }
 
     /// Closes the channel; ``inputs`` ends soon after.
