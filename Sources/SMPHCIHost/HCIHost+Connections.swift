@@ -7,7 +7,11 @@ import SMPHCI
 struct HCIConnectionState {
     let role: HCIRole
     let peer: BluetoothAddress
-    var reassembler = L2CAPReassembler()
+    /// Bounded by what a peer may send us: ATT PDUs within the 498-byte ATT_MTU both our client
+    /// and our server offer, signalling within LE's 23; a longer PDU is dropped when its header
+    /// arrives instead of buffering up to 64 KiB per connection for it.
+    var reassembler = L2CAPReassembler(maximumPayloadLength: HCIConnectionState.maximumPayloadLength)
+    static let maximumPayloadLength = 512
     let attContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     let attInputs: AsyncThrowingStream<[UInt8], any Error>
     var claimed = false
@@ -29,7 +33,12 @@ public struct HCIDisconnection: Error, Sendable, Hashable, CustomStringConvertib
 extension HCIHost {
     func connectionOpened(handle: UInt16, role: HCIRole, peer: BluetoothAddress) {
         let (inputs, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
-        connections[handle] = HCIConnectionState(role: role, peer: peer, attContinuation: continuation, attInputs: inputs)
+        connections[handle] = HCIConnectionState(
+            role: role,
+            peer: peer,
+            attContinuation: continuation,
+            attInputs: inputs
+        )
     }
 
     /// Hands a connection to its owner (once): the ATT PDUs that arrived since it opened wait in
