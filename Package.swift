@@ -274,7 +274,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MCUmgrConnectTests",
-            dependencies: ["MCUmgrConnect", "SMPLink", "SMPUDPTransport", "SMPSerialTransport"],
+            dependencies: ["MCUmgrConnect", "SMPLink", "SMPUDPTransport", "SMPSerialTransport", "SMPHCIHost"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -289,6 +289,11 @@ let package = Package(
             name: "SMPHCITests",
             dependencies: ["SMPHCI", "SMPBytes"],
             exclude: ["vectors"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SMPHCIHostTests",
+            dependencies: ["SMPHCIHost", "SMPHCI", "SMPBytes", "SMPLink", "SMPPOSIX", "SMPTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "SMPPOSIXTests", dependencies: ["SMPPOSIX", "SMPTestSupport"], swiftSettings: swiftSettings),
