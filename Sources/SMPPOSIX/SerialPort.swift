@@ -29,7 +29,12 @@ public final class SerialPort: Sendable {
         let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { throw .errno("open", path) }
         do throws(SystemCallError) {
-            try TerminalSettings.makeRaw(fd, baudRate: baudRate, subject: path, hardwareFlowControl: hardwareFlowControl)
+            try TerminalSettings.makeRaw(
+                fd,
+                baudRate: baudRate,
+                subject: path,
+                hardwareFlowControl: hardwareFlowControl
+            )
         } catch {
             _ = systemClose(fd)
             throw error

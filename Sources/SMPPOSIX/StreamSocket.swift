@@ -57,7 +57,12 @@ public final class StreamSocket: Sendable {
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard !bytes.isEmpty, bytes.count < capacity else {
-            throw SystemCallError("connect", path, code: ENAMETOOLONG, reason: "a socket path has 1 to \(capacity - 1) bytes")
+            throw SystemCallError(
+                "connect",
+                path,
+                code: ENAMETOOLONG,
+                reason: "a socket path has 1 to \(capacity - 1) bytes"
+            )
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let fd = StreamSocket.makeSocket(family: AF_UNIX)
