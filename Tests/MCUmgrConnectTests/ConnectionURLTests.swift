@@ -1,4 +1,5 @@
 import MCUmgrConnect
+import SMPHCIHost
 import Testing
 
 struct ConnectionURLTests {
@@ -106,6 +107,78 @@ struct ConnectionURLTests {
         for text in [
             "udp://[::1]:1337", "udp://10.0.0.1:1337", "serial:///dev/ttyACM0?baud=115200&framing=raw",
             "sim://?images=2", "ble://C0:FF:EE:00:00:01?adapter=hci1", "ble://Zephyr%20DFU",
+        ] {
+            #expect(try ConnectionURL(parsing: text).description == text)
+        }
+    }
+}
+
+/// `ble://NAME?hci=…`: our own LE host on a controller, with a UART's rate and RTS/CTS.
+struct ConnectionURLHCITests {
+    @Test(
+        arguments: [
+            ("ble://kit?hci=tcp://127.0.0.1:6402", HCIControllerAddress.tcp(host: "127.0.0.1", port: 6402)),
+            ("ble://kit?hci=tcp://[::1]:6402", .tcp(host: "[::1]", port: 6402)),
+            ("ble://kit?hci=unix:///tmp/hci.sock", .unix(path: "/tmp/hci.sock")),
+            ("ble://kit?hci=unix:///tmp/a%20b.sock", .unix(path: "/tmp/a b.sock")),
+            (
+                "ble://kit?hci=/dev/ttyACM0",
+                .serial(path: "/dev/ttyACM0", baudRate: 1_000_000, hardwareFlowControl: true)
+            ),
+            (
+                "ble://kit?hci=/dev/ttyACM0&baud=115200&rtscts=0",
+                .serial(path: "/dev/ttyACM0", baudRate: 115_200, hardwareFlowControl: false)
+            ),
+            (
+                "ble://kit?hci=serial:///dev/ttyUSB0&rtscts=yes",
+                .serial(path: "/dev/ttyUSB0", baudRate: 1_000_000, hardwareFlowControl: true)
+            ),
+        ] as [(String, HCIControllerAddress)]
+    )
+    func parses(_ text: String, _ controller: HCIControllerAddress) throws {
+        #expect(try ConnectionURL(parsing: text) == .ble(name: "kit", hci: controller))
+    }
+
+    @Test(arguments: [
+        ("ble://kit?hci=tcp://127.0.0.1:6402&adapter=hci0", "adapter, psm and pair are BlueZ's"),
+        ("ble://kit?hci=tcp://127.0.0.1:6402&psm=128", "adapter, psm and pair are BlueZ's"),
+        ("ble://kit?hci=tcp://127.0.0.1:6402&pair=1", "adapter, psm and pair are BlueZ's"),
+        ("ble://kit?baud=115200", "baud and rtscts are for a UART controller (hci=/dev/…)"),
+        ("ble://kit?rtscts=0", "baud and rtscts are for a UART controller"),
+        ("ble://kit?hci=tcp://127.0.0.1:6402&rtscts=0", "rtscts is for a UART controller, not 'tcp://127.0.0.1:6402'"),
+        ("ble://kit?hci=unix:///tmp/h.sock&rtscts=1", "rtscts is for a UART controller"),
+        ("ble://kit?hci=tcp://127.0.0.1:6402&baud=9600", "a baud rate is for a serial controller"),
+        ("ble://kit?hci=/dev/ttyACM0&baud=fast", "baud 'fast'"),
+        ("ble://kit?hci=/dev/ttyACM0&baud=0", "baud '0'"),
+        ("ble://kit?hci=/dev/ttyACM0&rtscts=maybe", "rtscts 'maybe' must be 1 or 0"),
+        ("ble://kit?hci=tcp://host", "hci=tcp://host: 'tcp://host' needs a host and a port"),
+        ("ble://kit?hci=hci0", "'hci0' is not a controller"),
+        ("ble://kit?hci=tcp://h:1&hci=tcp://h:2", "gives option 'hci' twice"),
+    ])
+    func rejectsWithASpecificMessage(_ text: String, _ fragment: String) {
+        do {
+            let url = try ConnectionURL(parsing: text)
+            Issue.record("'\(text)' parsed as \(url)")
+        } catch {
+            #expect(error.message.contains(fragment), "\(error.message)")
+        }
+    }
+
+    @Test(arguments: [
+        HCIControllerAddress.tcp(host: "127.0.0.1", port: 6402), .tcp(host: "[::1]", port: 1),
+        .unix(path: "/tmp/a b&c.sock"),
+        .serial(path: "/dev/ttyACM0", baudRate: 1_000_000, hardwareFlowControl: true),
+        .serial(path: "/dev/ttyUSB0", baudRate: 115_200, hardwareFlowControl: false),
+    ])
+    func printsWhatParsesBack(_ controller: HCIControllerAddress) throws {
+        let url = ConnectionURL.ble(name: "Zephyr DFU", hci: controller)
+        #expect(try ConnectionURL(parsing: url.description) == url, "\(url.description)")
+    }
+
+    @Test func printsTheUsualFormsUnchanged() throws {
+        for text in [
+            "ble://kit?hci=tcp://127.0.0.1:6402", "ble://kit?hci=unix:///tmp/hci.sock",
+            "ble://kit?hci=/dev/ttyACM0&baud=1000000", "ble://kit?hci=/dev/ttyACM0&baud=115200&rtscts=0",
         ] {
             #expect(try ConnectionURL(parsing: text).description == text)
         }
