@@ -32,6 +32,7 @@ public struct HCIDisconnection: Error, Sendable, Hashable, CustomStringConvertib
 
 extension HCIHost {
     func connectionOpened(handle: UInt16, role: HCIRole, peer: BluetoothAddress) {
+        endedConnections[handle] = nil
         let (inputs, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         connections[handle] = HCIConnectionState(
             role: role,
@@ -90,10 +91,10 @@ extension HCIHost {
     }
 
     /// Sends an L2CAP PDU: cut to the controller's ACL length, held back while its buffers are full.
-    /// - Throws: ``HCIDisconnection``-like ``HCIError`` when the connection is gone.
+    /// - Throws: ``HCIDisconnection`` (or why the controller went away) when the connection is gone.
     func sendL2CAP(_ pdu: L2CAPPDU, handle: UInt16) throws {
         guard connections[handle] != nil else {
-            throw endReason ?? HCIError(.protocolViolation, "the connection 0x\(String(handle, radix: 16)) is gone")
+            throw whyGone(handle)
         }
         let fragments = pdu.fragments(connectionHandle: handle, maximumDataLength: controller.aclDataPacketLength)
         sendACL(flow.enqueue(fragments))
@@ -121,8 +122,14 @@ extension HCIHost {
             await withCheckedContinuation { aclWaiters.append($0) }
         }
         guard connections[handle] != nil else {
-            throw endReason ?? HCIError(.protocolViolation, "the connection 0x\(String(handle, radix: 16)) is gone")
+            throw whyGone(handle)
         }
+    }
+
+    /// Why a connection is not there: its own end, the controller's, or a handle never seen.
+    private func whyGone(_ handle: UInt16) -> any Error {
+        endedConnections[handle] ?? endReason
+            ?? HCIError(.protocolViolation, "the connection 0x\(String(handle, radix: 16)) is gone")
     }
 
     private func wakeWriters() {
@@ -137,6 +144,7 @@ extension HCIHost {
 
     func connectionEnded(_ handle: UInt16, cause: any Error) {
         guard let state = connections.removeValue(forKey: handle) else { return }
+        endedConnections[handle] = cause
         state.attContinuation.finish(throwing: cause)
         // Packets for a gone connection will never complete: their buffers are the controller's again.
         sendACL(flow.disconnected(connectionHandle: handle))

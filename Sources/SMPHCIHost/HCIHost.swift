@@ -25,6 +25,9 @@ public actor HCIHost {
     var procedure: HCIProcedure?
     var procedureWaiters: [CheckedContinuation<Void, Never>] = []
     var connections: [UInt16: HCIConnectionState] = [:]
+    /// Why each ended connection ended, until its handle is used again: a write on it fails with
+    /// the controller's reason, not only "gone".
+    var endedConnections: [UInt16: any Error] = [:]
     var flow: ACLFlowControl
     /// Why the controller is gone, once it is.
     var endReason: (any Error)?
