@@ -60,6 +60,12 @@ final class FakeController: Sendable {
         state.withLock { $0.peerAnswers[request.rawValue] = answer }
     }
 
+    /// Whether the fake frees each ACL buffer of the host at once, as a controller whose radio
+    /// keeps up does; when not, the test frees them with Number Of Completed Packets.
+    func completesPackets(_ completes: Bool) {
+        state.withLock { $0.completesPackets = completes }
+    }
+
     /// Writes raw H4 bytes, cut as ``FakeDelivery`` says.
     func send(_ bytes: [UInt8]) { state.withLock { $0.write(bytes) } }
 

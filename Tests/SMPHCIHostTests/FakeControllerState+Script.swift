@@ -132,10 +132,12 @@ extension FakeControllerState {
 
     /// ACL data from the host: its buffer is free again at once; whole PDUs go to the peer.
     private mutating func peerReceive(_ packet: HCIACLDataPacket) {
-        let completed = HCI.NumberOfCompletedPackets(completed: [
-            .init(connectionHandle: packet.connectionHandle, count: 1)
-        ])
-        write(event(completed))
+        if completesPackets {
+            let completed = HCI.NumberOfCompletedPackets(completed: [
+                .init(connectionHandle: packet.connectionHandle, count: 1)
+            ])
+            write(event(completed))
+        }
         guard let pdu = try? reassembler.receive(packet) else { return }
         pdus.append(pdu)
         guard pdu.channelID == .att, let opcode = pdu.payload.first else { return }

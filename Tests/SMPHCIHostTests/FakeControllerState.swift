@@ -88,6 +88,8 @@ struct FakeControllerState {
     var pdus: [L2CAPPDU] = []
     var reassembler = L2CAPReassembler()
     var gatt: GATTServer?
+    /// Whether the fake frees each ACL buffer at once (Number Of Completed Packets).
+    var completesPackets = true
 
     init(listener: Int32, delivery: FakeDelivery, peer: FakePeer?) {
         self.listener = listener
