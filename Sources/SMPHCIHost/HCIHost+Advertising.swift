@@ -16,10 +16,12 @@ extension HCIHost {
         var iterator = procedure.inputs.makeAsyncIterator()
         var machine = try LEAdvertiser(name: name, service: service, controller: controller)
         var action = machine.start()
+        var enable = EnableTracker()
         while true {
             switch action {
             case .send(let command):
                 send(command)
+                enable.sent(command)
                 procedure.arm(after: commandTimeout)
             case .advertising: procedure.disarm()
             case .connected(let connection): return try claimConnection(connection.handle)
@@ -33,8 +35,9 @@ extension HCIHost {
             case .timer: action = .wait
             case .ended(let error): throw error
             case nil:
-                // Cancelled: a controller left advertising would accept a central nobody serves.
-                if case .send(let command) = machine.stop() { send(command) }
+                // Cancelled: a controller left advertising would accept a central nobody serves
+                // (also when the enable is still in flight).
+                if let undo = enable.undo { send(undo) }
                 throw CancellationError()
             }
         }

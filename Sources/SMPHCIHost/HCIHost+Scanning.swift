@@ -19,10 +19,12 @@ extension HCIHost {
         var action = machine.start()
         var iterator = procedure.inputs.makeAsyncIterator()
         var scanning = false
+        var enable = EnableTracker()
         while true {
             switch action {
             case .send(let command):
                 send(command)
+                enable.sent(command)
                 procedure.arm(after: commandTimeout)
             case .scanning:
                 scanning = true
@@ -38,8 +40,9 @@ extension HCIHost {
             case .wait: break
             }
             guard let input = await iterator.next() else {
-                // Cancelled: leave the controller as it was found, not scanning.
-                if scanning { _ = machine.stop().command.map(send) }
+                // Cancelled: leave the controller as it was found, not scanning (also when the
+                // enable is still in flight).
+                if let undo = enable.undo { send(undo) }
                 throw CancellationError()
             }
             switch input {
@@ -51,12 +54,5 @@ extension HCIHost {
             case .ended(let error): throw error
             }
         }
-    }
-}
-
-extension LEScanner.Action {
-    fileprivate var command: HCICommandPacket? {
-        guard case .send(let command) = self else { return nil }
-        return command
     }
 }
