@@ -158,6 +158,24 @@ struct HCICentralTests {
         await central.close()
     }
 
+    /// Hanging up: the controller is asked to disconnect, and the link ends with its answer.
+    @Test func disconnectingEndsTheLink() async throws {
+        let fake = try FakeController(peer: Self.peer)
+        defer { fake.stop() }
+        let central = Self.central(fake)
+        let link = try await central.connect()
+        await link.disconnect()
+        let command = try await fake.command(.disconnect)
+        #expect(command?.parameters == [0x40, 0x00, 0x13], "handle 0x0040, remote user terminated")
+        guard case .disconnected(let error) = await Self.firstEvent(link) else {
+            Issue.record("no disconnection")
+            return
+        }
+        let cause = (error as? SMPTransportError)?.cause as? HCIDisconnection
+        #expect(cause?.reason == .connectionTerminatedByLocalHost, "\(String(describing: error))")
+        await central.close()
+    }
+
     @Test func theControllerGoingAwayEndsTheLinkWithDisconnected() async throws {
         let fake = try FakeController(peer: Self.peer)
         defer { fake.stop() }
