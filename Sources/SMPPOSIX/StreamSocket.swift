@@ -49,8 +49,10 @@ public final class StreamSocket: Sendable {
     }
 
     /// Connects to a Unix-domain stream socket.
-    /// - Parameter path: the socket's path (at most 103 bytes, the size of `sun_path`).
-    /// - Throws: ``SystemCallError`` (`ENAMETOOLONG` for a long path, `ENOENT`, `ECONNREFUSED` …).
+    /// - Parameter path: the socket's path: 1 byte to one less than `sun_path` holds (107 bytes
+    ///   on Linux, 103 on Darwin).
+    /// - Throws: ``SystemCallError`` (`ENAMETOOLONG` for a long path, `EINVAL` for an empty one,
+    ///   `ENOENT`, `ECONNREFUSED` …).
     public init(connectingToUnixPath path: String) throws(SystemCallError) {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -60,7 +62,7 @@ public final class StreamSocket: Sendable {
             throw SystemCallError(
                 "connect",
                 path,
-                code: ENAMETOOLONG,
+                code: bytes.isEmpty ? EINVAL : ENAMETOOLONG,
                 reason: "a socket path has 1 to \(capacity - 1) bytes"
             )
         }

@@ -154,11 +154,24 @@ struct StreamSocketTests {
         #expect(try socket.read(timeout: .seconds(60)) == [6])
     }
 
-    @Test(arguments: [String(repeating: "x", count: 200), "/tmp/" + String(repeating: "y", count: 103), ""])
-    func aUnixPathThatDoesNotFitIsNamedTooLong(_ path: String) {
+    /// The limit is `sun_path`'s size less its terminating zero: 107 bytes on Linux.
+    @Test(arguments: [
+        (String(repeating: "x", count: 200), ENAMETOOLONG),
+        ("/tmp/" + String(repeating: "y", count: 103), ENAMETOOLONG),
+        ("", EINVAL),
+    ])
+    func aUnixPathThatDoesNotFitIsRefusedBeforeConnecting(_ path: String, _ code: Int32) {
         let error = #expect(throws: SystemCallError.self) { try StreamSocket(connectingToUnixPath: path) }
-        #expect(error?.code == ENAMETOOLONG)
+        #expect(error?.code == code)
         #expect(error?.reason.contains("a socket path has 1 to") == true, "\(String(describing: error))")
+    }
+
+    /// The longest path that fits goes to `connect`, which finds no socket there.
+    @Test func theLongestPathThatFitsIsTried() {
+        let capacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+        let path = "/tmp/" + String(repeating: "z", count: capacity - 1 - 5)
+        let error = #expect(throws: SystemCallError.self) { try StreamSocket(connectingToUnixPath: path) }
+        #expect(error?.code == ENOENT, "\(String(describing: error))")
     }
 
     @Test func aUnixPathWithNoSocketIsENOENT() {
