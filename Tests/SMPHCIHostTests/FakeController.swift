@@ -2,6 +2,7 @@ import Foundation
 import SMPBytes
 import SMPHCI
 import SMPHCIHost
+import SMPPOSIX
 import SMPTestSupport
 
 #if canImport(Glibc)
@@ -31,10 +32,12 @@ final class FakeController: Sendable {
         let (listener, address) = try unix ? Self.listenUnix() : Self.listenTCP()
         self.address = address
         state = Locked(FakeControllerState(listener: listener, delivery: delivery, peer: peer))
-        let state = state
-        Thread {
-            FakeControllerLoop(state: state, unixPath: unix ? address.unixPath : nil).run()
-        }.start()
+        let loop = FakeControllerLoop(state: state, unixPath: unix ? address.unixPath : nil)
+        // Off the cooperative pool: the loop blocks in poll and read.
+        BlockingReadLoop.start(name: "fake-hci-controller") {
+            loop.run()
+            return false
+        }
     }
 
     deinit { stop() }

@@ -22,7 +22,6 @@ struct HCIHostBringUpTests {
         let fake = try FakeController(unix: unix)
         defer { fake.stop() }
         let host = try await Self.open(fake)
-        defer { Task { await host.close() } }
         #expect(
             fake.received.compactMap(\.command?.opcode) == [
                 .reset, .readLocalVersionInformation, .readLocalSupportedCommands, .readBDADDR, .setEventMask,
@@ -35,6 +34,7 @@ struct HCIHostBringUpTests {
         #expect(host.controller.aclDataPacketCount == Int(FakeControllerState.aclCount))
         #expect(host.commandTimeout == .seconds(60))
         #expect(await host.isUsable)
+        await host.close()
     }
 
     @Test func theCommandTimeoutDefaultsToTenSeconds() async throws {
