@@ -242,13 +242,15 @@ enum ImageCommands {
             )
             let options = TransferOptions(window: window, alignment: alignment)
             let clock = ContinuousClock()
-            let began = clock.now
             var sent = Sent(elapsed: .zero, inBootloader: false)
             try await CommandContext.withClient(global) { client in
                 // Refused before the first chunk, which erases the slot.
                 if let warning = try await checkFit(chosen, image: target, client: client) {
                     Console.err("warning: \(warning)")
                 }
+                // Timed from the first chunk, as `Sent` says: finding and connecting the device
+                // (a Bluetooth scan can take seconds) is not the transfer's rate.
+                let began = clock.now
                 do {
                     for try await event in client.upload(upload, options: options) { view.update(event) }
                 } catch let refusal as SMPDeviceError {
