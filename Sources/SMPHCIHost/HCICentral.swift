@@ -46,11 +46,9 @@ public actor HCICentral {
     public nonisolated let options: Options
     private let logger: Logger
     private let clock: SMPClock
+    /// The controller's host, shared with the other centrals of this process on that controller
+    /// (``HCIHostPool``).
     private var host: HCIHost?
-    /// The central's own address: static random, kept for the central's life. Many controllers
-    /// (an nRF52840 running `hci_uart`) have no public address, and Bumble's virtual link routes
-    /// LE data by the sender's random address whatever address type it connected with.
-    private let ownAddress: BluetoothAddress
 
     /// Creates a central; nothing is opened until ``connect()``.
     /// - Parameters:
@@ -61,8 +59,6 @@ public actor HCICentral {
         self.options = options
         self.clock = clock
         self.logger = logger
-        var generator = SystemRandomNumberGenerator()
-        ownAddress = .randomStatic(using: &generator)
     }
 
     /// Finds the device, connects and subscribes to its SMP characteristic.
@@ -115,21 +111,28 @@ public actor HCICentral {
         }
     }
 
-    /// Closes the controller.
-    public func close() async {
-        await host?.close()
+    /// Lets go of the controller: its host closes it when no other central of this process and
+    /// no connection uses it.
+    public func close() {
         host = nil
     }
 
     private func openHost() async throws -> HCIHost {
         if let host, await host.isUsable { return host }
+        let (controller, clock, logger) = (options.controller, clock, logger)
         do {
-            let opened = try await HCIHost.open(
-                options.controller,
-                randomAddress: ownAddress,
-                clock: clock,
-                logger: logger
-            )
+            let opened = try await HCIHostPool.shared.host(for: controller) {
+                // A static random address of the host's own: many controllers (an nRF52840 running
+                // `hci_uart`) have no public address, and Bumble's virtual link routes LE data by
+                // the sender's random address whatever address type it connected with.
+                var generator = SystemRandomNumberGenerator()
+                return try await HCIHost.open(
+                    controller,
+                    randomAddress: .randomStatic(using: &generator),
+                    clock: clock,
+                    logger: logger
+                )
+            }
             host = opened
             return opened
         } catch {

@@ -155,4 +155,8 @@ public actor HCIHost {
     public func close() {
         link.close()
     }
+
+    // Nobody can use the controller any more: its reader thread and socket (or UART) must not
+    // outlive the host, in a process that connects again and again (fleets, `mcumgr ui`).
+    deinit { link.close() }
 }

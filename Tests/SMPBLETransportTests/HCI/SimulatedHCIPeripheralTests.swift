@@ -186,4 +186,49 @@ import Testing
         await replacement.withLock { $0 }?.stop()
         await scene.stop()
     }
+
+    /// Two devices upgraded at once through one controller (a fleet's `--ble-per-adapter 2`):
+    /// both transports share the controller's one host — a socket controller, like a UART, takes
+    /// one host — and each upgrade, reset and reconnection included, completes.
+    @Test(Peers.needed("bumble"))
+    func twoDevicesThroughOneControllerAtOnce() async throws {
+        let rig = try await BumbleRig.start(chips: 3)
+        defer { rig.stop() }
+        var peripherals: [SimulatedHCIPeripheral] = []
+        do {
+            for (chip, name) in ["dev-a", "dev-b"].enumerated() {
+                let device = SimulatedDevice(configuration: .init(bufferSize: 2475, bufferCount: 4))
+                let peripheral = SimulatedHCIPeripheral(device: device, name: name, controller: try Scene.controller(rig, chip: chip))
+                try await peripheral.start()
+                peripherals.append(peripheral)
+            }
+            let central = try Scene.controller(rig, chip: 2)
+            let image = try BLEHarness.image(size: 32 * 1024)
+            let package = FirmwarePackage.Image(try MCUbootImage(bytes: Array(image.data)), imageIndex: 0, slot: 1)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for peripheral in peripherals {
+                    let transport = GATTTransport.hci(.init(controller: central, target: peripheral.name, scanTimeout: .seconds(60)))
+                    group.addTask {
+                        var completed = false
+                        for try await event in Self.upgrade(transport, mode: .testAndConfirm).run(images: [package]) {
+                            if case .completed = event { completed = true }
+                        }
+                        #expect(completed, "\(peripheral.name)")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for peripheral in peripherals {
+                let states = await peripheral.device.imageStates
+                #expect(states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed }, "\(peripheral.name): \(states)")
+            }
+            // One host on the central's chip all along: never a second one refused.
+            #expect(!rig.log.contains("chip 3: refused"), "\(rig.log)")
+            #expect(rig.log.contains("chip 3: host 1 connected") && !rig.log.contains("chip 3: host 2"), "\(rig.log)")
+        } catch {
+            for peripheral in peripherals { await peripheral.stop() }
+            throw error
+        }
+        for peripheral in peripherals { await peripheral.stop() }
+    }
 }
