@@ -106,7 +106,9 @@ let package = Package(
         // Our LE host's I/O edge: a controller over a socket or UART, the SMPHCI machines driven.
         .target(
             name: "SMPHCIHost",
-            dependencies: ["SMPHCI", "SMPBytes", "SMPLink", "SMPPOSIX", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "SMPHCI", "SMPBytes", "SMPLink", "SMPPOSIX", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -26,7 +26,13 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
     /// BlueZ), whether to pair when the device asks for it, and, with a PSM, an L2CAP channel
     /// instead of the GATT characteristic (Apple platforms); or, with `hci`, our own LE host on
     /// that controller instead of the system's Bluetooth.
-    case ble(name: String, psm: UInt16? = nil, adapter: String? = nil, pair: Bool = false, hci: HCIControllerAddress? = nil)
+    case ble(
+        name: String,
+        psm: UInt16? = nil,
+        adapter: String? = nil,
+        pair: Bool = false,
+        hci: HCIControllerAddress? = nil
+    )
     /// The in-process simulated device, with its query options (`images`, `mode`, …), which the
     /// simulator itself validates.
     case simulator(options: [String: String])
@@ -113,7 +119,9 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         }
         let hci = try parseController(query)
         if hci != nil, adapter != nil || psm != nil || pair != nil {
-            throw ConnectionURLError("'\(query.url)': hci= is our own host on a controller; adapter, psm and pair are BlueZ's and CoreBluetooth's")
+            throw ConnectionURLError(
+                "'\(query.url)': hci= is our own host on a controller; adapter, psm and pair are BlueZ's and CoreBluetooth's"
+            )
         }
         return .ble(name: name, psm: psm, adapter: adapter, pair: pair ?? false, hci: hci)
     }
@@ -136,7 +144,8 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         }
         do throws(HCIAddressError) {
             let address = try HCIControllerAddress(parsing: text, baudRate: baud, hardwareFlowControl: flow ?? true)
-            if flow != nil, case .serial = address {} else if flow != nil {
+            if flow != nil, case .serial = address {
+            } else if flow != nil {
                 throw HCIAddressError("rtscts is for a UART controller, not '\(text)'")
             }
             return address
@@ -167,7 +176,6 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Percent-encodes everything but unreserved characters (RFC 3986) and `keeping`.
     /// The `hci=` options that parse back to the same controller.
     private static func controllerOptions(_ hci: HCIControllerAddress) -> [String] {
         let location = "hci=" + encode(hci.location, keeping: ":/[]")
@@ -175,6 +183,7 @@ public enum ConnectionURL: Sendable, Hashable, CustomStringConvertible {
         return [location, "baud=\(baud)"] + (flow ? [] : ["rtscts=0"])
     }
 
+    /// Percent-encodes everything but unreserved characters (RFC 3986) and `keeping`.
     static func encode(_ text: String, keeping: String = "") -> String {
         var out = ""
         for byte in text.utf8 {

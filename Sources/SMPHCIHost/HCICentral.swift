@@ -88,7 +88,7 @@ public actor HCICentral {
             await connection.disconnect()
             throw SMPTransportError(
                 .connectionFailed,
-                "no SMP service usable on \(describe(peripheral)): \(error)",
+                "cannot use SMP over GATT on \(describe(peripheral)): \(error)",
                 cause: error
             )
         }

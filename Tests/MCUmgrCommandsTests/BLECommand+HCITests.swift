@@ -50,10 +50,17 @@ import Testing
         let ours = try await Self.simulator("sim-cli", controller: controller(0))
         defer { ours.stop() }
         // Bumble's peripheral forwards whole frames over UDP to a device in this process.
-        let device = SimulatedDevice(configuration: .init(bufferSize: 2475, bufferCount: 4, maximumDatagramSize: 65_507))
+        let device = SimulatedDevice(
+            configuration: .init(bufferSize: 2475, bufferCount: 4, maximumDatagramSize: 65_507)
+        )
         let server = try SimulatedUDPServer(device: device, host: "127.0.0.1", port: 0)
         server.start()
-        let theirs = try await BumblePeripheral.start(on: rig, chip: 1, name: "bumble-p", udpPort: Int(server.localAddress.port))
+        let theirs = try await BumblePeripheral.start(
+            on: rig,
+            chip: 1,
+            name: "bumble-p",
+            udpPort: Int(server.localAddress.port)
+        )
         defer { theirs.stop() }
 
         let listed = try await Self.scan(for: ["sim-cli", "bumble-p"], controller: controller(2))
@@ -80,7 +87,10 @@ import Testing
     @Test(arguments: [
         (["ble", "scan", "--hci", "bt://x"], "--hci: 'bt://x' is not a controller"),
         (["ble", "scan", "--hci", "tcp://127.0.0.1:0"], "is not a port"),
-        (["ble", "scan", "--hci", "tcp://127.0.0.1:9", "--hci-baud", "115200"], "a baud rate is for a serial controller"),
+        (
+            ["ble", "scan", "--hci", "tcp://127.0.0.1:9", "--hci-baud", "115200"],
+            "a baud rate is for a serial controller"
+        ),
         (["ble", "scan", "--hci", "tcp://127.0.0.1:9", "--adapter", "hci0"], "--adapter is BlueZ's"),
         (["ble", "scan", "--hci-baud", "115200"], "--hci-baud goes with --hci"),
         (["simulator", "--hci", "tcp://127.0.0.1:9"], "--hci goes with --ble NAME"),

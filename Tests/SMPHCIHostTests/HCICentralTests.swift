@@ -109,7 +109,10 @@ struct HCICentralTests {
         let central = Self.central(fake, attTimeout: .seconds(1))
         let error = await #expect(throws: SMPTransportError.self) { _ = try await central.connect() }
         #expect(error?.code == .connectionFailed)
-        #expect(error?.message.contains("no SMP service usable on 'fake-smp'") == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("cannot use SMP over GATT on 'fake-smp'") == true,
+            "\(String(describing: error))"
+        )
         let cause = error?.cause as? HCIError
         #expect(cause?.code == breakage.code, "\(String(describing: error))")
         #expect(cause?.message.contains(breakage.fragment) == true, "\(String(describing: cause))")

@@ -92,7 +92,13 @@ struct BLECommand: AsyncParsableCommand {
                 }
                 print(
                     devices.map {
-                        ScannedDevice(name: $0.name, address: $0.address, rssi: $0.rssi, connected: $0.connected, adapter: $0.adapter)
+                        ScannedDevice(
+                            name: $0.name,
+                            address: $0.address,
+                            rssi: $0.rssi,
+                            connected: $0.connected,
+                            adapter: $0.adapter
+                        )
                     }
                 )
             }

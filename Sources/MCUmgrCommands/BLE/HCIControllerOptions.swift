@@ -10,7 +10,11 @@ struct HCIControllerOptions: ParsableArguments {
     )
     var controller: String?
 
-    @Option(name: .customLong("hci-baud"), parsing: .unconditional, help: "The --hci UART's baud rate (default 1000000).")
+    @Option(
+        name: .customLong("hci-baud"),
+        parsing: .unconditional,
+        help: "The --hci UART's baud rate (default 1000000)."
+    )
     var baud: Int?
 
     @Flag(
@@ -30,7 +34,8 @@ struct HCIControllerOptions: ParsableArguments {
         }
         do {
             let address = try HCIControllerAddress(parsing: controller, baudRate: baud, hardwareFlowControl: rtscts)
-            if !rtscts, case .serial = address {} else if !rtscts {
+            if !rtscts, case .serial = address {
+            } else if !rtscts {
                 throw ValidationError("--no-hci-rtscts is for a UART controller, not \(controller)")
             }
             return address

@@ -37,7 +37,9 @@ public struct BluetoothAddress: Sendable, Hashable, CustomStringConvertible {
             var bytes = (0..<6).map { _ in UInt8.random(in: 0...255, using: &generator) }
             bytes[5] |= 0xC0
             let rest = bytes[0..<5] + [bytes[5] & 0x3F]
-            if rest.allSatisfy({ $0 == 0 }) || (rest.dropLast().allSatisfy { $0 == 0xFF } && rest.last == 0x3F) { continue }
+            if rest.allSatisfy({ $0 == 0 }) || (rest.dropLast().allSatisfy { $0 == 0xFF } && rest.last == 0x3F) {
+                continue
+            }
             return BluetoothAddress(uncheckedLittleEndian: bytes)
         }
     }

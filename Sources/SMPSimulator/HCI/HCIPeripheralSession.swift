@@ -89,7 +89,8 @@ struct HCIPeripheralSession: Sendable {
             let length = min(512, server.withLock { $0.maximumNotificationLength })
             for fragment in BLEFragmentation.fragments(of: frame, maximumWriteLength: length) {
                 do {
-                    let pdu = try server.withLock { server throws(HCIError) in try server.notification(Array(fragment)) }
+                    let pdu = try server.withLock { server throws(HCIError) in try server.notification(Array(fragment))
+                    }
                     try await connection.waitForRoom()
                     try await connection.sendATT(pdu)
                 } catch {

@@ -38,7 +38,8 @@ import Testing
             await #expect {
                 _ = try await transport.connect()
             } throws: { error in
-                "\(error)".contains("no connectable device named or addressed 'absent'") && "\(error)".contains("smp-rig")
+                "\(error)".contains("no connectable device named or addressed 'absent'")
+                    && "\(error)".contains("smp-rig")
             }
         }
     }

@@ -27,7 +27,11 @@ import Testing
             let device = device ?? SimulatedDevice(configuration: .init(bufferSize: 2475, bufferCount: 4))
             let rig = try await BumbleRig.start(chips: 2)
             do {
-                let peripheral = SimulatedHCIPeripheral(device: device, name: name, controller: try controller(rig, chip: 0))
+                let peripheral = SimulatedHCIPeripheral(
+                    device: device,
+                    name: name,
+                    controller: try controller(rig, chip: 0)
+                )
                 try await peripheral.start()
                 return Scene(rig: rig, device: device, peripheral: peripheral)
             } catch {
@@ -42,7 +46,9 @@ import Testing
 
         /// Our central on chip 1.
         func transport() throws -> GATTTransport {
-            GATTTransport.hci(.init(controller: try Self.controller(rig, chip: 1), target: name, scanTimeout: .seconds(60)))
+            GATTTransport.hci(
+                .init(controller: try Self.controller(rig, chip: 1), target: name, scanTimeout: .seconds(60))
+            )
         }
 
         func stop() async {
@@ -112,7 +118,8 @@ import Testing
             let states = await scene.device.imageStates
             switch mode {
             case .uploadOnly: #expect(states.contains { $0.hash == image.hash && $0.slot == 1 }, "\(states)")
-            case .testOnly: #expect(states.contains { $0.hash == image.hash && $0.isActive && !$0.isConfirmed }, "\(states)")
+            case .testOnly:
+                #expect(states.contains { $0.hash == image.hash && $0.isActive && !$0.isConfirmed }, "\(states)")
             case .testAndConfirm, .confirmOnly:
                 #expect(states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed }, "\(states)")
             }
@@ -198,7 +205,11 @@ import Testing
         do {
             for (chip, name) in ["dev-a", "dev-b"].enumerated() {
                 let device = SimulatedDevice(configuration: .init(bufferSize: 2475, bufferCount: 4))
-                let peripheral = SimulatedHCIPeripheral(device: device, name: name, controller: try Scene.controller(rig, chip: chip))
+                let peripheral = SimulatedHCIPeripheral(
+                    device: device,
+                    name: name,
+                    controller: try Scene.controller(rig, chip: chip)
+                )
                 try await peripheral.start()
                 peripherals.append(peripheral)
             }
@@ -207,7 +218,9 @@ import Testing
             let package = FirmwarePackage.Image(try MCUbootImage(bytes: Array(image.data)), imageIndex: 0, slot: 1)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for peripheral in peripherals {
-                    let transport = GATTTransport.hci(.init(controller: central, target: peripheral.name, scanTimeout: .seconds(60)))
+                    let transport = GATTTransport.hci(
+                        .init(controller: central, target: peripheral.name, scanTimeout: .seconds(60))
+                    )
                     group.addTask {
                         var completed = false
                         for try await event in Self.upgrade(transport, mode: .testAndConfirm).run(images: [package]) {
@@ -220,7 +233,10 @@ import Testing
             }
             for peripheral in peripherals {
                 let states = await peripheral.device.imageStates
-                #expect(states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed }, "\(peripheral.name): \(states)")
+                #expect(
+                    states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed },
+                    "\(peripheral.name): \(states)"
+                )
             }
             // One host on the central's chip all along: never a second one refused.
             #expect(!rig.log.contains("chip 3: refused"), "\(rig.log)")
