@@ -6,7 +6,7 @@ import SMPLink
 struct ATTBearer: Sendable {
     let connection: HCIConnection
     let inputs: TimedInputs<[UInt8]>
-    /// How long a request may stay unanswered (``defaultTransactionTimeout``; tests shorten it).
+    /// How long a request may stay unanswered (`defaultTransactionTimeout`; tests shorten it).
     let transactionTimeout: Duration
 
     /// Starts forwarding the connection's PDUs; the inputs end with the connection.
@@ -40,7 +40,7 @@ struct ATTBearer: Sendable {
 extension ATTBearer {
     /// Runs the central's GATT setup (MTU, discovery of the SMP service, subscription).
     /// - Returns: the channel of the SMP characteristic.
-    /// - Throws: ``HCIError`` from the setup (no SMP service, a refusal, 30 s without an
+    /// - Throws: `HCIError` from the setup (no SMP service, a refusal, 30 s without an
     ///   answer), or why the connection ended.
     func setUpClient() async throws -> GATTClientChannel {
         var setup = GATTClientSetup()

@@ -3,7 +3,7 @@ import SMPHCI
 import SMPPOSIX
 
 /// One controller over H4: packets out as written, packets in as a stream, read on a thread of
-/// the link's own (``BlockingReadLoop``).
+/// the link's own (`BlockingReadLoop`).
 ///
 /// The stream ends with the channel: the controller closed it, a read failed, or the bytes lost
 /// their framing (an unknown packet indicator — nothing after it can be trusted).
@@ -86,6 +86,6 @@ final class H4Link: Sendable {
         }
     }
 
-    /// Closes the channel; ``inputs`` ends soon after.
+    /// Closes the channel; `inputs` ends soon after.
     func close() { channel.close() }
 }

@@ -5,9 +5,9 @@ import SMPLink
 /// SMP peripherals through our own LE host on one controller: finds a device by name or
 /// address, connects, sets GATT up, and hands back the SMP characteristic as an ``HCIGATTLink``.
 ///
-/// The controller is opened on the first ``connect()`` and kept for the next (a reconnection
+/// The controller is opened on the first `connect()` and kept for the next (a reconnection
 /// after the device resets does not bring the controller up again); when it goes away the next
-/// ``connect()`` opens it afresh.
+/// `connect()` opens it afresh.
 public actor HCICentral {
     /// What to connect to, and how long each step may take.
     public struct Options: Sendable {
@@ -47,10 +47,10 @@ public actor HCICentral {
     private let logger: Logger
     private let clock: SMPClock
     /// The controller's host, shared with the other centrals of this process on that controller
-    /// (``HCIHostPool``).
+    /// (`HCIHostPool`).
     private var host: HCIHost?
 
-    /// Creates a central; nothing is opened until ``connect()``.
+    /// Creates a central; nothing is opened until `connect()`.
     /// - Parameters:
     ///   - options: the controller and the device.
     ///   - clock: the clock of the host's timeouts.

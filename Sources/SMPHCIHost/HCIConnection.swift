@@ -47,7 +47,7 @@ public final class HCIConnection: Sendable {
         try await host.waitForACLRoom(handle: handle)
     }
 
-    /// Ends the connection (Disconnect, reason 0x13); ``attPDUs`` ends when the controller
+    /// Ends the connection (Disconnect, reason 0x13); `attPDUs` ends when the controller
     /// confirms.
     public func disconnect() async {
         await host.disconnect(handle)

@@ -4,7 +4,7 @@ import SMPHCI
 import SMPLink
 
 /// The SMP characteristic of a peripheral connected through our own LE host: the same
-/// ``GATTLink`` as BlueZ's and CoreBluetooth's, so the GATT transport core (framing,
+/// `GATTLink` as BlueZ's and CoreBluetooth's, so the GATT transport core (framing,
 /// reassembly, back-pressure) is shared.
 public final class HCIGATTLink: GATTLink {
     /// The connection underneath.

@@ -7,7 +7,7 @@ extension HCIHost {
     ///   - service: the service UUID advertised.
     /// - Returns: the connection, owned by the caller. Advertising has stopped (legacy advertising
     ///   ends with a connection); call again to advertise for the next central.
-    /// - Throws: ``HCIError`` (a name that cannot be advertised, a refused or unanswered command),
+    /// - Throws: `HCIError` (a name that cannot be advertised, a refused or unanswered command),
     ///   the reason the controller went away, or `CancellationError` (advertising is then
     ///   switched off).
     public func advertise(name: String, service: BluetoothUUID) async throws -> HCIConnection {

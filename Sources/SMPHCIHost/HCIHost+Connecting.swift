@@ -15,7 +15,7 @@ extension HCIHost {
     ///   - type: its address type, as its advertisements gave it.
     ///   - timeout: how long the peer may take to answer.
     /// - Returns: the connection, owned by the caller.
-    /// - Throws: ``HCIError`` (`.timeout` when the peer did not answer, `.commandFailed` when
+    /// - Throws: `HCIError` (`.timeout` when the peer did not answer, `.commandFailed` when
     ///   the controller refused), the reason the controller went away, or `CancellationError`.
     public func connect(to peer: BluetoothAddress, type: LEAddressType, timeout: Duration) async throws -> HCIConnection
     {

@@ -46,7 +46,7 @@ extension HCIHost {
     /// its stream.
     /// - Parameter handle: the connection handle.
     /// - Returns: the connection.
-    /// - Throws: ``HCIDisconnection`` or an ``HCIError`` when it is gone or already claimed.
+    /// - Throws: ``HCIDisconnection`` or an `HCIError` when it is gone or already claimed.
     func claimConnection(_ handle: UInt16) throws -> HCIConnection {
         guard var state = connections[handle] else {
             throw HCIError(.protocolViolation, "no connection with handle 0x\(String(handle, radix: 16))")
@@ -151,7 +151,7 @@ extension HCIHost {
         wakeWriters()
     }
 
-    /// Asks the controller to end a connection; ``HCIConnection/attPDUs`` ends when it has.
+    /// Asks the controller to end a connection; `HCIConnection/attPDUs` ends when it has.
     /// - Parameter handle: the connection.
     func disconnect(_ handle: UInt16) {
         guard connections[handle] != nil, endReason == nil else { return }

@@ -73,7 +73,7 @@ extension HCIHost {
     // MARK: Procedures
 
     /// Waits for the procedure running to end, then makes a new one current: it receives every
-    /// event from now on until ``endProcedure(_:)``.
+    /// event from now on until `endProcedure(_:)`.
     /// - Returns: the new procedure's inputs.
     /// - Throws: the reason the controller is gone.
     func beginProcedure() async throws -> HCIProcedure {
@@ -87,7 +87,7 @@ extension HCIHost {
     }
 
     /// Ends a procedure and lets the next one run.
-    /// - Parameter ended: the procedure from ``beginProcedure()``.
+    /// - Parameter ended: the procedure from `beginProcedure()`.
     func endProcedure(_ ended: HCIProcedure) {
         guard procedure === ended else { return }
         ended.finish()

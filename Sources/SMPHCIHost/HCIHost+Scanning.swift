@@ -7,7 +7,7 @@ extension HCIHost {
     ///   - duration: how long to scan at most.
     ///   - stopWhen: called for every advertiser first seen or changed; `true` ends the scan early.
     /// - Returns: every advertiser seen.
-    /// - Throws: ``HCIError`` when the controller refuses or does not answer, the reason the
+    /// - Throws: `HCIError` when the controller refuses or does not answer, the reason the
     ///   controller went away, or `CancellationError`.
     public func scan(
         for duration: Duration,

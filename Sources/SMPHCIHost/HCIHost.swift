@@ -8,8 +8,8 @@ import SMPLink
 /// of SMPHCI that drives it, and carries L2CAP over ACL for every connection (ATT to the
 /// connection's owner, LE signalling answered here, flow control from the controller's buffers).
 ///
-/// Opened with ``open(_:randomAddress:clock:logger:)``; the controller's socket or UART belongs to
-/// it until ``close()``. When the controller goes away every connection ends with its reason.
+/// Opened with `open(_:randomAddress:clock:logger:)`; the controller's socket or UART belongs to
+/// it until `close()`. When the controller goes away every connection ends with its reason.
 public actor HCIHost {
     /// What the bring-up learnt about the controller.
     public nonisolated let controller: ControllerInfo
@@ -34,7 +34,7 @@ public actor HCIHost {
     /// Writers waiting for the controller's ACL buffers.
     var aclWaiters: [CheckedContinuation<Void, Never>] = []
 
-    /// How long the controller may take to answer a command, unless ``open(_:randomAddress:commandTimeout:clock:logger:)``
+    /// How long the controller may take to answer a command, unless `open(_:randomAddress:commandTimeout:clock:logger:)`
     /// says otherwise. Generous: a UART dongle's Reset takes a while, and a loaded machine must
     /// not make a working controller fail.
     public static let defaultCommandTimeout = Duration.seconds(10)
@@ -68,7 +68,7 @@ public actor HCIHost {
     ///   - clock: the clock of the host's timeouts.
     ///   - logger: the host's logger.
     /// - Returns: the host, ready for procedures.
-    /// - Throws: `SystemCallError` when the controller cannot be reached, ``HCIError`` when it
+    /// - Throws: `SystemCallError` when the controller cannot be reached, `HCIError` when it
     ///   does not come up (a refused or unanswered command, bytes that are not HCI).
     public static func open(
         _ address: HCIControllerAddress,
@@ -102,7 +102,7 @@ public actor HCIHost {
         }
     }
 
-    /// Drives ``ControllerBringUp`` over the link, before the host exists (nothing else runs yet).
+    /// Drives `ControllerBringUp` over the link, before the host exists (nothing else runs yet).
     /// Its waits are on the real clock: they bound a real controller's answers.
     private static func bringUp(
         _ link: H4Link,

@@ -30,7 +30,7 @@ final class TimedInputs<Value: Sendable>: Sendable {
     func deliver(_ input: TimedInput<Value>) { continuation.yield(input) }
 
     /// Starts the timer (replacing any running one).
-    /// - Parameter duration: how long until ``TimedInput/timer(_:)`` arrives.
+    /// - Parameter duration: how long until `TimedInput/timer(_:)` arrives.
     /// - Returns: the generation the timer input will carry.
     @discardableResult
     func arm(after duration: Duration) -> UInt64 {

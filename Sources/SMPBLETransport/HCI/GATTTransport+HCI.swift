@@ -3,7 +3,7 @@ import SMPLink
 
 extension GATTTransport {
     /// A transport to an SMP device through our own LE host on an HCI controller (a socket or a
-    /// UART): each `connect()` opens an ``HCIGATTLink`` (see ``HCICentral``), the controller kept
+    /// UART): each `connect()` opens an `HCIGATTLink` (see `HCICentral`), the controller kept
     /// from one connection to the next.
     /// - Parameters:
     ///   - options: the controller, the device and the timeouts.

@@ -25,7 +25,7 @@ public actor SimulatedHCIPeripheral {
     private var host: HCIHost?
     private var serving: Task<Void, Never>?
 
-    /// Creates a peripheral; nothing is opened until ``start()``.
+    /// Creates a peripheral; nothing is opened until `start()`.
     /// - Parameters:
     ///   - device: the device to serve.
     ///   - name: the name to advertise.
@@ -44,7 +44,7 @@ public actor SimulatedHCIPeripheral {
     }
 
     /// Brings the controller up and starts advertising.
-    /// - Throws: `SystemCallError` or ``HCIError`` when the controller cannot be used, ``HCIError``
+    /// - Throws: `SystemCallError` or `HCIError` when the controller cannot be used, `HCIError`
     ///   `.malformedAdvertisingData` for a name that cannot be advertised.
     public func start() async throws {
         guard host == nil else { return }
