@@ -107,7 +107,21 @@ struct LEAdvertiserTests {
         _ = advertiser.start()
         let packet = try Self.packet(advertiser.receive(GAP.complete(.leSetAdvertisingParameters)))
         let data = try packet.command(as: HCI.LESetAdvertisingData.self).data
-        #expect(data == [0x02, 0x01, 0x06, 0x03, 0x03, 0x0D, 0x18])
+        // Flags, the 16-bit list, and the name, which fits beside them.
+        #expect(data == [0x02, 0x01, 0x06, 0x03, 0x03, 0x0D, 0x18, 0x03, 0x09, 0x68, 0x72])
+    }
+
+    /// The complete name goes in the advertising data too when it fits beside the flags and the
+    /// 128-bit UUID (8 bytes), so that a central knows the device from one packet; a longer one
+    /// is only in the scan response.
+    @Test(arguments: [("12345678", true), ("123456789", false)])
+    func theNameIsAdvertisedWhenItFits(name: String, inAdvertisingData: Bool) throws {
+        var advertiser = try Self.advertiser(name: name)
+        _ = advertiser.start()
+        let packet = try Self.packet(advertiser.receive(GAP.complete(.leSetAdvertisingParameters)))
+        let data = try AdvertisingData(bytes: try packet.command(as: HCI.LESetAdvertisingData.self).data)
+        #expect(data.serviceUUIDs == [GAP.smpService])
+        #expect(data.localName == (inAdvertisingData ? name : nil))
     }
 
     @Test func anEmptyNameIsRejected() throws {
