@@ -44,29 +44,27 @@ import Testing
         }
     }
 
-    @Test(Peers.needed("bumble"))
-    func ourCentralUpgradesThroughABumblePeripheral() async throws {
+    /// Every mode through Bumble's host: the device behind it resets (the modes that reset),
+    /// the engine reconnects through a fresh scan, and the device ends as the mode says.
+    @Test(Peers.needed("bumble"), arguments: FirmwareUpgrade.Mode.allCases)
+    func ourCentralUpgradesThroughABumblePeripheral(mode: FirmwareUpgrade.Mode) async throws {
         try await BumbleRigTests.withRig { device, rig, peripheral in
             let image = try BLEHarness.image(size: 48 * 1024)
             let package = FirmwarePackage.Image(try MCUbootImage(bytes: Array(image.data)), imageIndex: 0, slot: 1)
-            let upgrade = FirmwareUpgrade(
-                transport: try Self.transport(rig),
-                configuration: .init(
-                    mode: .testAndConfirm,
-                    firstChunkTimeout: .seconds(5),
-                    probeTimeout: .seconds(1),
-                    reconnectTimeout: .seconds(60),
-                    reconnectInterval: .milliseconds(10)
-                ),
-                clientConfiguration: BLEHarness.patientClient
-            )
+            let upgrade = SimulatedHCIPeripheralTests.upgrade(try Self.transport(rig), mode: mode)
             var completed = false
             for try await event in upgrade.run(images: [package]) {
                 if case .completed = event { completed = true }
             }
             #expect(completed, "peripheral: \(peripheral.log); rig: \(rig.log)")
             let states = await device.imageStates
-            #expect(states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed }, "\(states)")
+            switch mode {
+            case .uploadOnly: #expect(states.contains { $0.hash == image.hash && $0.slot == 1 }, "\(states)")
+            case .testOnly:
+                #expect(states.contains { $0.hash == image.hash && $0.isActive && !$0.isConfirmed }, "\(states)")
+            case .testAndConfirm, .confirmOnly:
+                #expect(states.contains { $0.hash == image.hash && $0.isActive && $0.isConfirmed }, "\(states)")
+            }
         }
     }
 }
