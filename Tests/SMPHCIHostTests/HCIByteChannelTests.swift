@@ -56,7 +56,11 @@ struct HCIByteChannelTests {
         defer { bridge.stop() }
         let uart = try HCIControllerAddress(parsing: bridge.terminal.slavePath)
         #expect(uart == .serial(path: bridge.terminal.slavePath, baudRate: 1_000_000, hardwareFlowControl: true))
-        let host = try await HCIHost.open(uart, randomAddress: BluetoothAddress("C3:00:00:00:00:02"), commandTimeout: .seconds(60))
+        let host = try await HCIHost.open(
+            uart,
+            randomAddress: BluetoothAddress("C3:00:00:00:00:02"),
+            commandTimeout: .seconds(60)
+        )
         #expect(host.controller.aclDataPacketCount == Int(FakeControllerState.aclCount))
         let seen = try await host.scan(for: .seconds(60)) { $0.localName == "fake-smp" }
         #expect(seen.contains { $0.localName == "fake-smp" })
