@@ -5,7 +5,9 @@
 # bootloader family).
 # Usage, from the repository root: scripts/fault-matrix.sh ["CELL"]
 # With a cell's description as the counts line prints it (e.g. "confirm-only on firmware-loader,
-# 1 image(s)"), only that cell runs, with a line per run: its fault and how it ended.
+# 1 image(s)"), only that cell runs, with a line per run: its fault and how it ended. With
+# MCUMGR_FAULT_MATRIX_RUNS=1 every cell prints those lines, named by cell, in the order of the
+# faults: two runs of the whole matrix then compare with diff.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --build-tests

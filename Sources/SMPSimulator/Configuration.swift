@@ -127,6 +127,11 @@ extension SimulatedDevice {
         /// latency: real time by default, a test clock that a test advances by hand in tests that
         /// check the device honours them.
         public var clock: SMPClock = .continuous
+        /// Told whenever the device takes a request in hand and when it is done with it, so that
+        /// it stands still while the device works (``QuietClock``); `nil`: nobody is told. The
+        /// device's own delays stay on ``clock``, which must not be this clock: it would wait for
+        /// itself.
+        public var quietClock: QuietClock?
         /// `CONFIG_MCUMGR_TRANSPORT_NETBUF_SIZE`: the largest SMP frame (header included) the device
         /// accepts; larger requests are dropped. Zephyr's default is 384, or 2048 with UDP.
         public var bufferSize: Int

@@ -216,6 +216,7 @@ public actor SimulatedDevice {
     // MARK: - The SMP work queue
 
     private func enqueue(_ item: Queued) {
+        configuration.quietClock?.hold()
         queue.append(item)
         guard !working else { return }
         working = true
@@ -225,6 +226,8 @@ public actor SimulatedDevice {
     private func work() async {
         while !queue.isEmpty {
             let item = queue.removeFirst()
+            // Taken in hand at `enqueue`; done at the end of this pass, whichever way it ends.
+            defer { configuration.quietClock?.release() }
             let generation = boot
             // Requests that arrive meanwhile wait in their buffers: this is when a burst fills
             // the pool.
@@ -378,7 +381,10 @@ public actor SimulatedDevice {
         boot += 1
         let lost = queue
         queue.removeAll()
-        for item in lost { finish(item, with: []) }
+        for item in lost {
+            finish(item, with: [])
+            configuration.quietClock?.release()
+        }
         var moved = core.reboot(interruptingSwap: injector.powerLossSwapStep, powerCycle: powerCycle, button: button)
         if core.bootloader.lastBootInterrupted {
             // Power comes back: MCUboot resumes the swap from its status area.

@@ -74,6 +74,12 @@ import Testing
         ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX_ONLY"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// Whether every cell prints a line per run, named by its cell (`MCUMGR_FAULT_MATRIX_RUNS=1`):
+    /// to compare two runs of the whole matrix run by run.
+    static var printsRuns: Bool {
+        ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX_RUNS"] == "1"
+    }
+
     static var cells: [Cell] {
         guard ProcessInfo.processInfo.environment["MCUMGR_FAULT_MATRIX"] == "full" else { return slice }
         let bootloaders: [BootloaderMode] = [
@@ -99,18 +105,21 @@ import Testing
 
     /// The cell's device. It reboots as its answer to a reset goes out (no reset delay), so that
     /// no probe of the engine races the reboot: how many requests a run makes, and which one a
-    /// fault at an index strikes, do not depend on how busy the machine is.
-    static func device(_ cell: Cell) -> SimulatedDevice {
-        SimulatedDevice(
-            configuration: .init(
-                bufferSize: 512,
-                resetDelay: .zero,
-                bootTime: .milliseconds(100),
-                imageCount: cell.images,
-                bootloaderMode: cell.bootloader,
-                startsInRecovery: cell.inRecovery
-            )
+    /// fault at an index strikes, do not depend on how busy the machine is. Its quiet clock is
+    /// the clock of the upgrades run on it: their timeouts fire only for answers the faults
+    /// lost, never for ones a busy machine delayed. `quiet: false` leaves it out: a test of an
+    /// answer that comes after its timeout needs the real clock.
+    static func device(_ cell: Cell, quiet: Bool = true) -> SimulatedDevice {
+        var configuration = SimulatedDevice.Configuration(
+            bufferSize: 512,
+            resetDelay: .zero,
+            bootTime: .milliseconds(100),
+            imageCount: cell.images,
+            bootloaderMode: cell.bootloader,
+            startsInRecovery: cell.inRecovery
         )
+        if quiet { configuration.quietClock = QuietClock() }
+        return SimulatedDevice(configuration: configuration)
     }
 
     static func images(_ cell: Cell) -> [FirmwarePackage.Image] {
@@ -154,10 +163,11 @@ import Testing
             configuration.reconnectTimeout = .seconds(2)
         }
         configuration.recovery = recovery || cell.inRecovery
-        let upgrade = FirmwareUpgrade(
-            transport: transport ?? LoopbackTransport(device: device),
+        let upgrade = UpgradeHarness.upgrade(
+            transport ?? LoopbackTransport(device: device),
             configuration: configuration,
-            clientConfiguration: client
+            client: client,
+            clock: device.configuration.quietClock
         )
         return await UpgradeHarness.run(upgrade, images: images(cell))
     }
@@ -247,7 +257,8 @@ import Testing
     /// another run, which a busy machine can change).
     @Test func aLateLastAnswerAndAResetAtTheNextRequestEndTruthfully() async throws {
         let cell = Cell(mode: .testOnly, bootloader: .directXIPWithRevert, images: 2)
-        let device = Self.device(cell)
+        // On the real clock: on the quiet clock a delayed answer is never late.
+        let device = Self.device(cell, quiet: false)
         // The matrix's client with a timeout only the injected delay reaches on a busy machine.
         var client = Self.client
         client.timeout = .seconds(2)
@@ -280,6 +291,38 @@ import Testing
         #expect(run.upgradeError?.code == .imageMissingAfterReset, "\(String(describing: run.error))")
     }
 
+    /// The cell that ended either way ("test-only on ram-load, 2 image(s)": 56 / 4 in one full
+    /// run, 57 / 3 in the next), its cause made to happen: the matrix's load delayed the answer to
+    /// a run's first request past the client's 150 ms on the real clock; the client took it for
+    /// lost, and a lost first answer fails the run (the engine fails fast on a device that never
+    /// answered). Here the first answer comes 300 ms late. On the device's quiet clock, which
+    /// stands still while an answer is on its way, the run succeeds; on the real clock the same
+    /// run fails as that one did.
+    @Test(arguments: [true, false])
+    func aLateFirstAnswerIsNoLostAnswerOnTheQuietClock(quiet: Bool) async throws {
+        let cell = Cell(mode: .testOnly, bootloader: .ramLoad, images: 2)
+        let device = Self.device(cell, quiet: quiet)
+        let sent = Tally()
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            guard case .send = moment else { return }
+            let delay = Faults([.delayResponses(by: .milliseconds(300), every: 1)])
+            await device.setFaults(sent.next() == 1 ? delay : .none)
+        }
+        let run = await Self.upgrade(cell, on: device, transport: transport)
+        if quiet {
+            #expect(run.error == nil, "\(String(describing: run.error))")
+            #expect(
+                Promise(mode: cell.mode, bootloader: cell.bootloader).isKept(
+                    by: await device.imageStates,
+                    images: Self.images(cell)
+                )
+            )
+        } else {
+            #expect(run.upgradeError?.code == .linkFailed, "\(String(describing: run.error))")
+            #expect(run.upgradeError?.state == .requestingParameters)
+        }
+    }
+
     @Test(.timeLimit(.minutes(20)), arguments: cells)
     func everyFaultAtEveryRequestLeavesABootableDeviceAndATruthfulReport(_ cell: Cell) async throws {
         // A clean run: the promise holds, and it tells how many requests there are to fault.
@@ -301,12 +344,17 @@ import Testing
             }
             return verdicts
         }
-        if Self.only != nil {
-            for verdict in verdicts {
-                print(
-                    "fault matrix run: \(verdict.fault): "
-                        + (verdict.succeeded ? "succeeded" : verdict.failure ?? "failed")
-                )
+        if Self.only != nil || Self.printsRuns {
+            // In the order of the faults, not of the runs' ends: two runs of the matrix compare
+            // line by line.
+            let cellName = Self.printsRuns ? "\(cell.testDescription): " : ""
+            for fault in faults {
+                for verdict in verdicts where verdict.fault == fault {
+                    print(
+                        "fault matrix run: \(cellName)\(verdict.fault): "
+                            + (verdict.succeeded ? "succeeded" : verdict.failure ?? "failed")
+                    )
+                }
             }
         }
         let succeeded = verdicts.filter(\.succeeded).count

@@ -79,9 +79,10 @@ enum Promise: Equatable {
 
 enum UpgradeHarness {
     /// Short timeouts, so that each answer a fault loses costs 150 ms: for tests that inject
-    /// losses. A loaded machine can reach them by accident, which such tests survive (a spurious
-    /// timeout is one more lost answer) but tests of an exact path do not: those use
-    /// ``patientClient``.
+    /// losses. On the simulated device's quiet clock (``device(_:)``, ``loopback(_:_:retries:lossy:)``)
+    /// only a lost answer reaches them. On the real clock a loaded machine can reach them by
+    /// accident, which such tests survive (a spurious timeout is one more lost answer) but tests
+    /// of an exact path do not: those use ``patientClient``.
     static let client = SMPClient.Configuration(
         timeout: .milliseconds(150),
         retries: 4,
@@ -149,31 +150,41 @@ enum UpgradeHarness {
     }
 
     /// A simulated device that reboots quickly (10 ms after answering a reset, back 100 ms later),
-    /// so that tests of what happens around resets do not wait a real device's second.
+    /// so that tests of what happens around resets do not wait a real device's second. It keeps
+    /// a quiet clock (``QuietClock``) for the upgrades of it to time out on.
     static func device(_ configuration: SimulatedDevice.Configuration = .init()) -> SimulatedDevice {
         var fast = configuration
         fast.resetDelay = .milliseconds(10)
         fast.bootTime = .milliseconds(100)
+        if fast.quietClock == nil { fast.quietClock = QuietClock() }
         return SimulatedDevice(configuration: fast)
     }
 
-    /// An upgrade of `device` in-process: patient unless `lossy` (for tests whose faults lose
-    /// answers).
+    /// An upgrade of `device` in-process, timed on its quiet clock if it has one: patient unless
+    /// `lossy` (for tests whose faults lose answers).
     static func loopback(
         _ device: SimulatedDevice,
         _ mode: FirmwareUpgrade.Mode,
         retries: Int? = nil,
         lossy: Bool = false
     ) -> FirmwareUpgrade {
-        upgrade(LoopbackTransport(device: device), mode, retries: retries, lossy: lossy)
+        upgrade(
+            LoopbackTransport(device: device),
+            mode,
+            retries: retries,
+            lossy: lossy,
+            clock: device.configuration.quietClock
+        )
     }
 
     /// The upgrade's retries for tests that lose answers and check that the upgrade still gets
-    /// through in one run. Their answers time out after 150 ms on the real clock; on a loaded
+    /// through in one run. On the real clock their answers time out after 150 ms, and on a loaded
     /// machine this process itself can stall for longer than an upload's silence limit (under a
     /// second here), which the engine takes as the device going silent and answers by
     /// reconnecting, spending a retry — seen beside stress-ng, one pass in five. What such a test
-    /// checks is that the faults are got through, not how often the machine stalls.
+    /// checks is that the faults are got through, not how often the machine stalls. (On the
+    /// device's quiet clock a stall times nothing out; the retries stay for the tests on the real
+    /// clock.)
     static let lossyRetries = 20
 
     /// An upgrade over `transport`: patient unless `lossy` (which gets ``lossyRetries`` unless
@@ -182,13 +193,37 @@ enum UpgradeHarness {
         _ transport: any SMPTransport,
         _ mode: FirmwareUpgrade.Mode,
         retries: Int? = nil,
-        lossy: Bool = false
+        lossy: Bool = false,
+        clock: QuietClock? = nil
     ) -> FirmwareUpgrade {
         let retries = retries ?? (lossy ? lossyRetries : 6)
+        return upgrade(
+            transport,
+            configuration: lossy ? configuration(mode, retries: retries) : patientConfiguration(mode, retries: retries),
+            client: lossy ? client : patientClient,
+            clock: clock
+        )
+    }
+
+    /// An upgrade whose waits and timeouts (the engine's and its client's) run on `clock` — the
+    /// simulated device's quiet clock, so that they fire for lost answers only — or on the real
+    /// clock without one.
+    static func upgrade(
+        _ transport: any SMPTransport,
+        configuration: FirmwareUpgrade.Configuration,
+        client: SMPClient.Configuration,
+        clock: QuietClock?
+    ) -> FirmwareUpgrade {
+        guard let clock else {
+            return FirmwareUpgrade(transport: transport, configuration: configuration, clientConfiguration: client)
+        }
+        var client = client
+        client.clock = SMPClock(clock)
         return FirmwareUpgrade(
             transport: transport,
-            configuration: lossy ? configuration(mode, retries: retries) : patientConfiguration(mode, retries: retries),
-            clientConfiguration: lossy ? client : patientClient
+            configuration: configuration,
+            clientConfiguration: client,
+            clock: clock
         )
     }
 
@@ -307,13 +342,14 @@ enum UpgradeHarness {
         let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
             if clear, case .connect(let index) = moment, index > 0 { await device.setFaults(.none) }
         }
-        // Short timeouts only where the fault loses answers: elsewhere a loaded machine would.
-        let upgrade = FirmwareUpgrade(
-            transport: transport,
+        // Short timeouts only where the fault loses answers, on the device's quiet clock.
+        let upgrade = UpgradeHarness.upgrade(
+            transport,
             configuration: fault.losesAnswers
                 ? UpgradeHarness.configuration(.testAndConfirm, retries: UpgradeHarness.lossyRetries)
                 : UpgradeHarness.patientConfiguration(.testAndConfirm),
-            clientConfiguration: fault.losesAnswers ? UpgradeHarness.client : UpgradeHarness.patientClient
+            client: fault.losesAnswers ? UpgradeHarness.client : UpgradeHarness.patientClient,
+            clock: device.configuration.quietClock
         )
         let run = await UpgradeHarness.run(upgrade, images: images)
         if run.error == nil {
@@ -405,7 +441,7 @@ enum UpgradeHarness {
             }
         }
         let run = await UpgradeHarness.run(
-            UpgradeHarness.upgrade(transport, .testAndConfirm, lossy: true),
+            UpgradeHarness.upgrade(transport, .testAndConfirm, lossy: true, clock: device.configuration.quietClock),
             images: images
         )
         #expect(run.error == nil, "\(String(describing: run.error))")
@@ -514,7 +550,10 @@ enum UpgradeHarness {
             default: break
             }
         }
-        let run = await UpgradeHarness.run(UpgradeHarness.upgrade(transport, .confirmOnly, lossy: true), images: images)
+        let run = await UpgradeHarness.run(
+            UpgradeHarness.upgrade(transport, .confirmOnly, lossy: true, clock: device.configuration.quietClock),
+            images: images
+        )
         #expect(run.error == nil, "\(String(describing: run.error))")
         #expect(run.warnings.contains { $0.contains("answer to the reset was lost") })
         #expect(await device.bootCount == 2)

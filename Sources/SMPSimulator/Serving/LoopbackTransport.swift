@@ -34,11 +34,26 @@ public final class LoopbackConnection: SMPConnection, Sendable {
     private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
     /// Whether the connection was closed (by either side).
     private let closed = Locked(false)
+    /// The answers this connection holds the device's quiet clock for; `nil` without one.
+    private let held: HeldAnswers?
 
     init(device: SimulatedDevice, maximumFrameSize: Int) {
         self.device = device
         self.maximumFrameSize = maximumFrameSize
-        (frames, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        let (sent, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        self.continuation = continuation
+        guard let clock = device.configuration.quietClock else {
+            held = nil
+            frames = sent
+            return
+        }
+        let held = HeldAnswers(clock: clock)
+        self.held = held
+        frames = held.reading(sent)
+    }
+
+    deinit {
+        held?.releaseAll()
     }
 
     public func send(_ frame: [UInt8]) async throws {
@@ -50,18 +65,20 @@ public final class LoopbackConnection: SMPConnection, Sendable {
                 "\(frame.count)-byte frame exceeds the simulated device's \(maximumFrameSize)-byte buffer"
             )
         }
-        let continuation = self.continuation
-        let closed = self.closed
+        let (continuation, closed, held) = (self.continuation, self.closed, self.held)
         let clock = device.configuration.clock
         await device.receive(frame) { delivery in
             guard !closed.withLock({ $0 }) else { return }
             for scheduled in delivery.responses {
+                // Held from now until the client reads it (or the connection ends).
+                held?.hold()
+                let frame = scheduled.frame
                 if scheduled.delay <= .zero {
-                    continuation.yield(scheduled.frame)
+                    if case .terminated = continuation.yield(frame) { held?.release() }
                 } else {
                     Task {
                         try? await clock.sleep(scheduled.delay)
-                        continuation.yield(scheduled.frame)
+                        if case .terminated = continuation.yield(frame) { held?.release() }
                     }
                 }
             }
@@ -75,5 +92,69 @@ public final class LoopbackConnection: SMPConnection, Sendable {
     public func close() async {
         closed.withLock { $0 = true }
         continuation.finish()
+        held?.releaseAll()
+    }
+}
+
+/// The answers of one connection that hold a ``QuietClock``: from when the device sends one
+/// until the client has read it — that is, asks for the next (an SMP client handles an answer
+/// before it reads on) — or the connection ends.
+private final class HeldAnswers: Sendable {
+    private let clock: QuietClock
+    /// Holds taken and not yet released.
+    private let count = Locked(0)
+
+    init(clock: QuietClock) {
+        self.clock = clock
+    }
+
+    func hold() {
+        count.withLock { $0 += 1 }
+        clock.hold()
+    }
+
+    /// Releases one hold, unless ``releaseAll()`` already did.
+    func release() {
+        let had = count.withLock { count -> Bool in
+            guard count > 0 else { return false }
+            count -= 1
+            return true
+        }
+        if had { clock.release() }
+    }
+
+    func releaseAll() {
+        let holds = count.withLock { count -> Int in
+            defer { count = 0 }
+            return count
+        }
+        for _ in 0..<holds { clock.release() }
+    }
+
+    /// `sent` as its reader sees it: each answer's hold is released when the reader asks for
+    /// the next one.
+    func reading(_ sent: AsyncThrowingStream<[UInt8], any Error>) -> AsyncThrowingStream<[UInt8], any Error> {
+        let reader = Reader(sent.makeAsyncIterator())
+        return AsyncThrowingStream { [self] in
+            if reader.handedOut {
+                reader.handedOut = false
+                release()
+            }
+            let frame = try await reader.iterator.next()
+            reader.handedOut = frame != nil
+            return frame
+        }
+    }
+
+    /// The one reader's iterator. Unchecked: a connection's frames are read by one task at a
+    /// time (the client's read loop), so `next()` never runs twice at once and the two fields
+    /// are touched by one task at a time.
+    private final class Reader: @unchecked Sendable {
+        var iterator: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        var handedOut = false
+
+        init(_ iterator: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator) {
+            self.iterator = iterator
+        }
     }
 }
