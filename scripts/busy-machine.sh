@@ -37,11 +37,13 @@ for pass in $(seq 1 "$passes"); do
     start=$(date +%s)
     status=0
     swift test --skip-build >"$logs/pass-$pass.log" 2>&1 || status=$?
-    summary=$(grep -E "Test run with" "$logs/pass-$pass.log" | tail -1)
-    echo "pass $pass: exit $status in $(($(date +%s) - start)) s: $summary"
-    if [ "$status" -ne 0 ]; then
+    # A run that ends without its summary line (killed by a signal) is a failed pass too, and
+    # must not end the script (grep finding nothing fails under pipefail).
+    summary=$(grep -E "Test run with" "$logs/pass-$pass.log" | tail -1 || true)
+    echo "pass $pass: exit $status in $(($(date +%s) - start)) s: ${summary:-no summary line}"
+    if [ "$status" -ne 0 ] || [ -z "$summary" ]; then
         failed=$((failed + 1))
-        grep -E "✘ Test .* recorded an issue" "$logs/pass-$pass.log" | cut -c1-300 | head -20
+        grep -E "✘ Test .* recorded an issue|signal|error:" "$logs/pass-$pass.log" | cut -c1-300 | head -20 || true
     fi
 done
 exit "$failed"

@@ -326,31 +326,47 @@ struct DBusConnectionClosedEarlyTests {
             }
         }
         try #require(bound == 0 && listen(listener, 1) == 0)
-        let done = Task.detached {
-            let client = accept(listener, nil, nil)
-            close(listener)
-            unlink(path)
-            guard client >= 0 else { return }
-            defer { close(client) }
-            var received: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 512)
-            while moment == .afterBegin, !String(decoding: received, as: UTF8.self).contains("BEGIN\r\n") {
-                let count = read(client, &buffer, buffer.count)
-                guard count > 0 else { return }
-                received += buffer[0..<count]
-                let text = String(decoding: buffer[0..<count], as: UTF8.self)
-                if text.contains("AUTH EXTERNAL") { _ = write(client, "OK 0123456789abcdef0123456789abcdef\r\n", 37) }
-                if text.contains("NEGOTIATE_UNIX_FD") { _ = write(client, "AGREE_UNIX_FD\r\n", 15) }
-            }
-        }
+        // On a thread of its own: `accept` and `read` block. On the cooperative pool (two threads
+        // here) this task once started only after the client's handshake had timed out and
+        // closed, at the loaded start of a run.
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        Thread {
+            serve(listener: listener, path: path, moment: moment)
+            end.finish()
+        }.start()
+        let done = Task { for await _ in ended {} }
         return ("unix:path=\(path)", done)
+    }
+
+    private static func serve(listener: Int32, path: String, moment: Moment) {
+        let client = accept(listener, nil, nil)
+        close(listener)
+        unlink(path)
+        guard client >= 0 else { return }
+        defer { close(client) }
+        // `send` without SIGPIPE: a client that already left must be an error here, not a signal
+        // that ends the test process (that happened: the client had timed out, and SIGPIPE was
+        // not yet ignored that early in the run).
+        func answer(_ line: String) { _ = send(client, line, line.utf8.count, Int32(MSG_NOSIGNAL)) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while moment == .afterBegin, !String(decoding: received, as: UTF8.self).contains("BEGIN\r\n") {
+            let count = read(client, &buffer, buffer.count)
+            guard count > 0 else { return }
+            received += buffer[0..<count]
+            let text = String(decoding: buffer[0..<count], as: UTF8.self)
+            if text.contains("AUTH EXTERNAL") { answer("OK 0123456789abcdef0123456789abcdef\r\n") }
+            if text.contains("NEGOTIATE_UNIX_FD") { answer("AGREE_UNIX_FD\r\n") }
+        }
     }
 
     @Test(arguments: [Moment.atAuth, .afterBegin])
     func aBusThatClosesEarlySaysWhen(_ moment: Moment) async throws {
         let (address, done) = try Self.fakeBus(closing: moment)
+        // The outcome is the bus's close, an event; the timeout is only a guard against a hang,
+        // long enough that a loaded machine cannot reach it.
         let error = await #expect(throws: DBusError.self) {
-            _ = try await DBusConnection.connect(to: try DBusAddress(address))
+            _ = try await DBusConnection.connect(to: try DBusAddress(address), timeout: .seconds(300))
         }
         await done.value
         switch moment {
