@@ -547,6 +547,9 @@ def main():
         )
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.set_default_timeout(STEP_TIMEOUT_MS)
+        # Assertions have a default of their own (5 s), which a loaded machine reached: the
+        # first image row of a busy pass came later than that.
+        expect.set_options(timeout=STEP_TIMEOUT_MS)
         try:
             print(json.dumps(SCENARIOS[scenario](page, ui_url, device_url, firmware, shots)))
         finally:

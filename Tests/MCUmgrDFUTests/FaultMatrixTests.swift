@@ -132,9 +132,10 @@ import Testing
     /// slow enough to time the first out, the upgrade could end on that answer with the second
     /// attempt still on its way, and a fault counted at that attempt would strike after the
     /// upgrade ended — a run judged on something it could not see. Without the client's attempts
-    /// the engine ends only on the answer to the last request it sent. (A stall that times out
-    /// the very first request fails the run — the engine fails fast on a device that never
-    /// answered — which the re-run, with ``UpgradeHarness/patientClient``, then completes.)
+    /// the engine ends only on the answer to the last request it sent. The 150 ms are of the
+    /// device's quiet clock (``device(_:quiet:)``), so they pass only for an answer that will
+    /// never come: a busy machine cannot time out the very first request, which would fail the
+    /// run (the engine fails fast on a device that never answered).
     static let client = SMPClient.Configuration(
         timeout: .milliseconds(150),
         retries: 0,
