@@ -43,7 +43,7 @@ for pass in $(seq 1 "$passes"); do
     echo "pass $pass: exit $status in $(($(date +%s) - start)) s: ${summary:-no summary line}"
     if [ "$status" -ne 0 ] || [ -z "$summary" ]; then
         failed=$((failed + 1))
-        grep -E "✘ Test .* recorded an issue|signal|error:" "$logs/pass-$pass.log" | cut -c1-300 | head -20 || true
+        grep -E "✘ Test .* recorded an issue|unexpected signal" "$logs/pass-$pass.log" | cut -c1-300 | head -20 || true
     fi
 done
 exit "$failed"
