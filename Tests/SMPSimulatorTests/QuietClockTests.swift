@@ -54,10 +54,7 @@ struct QuietClockTests {
 
     @Test("an answer the client has not read yet holds the clock, and the end of the connection releases it")
     func unreadAnswersHold() async throws {
-        var configuration = SimulatedDevice.Configuration()
-        configuration.quietClock = QuietClock()
-        let clock = try #require(configuration.quietClock)
-        let device = SimulatedDevice(configuration: configuration)
+        let (device, clock) = Self.quietDevice()
         let connection = try await LoopbackTransport(device: device).connect()
         try await connection.send(SMPFrame.request(OSManagement.Echo(text: "a"), sequence: 0).bytes)
         // From the send on the device holds the request, then the link its answer.
@@ -71,6 +68,14 @@ struct QuietClockTests {
         await connection.close()
         try await clock.sleep(for: .milliseconds(5))
         #expect(clock.now >= sent.advanced(by: .milliseconds(5)))
+    }
+
+    /// A device that tells a new quiet clock when it works, and the clock.
+    static func quietDevice(_ configuration: SimulatedDevice.Configuration = .init()) -> (SimulatedDevice, QuietClock) {
+        let clock = QuietClock()
+        var configuration = configuration
+        configuration.quietClock = clock
+        return (SimulatedDevice(configuration: configuration), clock)
     }
 
     /// A client of `device` whose one attempt times out after 50 ms on `clock`.
@@ -92,10 +97,7 @@ struct QuietClockTests {
 
     @Test("an answer the link delays past the timeout is no lost answer on the quiet clock; on the real clock it is")
     func aLateAnswerIsNotLost() async throws {
-        var configuration = SimulatedDevice.Configuration(linkLatency: .milliseconds(400))
-        configuration.quietClock = QuietClock()
-        let quiet = try #require(configuration.quietClock)
-        let device = SimulatedDevice(configuration: configuration)
+        let (device, quiet) = Self.quietDevice(.init(linkLatency: .milliseconds(400)))
         let patient = try await Self.client(device, clock: SMPClock(quiet))
         #expect(try await patient.send(OSManagement.Echo(text: "late")).text == "late")
         await patient.close()
@@ -109,10 +111,7 @@ struct QuietClockTests {
 
     @Test("an answer a fault loses still times out on the quiet clock")
     func aLostAnswerTimesOut() async throws {
-        var configuration = SimulatedDevice.Configuration()
-        configuration.quietClock = QuietClock()
-        let quiet = try #require(configuration.quietClock)
-        let device = SimulatedDevice(configuration: configuration)
+        let (device, quiet) = Self.quietDevice()
         await device.setFaults(Faults([.loseAnswer(toRequest: 1)]))
         let client = try await Self.client(device, clock: SMPClock(quiet))
         await #expect(throws: SMPTransportError(.timeout)) {
