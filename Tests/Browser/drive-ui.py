@@ -29,7 +29,10 @@ def image_rows(page):
     """The Images table as the page shows it: one list of cell texts per slot."""
     page.get_by_role("link", name="Images").click()
     table = page.get_by_role("table", name="Images")
+    # Showing the screen clears the earlier reading's rows at once, so a visible row is this
+    # visit's; the table is busy until the device's answer is drawn.
     expect(table.get_by_role("row").nth(1)).to_be_visible()
+    expect(table).to_have_attribute("aria-busy", "false")
     rows = table.get_by_role("row").all()[1:]
     return [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()] for row in rows]
 
@@ -374,7 +377,10 @@ def keyboard(page, ui_url, device_url, firmware, shots):
     tab_to(page, images, backwards=True)
     page.keyboard.press("Enter")
     table = page.get_by_role("table", name="Images")
+    # Showing the screen clears the earlier reading's rows at once, so a visible row is this
+    # visit's; the table is busy until the device's answer is drawn.
     expect(table.get_by_role("row").nth(1)).to_be_visible()
+    expect(table).to_have_attribute("aria-busy", "false")
     rows = [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()]
             for row in table.get_by_role("row").all()[1:]]
     return {"mode": chosen, "outline": outline, "status": status, "result": result, "rows": rows,

@@ -206,8 +206,19 @@ async function loadDevice() {
 
 async function loadImages(data) {
   const base = needDevice();
-  const images = data || await call("GET", `${base}/images`);
   const body = $("image-rows");
+  let images = data;
+  if (!images) {
+    // The rows of an earlier reading (before an upgrade, say) are not the device's slots now:
+    // they go before the device is asked, so nobody takes them for its answer meanwhile.
+    body.replaceChildren();
+    body.parentElement.setAttribute("aria-busy", "true");
+    try {
+      images = await call("GET", `${base}/images`);
+    } finally {
+      body.parentElement.setAttribute("aria-busy", "false");
+    }
+  }
   body.replaceChildren();
   for (const slot of images.images) {
     const tr = document.createElement("tr");
