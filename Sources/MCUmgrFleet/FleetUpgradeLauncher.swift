@@ -47,31 +47,26 @@ struct FleetUpgradeLauncher {
             configuration: fleet.configuration,
             clientConfiguration: fleet.clientConfiguration,
             logger: fleet.logger
-        ).run(package)
+        ).run(package, onSlotsRead: versionRecorder(device: id, attempt: attempt))
         let events = self.events
-        let recordVersion = versionRecorder(device: id, attempt: attempt)
         group.addTask {
-            let result = await Self.outcome(
-                of: run,
-                device: id,
-                attempt: attempt,
-                events: events,
-                inbox: inbox,
-                recordVersion: recordVersion
-            )
+            let result = await Self.outcome(of: run, device: id, attempt: attempt, events: events, inbox: inbox)
             inbox.yield(.ended(id, attempt: attempt, result))
         }
         return run
     }
 
-    /// Writes a device's first reading straight to the store, not through the driver's loop:
-    /// behind a busy loop (a niced process, many devices) a kill -9 during the upload lost the
-    /// version the device had said it ran.
-    private func versionRecorder(device: String, attempt: Int) -> @Sendable (String) async -> Void {
+    /// Writes the version a device runs straight to the store, and before the upgrade sends
+    /// anything that could change the device (the run waits for it). Not through the driver's
+    /// loop, and not from the run's events: behind a busy loop or a busy reader of the events
+    /// (a niced process, many devices) a kill -9 during the upload lost the version the device
+    /// had said it ran, twice.
+    private func versionRecorder(device: String, attempt: Int) -> FirmwareUpgrade.SlotsObserver {
         let store = self.store
         let rollout = self.rollout
         let worker = fleet.worker
-        return { version in
+        return { slots in
+            guard let version = Self.runningVersion(slots) else { return }
             // A store that fails here fails the rollout's own next write, which reports it.
             try? await store.versionRead(rollout, device: device, attempt: attempt, worker: worker, version: version)
         }
@@ -83,14 +78,13 @@ struct FleetUpgradeLauncher {
         device: String,
         attempt: Int,
         events: AsyncThrowingStream<FleetEvent, any Error>.Continuation,
-        inbox: AsyncStream<FleetDriver.Message>.Continuation,
-        recordVersion: @Sendable (String) async -> Void
+        inbox: AsyncStream<FleetDriver.Message>.Continuation
     ) async -> AttemptResult {
         do {
             for try await event in run {
                 events.yield(.upgrade(device: device, event))
+                // The store has it already (versionRecorder); this is the driver's own record.
                 if case .imagesRead(let slots) = event, let version = runningVersion(slots) {
-                    await recordVersion(version)
                     inbox.yield(.versionRead(device, attempt: attempt, version))
                 }
                 guard case .completed(let summary) = event else { continue }

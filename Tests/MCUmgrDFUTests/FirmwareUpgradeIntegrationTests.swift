@@ -377,6 +377,40 @@ enum UpgradeHarness {
         #expect(await device.isRunning)
     }
 
+    /// The slots observer is awaited before anything that could change the device: between its
+    /// start and its end nothing is sent, however long it takes, and the first upload chunk comes
+    /// after it (a fleet records there what the device ran, so that a kill mid-upload cannot lose
+    /// it; recorded from the events, behind a busy reader, it was lost).
+    @Test func theSlotsObserverIsAwaitedBeforeTheDeviceIsChanged() async throws {
+        actor Log {
+            var entries: [String] = []
+            func add(_ entry: String) { entries.append(entry) }
+        }
+        let log = Log()
+        let device = UpgradeHarness.device(.init(bufferSize: 512))
+        let transport = HookedTransport(LoopbackTransport(device: device)) { moment in
+            if case .send(let frame) = moment { await log.add("send \(frame.header.group) \(frame.header.command)") }
+        }
+        let upgrade = UpgradeHarness.upgrade(transport, .testAndConfirm)
+        let run = upgrade.run(images: UpgradeHarness.images(count: 1, size: 8192)) { slots in
+            await log.add("observer \(slots.map(\.version))")
+            // A slow recorder: a run that did not wait for it would send meanwhile.
+            for _ in 0..<1_000 { await Task.yield() }
+            await log.add("observer done")
+        }
+        for try await _ in run {}
+        let entries = await log.entries
+        let start = try #require(entries.firstIndex { $0.hasPrefix("observer [") }, "\(entries)")
+        #expect(
+            entries.filter { $0.hasPrefix("observer [") } == ["observer [\"1.0.0\"]"],
+            "once, with the slots first read"
+        )
+        #expect(entries[start + 1] == "observer done", "nothing sent while it ran: \(entries)")
+        #expect(entries[start - 1] == "send \(SMPGroup.image) 0", "right after the image list: \(entries)")
+        let firstChunk = try #require(entries.firstIndex(of: "send \(SMPGroup.image) 1"), "\(entries)")
+        #expect(firstChunk > start + 1)
+    }
+
     @Test func aDisconnectMidUploadResumesFromTheDeviceOffset() async throws {
         let device = UpgradeHarness.device(.init(bufferSize: 512))
         await device.setFaults(Faults([.disconnect(afterRequests: 12)]))

@@ -1,7 +1,9 @@
 import Foundation
 import MCUboot
+import MCUmgrConnect
 import MCUmgrDFU
 import MCUmgrFleet
+import SMPCore
 import SMPLink
 import SMPSimulator
 import SMPTestSupport
@@ -174,4 +176,77 @@ import Testing
         #expect(record.status == .unreachable && record.attempts == 2)
         #expect(record.endedAt == origin.addingTimeInterval(3_600))
     }
+
+    /// What a device ran is in the state before its first chunk goes out, however slow the
+    /// store's write: a kill during the upload leaves it recorded. (Written from the run's events
+    /// it came after the upload had started, and a busy pass of the suite lost it to a kill.)
+    @Test func whatADeviceRanIsStoredBeforeItsUploadStarts() async throws {
+        let fleet = try await SimulatedFleet(count: 3, configuration: FleetHarness.device(latency: .milliseconds(5)))
+        defer { Task { await fleet.stop() } }
+        let store = SlowVersionStore(inner: try await SQLiteRolloutStore(path: FleetHarness.scratch("state.sqlite")))
+        let seen = SeenAtFirstChunk()
+        let upgrade = FleetUpgrade(
+            policy: RolloutPolicy(parallel: 3),
+            configuration: FirmwareUpgrade.Configuration(mode: .confirmOnly),
+            clientConfiguration: FleetHarness.client,
+            worker: "test-host",
+            makeTransport: { device in
+                HookedTransport(try device.url.makeTransport()) { moment in
+                    guard case .send(let frame) = moment, frame.header.group == .image, frame.header.command == 1
+                    else { return }
+                    let records = try? await store.rollout(nil)?.1
+                    await seen.note(device.id, records?.first { $0.id == device.id }?.versionBefore)
+                }
+            }
+        )
+        let inventory = try Inventory(parsing: fleet.inventory)
+        var outcome: RolloutOutcome?
+        for try await event in upgrade.run(
+            try FleetHarness.package(size: 8 * 1024),
+            file: "app.bin",
+            inventory: inventory,
+            store: store
+        ) {
+            if case .finished(let ended) = event { outcome = ended }
+        }
+        await store.close()
+        #expect(try #require(outcome).records.map(\.status) == [.upgraded, .upgraded, .upgraded])
+        let firstChunks = await seen.first
+        #expect(firstChunks.count == 3 && firstChunks.values.allSatisfy { $0 == "1.0.0" }, "\(firstChunks)")
+    }
+}
+
+/// The state's version of each device as its first upload chunk went out.
+private actor SeenAtFirstChunk {
+    var first: [String: String?] = [:]
+    func note(_ device: String, _ version: String?) {
+        if first[device] == nil { first[device] = .some(version) }
+    }
+}
+
+/// A SQLite store whose writes of what a device ran take a while (a busy disk, a distant
+/// database): the rollout must not upload meanwhile.
+private struct SlowVersionStore: RolloutStore {
+    let inner: SQLiteRolloutStore
+
+    func prepare(_ rollout: RolloutDescription, devices: [Inventory.Device], retryFailed: Bool) async throws
+        -> [DeviceRecord]
+    { try await inner.prepare(rollout, devices: devices, retryFailed: retryFailed) }
+
+    func save(_ records: [DeviceRecord], rollout: String) async throws {
+        try await inner.save(records, rollout: rollout)
+    }
+
+    func rollout(_ id: String?) async throws -> (RolloutDescription, [DeviceRecord])? { try await inner.rollout(id) }
+
+    func rollouts() async throws -> [RolloutListing] { try await inner.rollouts() }
+
+    func versionRead(_ rollout: String, device: String, attempt: Int, worker: String, version: String) async throws {
+        // Longer than the slot information's round trip and the first chunk's (5 ms each): a
+        // rollout that did not wait would send the chunk meanwhile. Nothing here waits *for* it.
+        try await Task.sleep(for: .milliseconds(200))
+        try await inner.versionRead(rollout, device: device, attempt: attempt, worker: worker, version: version)
+    }
+
+    func close() async { await inner.close() }
 }

@@ -18,7 +18,7 @@ import SMPLink
 /// }
 /// ```
 ///
-/// A value holding what every run needs; each ``run(_:)`` returns its own
+/// A value holding what every run needs; each ``run(_:onSlotsRead:)`` returns its own
 /// ``FirmwareUpgradeRun`` (events, pause, resume, cancel), and concurrent runs share nothing.
 /// The decisions live in a state machine; a run only performs its actions over connections it
 /// opens through the transport (again after every reset).
@@ -53,34 +53,53 @@ public struct FirmwareUpgrade: Sendable {
         self.logger = logger ?? Logger(label: "mcumgr.upgrade")
     }
 
+    /// What a run hands its caller, and waits for, once it has read the device's slots: the
+    /// slots as first read, before the run sends anything that could change the device. A fleet
+    /// records there what each device ran before its upgrade, so that a kill during the upload
+    /// cannot lose it (the ``Event/imagesRead(_:)`` event is not awaited: a busy reader can be an
+    /// upload behind it).
+    public typealias SlotsObserver = @Sendable ([ImageManagement.SlotState]) async -> Void
+
     /// Starts the upgrade of a package.
-    /// - Parameter package: MCUboot images (`.bin`, `.zip`) or a SUIT package.
+    /// - Parameters:
+    ///   - package: MCUboot images (`.bin`, `.zip`) or a SUIT package.
+    ///   - onSlotsRead: awaited once with the slots first read, before the next command (see
+    ///     ``SlotsObserver``).
     /// - Returns: the run: its events finish after ``Event/completed(_:)``, or throw a
     ///   ``FirmwareUpgradeError`` carrying the state it failed in.
-    public func run(_ package: FirmwarePackage) -> FirmwareUpgradeRun {
-        guard package.isSUIT else { return start(.mcuboot(package.images.filter { $0.content == .mcuboot })) }
+    public func run(_ package: FirmwarePackage, onSlotsRead: SlotsObserver? = nil) -> FirmwareUpgradeRun {
+        guard package.isSUIT else {
+            return start(.mcuboot(package.images.filter { $0.content == .mcuboot }), onSlotsRead)
+        }
         var resources: [String: Data] = [:]
         for resource in package.resources { resources[resource.name] = resource.data }
-        return start(.suit(images: package.images, resources: resources))
+        return start(.suit(images: package.images, resources: resources), onSlotsRead)
     }
 
     /// Starts the upgrade of images: MCUboot images, or a SUIT envelope and its caches.
     /// - Parameters:
     ///   - images: the images, with their image numbers and target slots.
     ///   - resources: files a SUIT device may ask for, by name (`app.bin` for `file://app.bin`).
-    /// - Returns: the run, as ``run(_:)``.
-    public func run(images: [FirmwarePackage.Image], resources: [String: Data] = [:]) -> FirmwareUpgradeRun {
+    ///   - onSlotsRead: awaited once with the slots first read, before the next command (see
+    ///     ``SlotsObserver``).
+    /// - Returns: the run, as ``run(_:onSlotsRead:)``.
+    public func run(
+        images: [FirmwarePackage.Image],
+        resources: [String: Data] = [:],
+        onSlotsRead: SlotsObserver? = nil
+    ) -> FirmwareUpgradeRun {
         let isSUIT = images.contains { $0.content == .suitEnvelope }
-        return start(isSUIT ? .suit(images: images, resources: resources) : .mcuboot(images))
+        return start(isSUIT ? .suit(images: images, resources: resources) : .mcuboot(images), onSlotsRead)
     }
 
-    private func start(_ payload: UpgradePayload) -> FirmwareUpgradeRun {
+    private func start(_ payload: UpgradePayload, _ onSlotsRead: SlotsObserver?) -> FirmwareUpgradeRun {
         FirmwareUpgradeRun { continuation, control in
             var driver = FirmwareUpgradeDriver(
                 upgrade: self,
                 payload: payload,
                 control: control,
-                continuation: continuation
+                continuation: continuation,
+                onSlotsRead: onSlotsRead
             )
             await driver.run()
         }

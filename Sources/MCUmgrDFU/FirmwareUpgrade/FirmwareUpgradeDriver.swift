@@ -15,18 +15,22 @@ struct FirmwareUpgradeDriver {
     var machine: FirmwareUpgradeStateMachine
     var client: SMPClient?
     private var events: UpgradeEventEmitter
+    /// Set until the first slots read are handed over.
+    private var onSlotsRead: FirmwareUpgrade.SlotsObserver?
     var uploadedBytes = 0
 
     init(
         upgrade: FirmwareUpgrade,
         payload: UpgradePayload,
         control: RunControl,
-        continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation
+        continuation: AsyncThrowingStream<FirmwareUpgrade.Event, any Error>.Continuation,
+        onSlotsRead: FirmwareUpgrade.SlotsObserver? = nil
     ) {
         self.upgrade = upgrade
         self.payload = payload
         self.control = control
         self.continuation = continuation
+        self.onSlotsRead = onSlotsRead
         machine = FirmwareUpgradeStateMachine(configuration: upgrade.configuration, payload: payload)
         events = UpgradeEventEmitter(continuation: continuation, logger: upgrade.logger)
     }
@@ -35,6 +39,7 @@ struct FirmwareUpgradeDriver {
         var action = machine.handle(.start, at: upgrade.clock.elapsed())
         while true {
             events.report(machine)
+            await handOverSlots()
             if Task.isCancelled || control.isCancelled, !action.ends {
                 action = machine.handle(.cancel, at: upgrade.clock.elapsed())
             } else if control.isPaused && !machine.isPaused && !action.ends {
@@ -65,6 +70,14 @@ struct FirmwareUpgradeDriver {
                 action = machine.handle(input, at: upgrade.clock.elapsed())
             }
         }
+    }
+
+    /// Hands the slots first read to the caller once, and waits for it, before the next action
+    /// is performed: nothing that could change the device is sent until then.
+    private mutating func handOverSlots() async {
+        guard let observer = onSlotsRead, let slots = machine.initialSlots else { return }
+        onSlotsRead = nil
+        await observer(slots)
     }
 
     /// Performs one action and says what happened.
