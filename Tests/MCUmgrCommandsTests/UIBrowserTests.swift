@@ -189,12 +189,16 @@ import Testing
     }
 
     /// Connect, read the slots, upgrade in test-and-confirm, see the slots change; progress
-    /// reached the page as the upload went.
+    /// reached the page as the upload went. The page follows the upgrade's live events only once
+    /// its start is answered, so the upload must outlast a loaded browser's way there: at 5 ms a
+    /// request a 96 KiB upload (half a second) was over before the page listened, beside
+    /// stress-ng, and the page saw 0 % then 100 %. At 30 ms a request 384 KiB take over ten
+    /// seconds, as the cancel test's upload does.
     @Test(Peers.needed("playwright", "smpclient", "chromium"))
     func upgradeInTestAndConfirm() async throws {
-        let bench = try await Bench.start(processing: 5_000)
+        let bench = try await Bench.start(processing: 30_000)
         defer { bench.stop() }
-        let firmware = try bench.firmware(version: (2, 0), size: 96 * 1024)
+        let firmware = try bench.firmware(version: (2, 0), size: 384 * 1024)
         let shown = try await bench.drive("upgrade", firmware: firmware)
         let before = try #require(shown["before"] as? [[String]])
         #expect(before.first?.prefix(3) == ["0", "0", "1.0.0"], "\(before)")
