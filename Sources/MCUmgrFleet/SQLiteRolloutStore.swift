@@ -42,7 +42,7 @@ public actor SQLiteRolloutStore: RolloutStore {
             self.connection = connection
         } catch {
             if let opened { await Task.detached { try? await opened.close() }.value }
-            if descriptor >= 0 { closeDescriptor(descriptor) }
+            if descriptor >= 0 { releaseLock(descriptor) }
             if let error = error as? RolloutStoreError { throw error }
             throw RolloutStoreError("\(path): not a usable rollout state file (\(error))")
         }
@@ -232,7 +232,7 @@ public actor SQLiteRolloutStore: RolloutStore {
         let connection = self.connection
         await Task.detached { try? await connection.close() }.value
         if lockDescriptor >= 0 {
-            closeDescriptor(lockDescriptor)
+            releaseLock(lockDescriptor)
             lockDescriptor = -1
         }
     }
@@ -277,4 +277,13 @@ public actor SQLiteRolloutStore: RolloutStore {
 /// `close(2)`, named apart from the store's `close()`.
 private func closeDescriptor(_ descriptor: Int32) {
     _ = close(descriptor)
+}
+
+/// Unlocks, then closes. Closing alone is not enough: the lock belongs to the open file, which a
+/// child process being started in that moment (by any thread of this process) shares until it
+/// runs its program, so the lock outlived the close and the next open of the same state file in
+/// this process was refused as "another mcumgr fleet process".
+private func releaseLock(_ descriptor: Int32) {
+    _ = flock(descriptor, LOCK_UN)
+    closeDescriptor(descriptor)
 }

@@ -161,6 +161,28 @@ import Testing
         await again.close()
     }
 
+    /// A child process started while the store is open shares its lock file until it runs its
+    /// program (here a `dup` of the descriptor stands for the child's copy): the store's close
+    /// must still release the lock, so that this process can open the file again at once.
+    @Test func closingReleasesTheLockThatAStartingChildShares() async throws {
+        let path = FleetHarness.scratch("state.sqlite")
+        let store = try await SQLiteRolloutStore(path: path)
+        let lockFile = URL(fileURLWithPath: path + ".lock").resolvingSymlinksInPath().path
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap(Int32.init)
+        let held = try #require(
+            descriptors.first {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == lockFile
+            },
+            "the store holds its lock file open"
+        )
+        let childsCopy = dup(held)
+        try #require(childsCopy >= 0)
+        defer { close(childsCopy) }
+        await store.close()
+        let again = try await SQLiteRolloutStore(path: path)
+        await again.close()
+    }
+
     @Test func aFileThatIsNotAStateFileIsRefused() async throws {
         let path = FleetHarness.scratch("junk.sqlite")
         try Data("this is not a database".utf8).write(to: URL(fileURLWithPath: path))
