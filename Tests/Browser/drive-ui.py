@@ -189,6 +189,7 @@ def tour(page, ui_url, device_url, _unused, shots):
     expect(page.locator("#device-info")).to_contain_text("MCUboot")
     shot(page, shots, "device")
     page.get_by_role("link", name="Statistics").click()
+    expect(page.get_by_role("combobox", name="Statistics group").locator("option").first).to_be_attached()
     page.get_by_role("button", name="Show").click()
     expect(page.get_by_role("table", name="Statistics").get_by_role("row").nth(1)).to_be_visible()
     shot(page, shots, "statistics")
@@ -197,6 +198,7 @@ def tour(page, ui_url, device_url, _unused, shots):
     page.get_by_label("Value", exact=True).fill("hello")
     page.get_by_role("button", name="Write").click()
     page.get_by_role("button", name="Read").click()
+    expect(page.locator("#setting-result")).to_have_attribute("aria-busy", "false")
     shot(page, shots, "settings")
     page.get_by_role("link", name="Raw").click()
     page.get_by_label("Body (JSON)").fill('{"d": "hi"}')
@@ -312,6 +314,8 @@ def screens(page, ui_url, device_url, _unused, shots):
     expect(result).not_to_be_empty()
     written = result.inner_text()
     page.get_by_role("button", name="Read").click()
+    # The read empties the line at once and marks it busy until the device's answer is shown.
+    expect(result).to_have_attribute("aria-busy", "false")
     expect(result).not_to_have_text(written)
     read = result.inner_text()
     page.get_by_role("link", name="Raw").click()
@@ -522,6 +526,114 @@ def simulator(page, ui_url, _unused, firmware, shots):
             "detail": detail.locator("#sim-detail-summary").inner_text(), "alert": alert(page)}
 
 
+def count_reads(page):
+    """Counts, per region, the device reads that ended (its `aria-busy` set back to false), so a
+    step waits for its own read, not an earlier one's. A page load forgets the counts."""
+    page.evaluate(
+        """() => {
+            window.readsEnded = {};
+            new MutationObserver((changes) => {
+                for (const change of changes) {
+                    const region = change.target;
+                    if (region.getAttribute("aria-busy") !== "false") continue;
+                    const key = region.id || region.getAttribute("aria-label") || region.getAttribute("aria-labelledby");
+                    window.readsEnded[key] = (window.readsEnded[key] || 0) + 1;
+                }
+            }).observe(document.body, { attributes: true, attributeFilter: ["aria-busy"], subtree: true });
+        }"""
+    )
+
+
+def after_read(page, key, act, shown, failing=False):
+    """Does `act` (which reads the device into the region `key`), waits for that read to end, and
+    returns what the region shows then, with the alert line: a failed read's line is waited for."""
+    count = f"(window.readsEnded[{json.dumps(key)}] || 0)"
+    before = page.evaluate(f"() => {count}")
+    act()
+    page.wait_for_function(f"() => {count} > {before}")
+    if failing:
+        expect(page.get_by_role("alert")).to_be_visible()
+    return {"shown": shown(), "alert": alert(page)}
+
+
+def cells(table):
+    return [[cell.inner_text().strip() for cell in row.get_by_role("cell").all()]
+            for row in table.get_by_role("row").all()[1:]]
+
+
+def silent(page, ui_url, _unused, _firmware, shots):
+    """Two devices started on the Simulator screen. The screens read the first; once the second
+    is connected, none of the first's readings shows; the second falls silent, and each screen
+    read again shows the error line alone, never an earlier answer beneath it; with its faults
+    cleared, the device's info shows again."""
+    page.goto(ui_url)
+    page.get_by_role("link", name="Simulator").click()
+    page.get_by_role("spinbutton", name="Devices").fill("2")
+    page.get_by_role("button", name="Start devices").click()
+    expect(page.get_by_role("table", name="Simulated devices").get_by_role("row")).to_have_count(3)
+    count_reads(page)
+    info = page.locator("#device-info")
+    images = page.get_by_role("table", name="Images")
+    stats = page.get_by_role("table", name="Statistics")
+    groups = page.get_by_role("combobox", name="Statistics group")
+    setting = page.locator("#setting-result")
+
+    def link(name):
+        return lambda: page.get_by_role("link", name=name, exact=True).click()
+
+    def read_all(failing):
+        shown = {
+            "device": after_read(page, "device-info", link("Device"), info.inner_text, failing),
+            "images": after_read(page, "images-title", link("Images"), lambda: cells(images), failing),
+            "groups": after_read(page, "Statistics", link("Statistics"),
+                                 lambda: groups.locator("option").all_inner_texts(), failing),
+        }
+        if failing:
+            # Nothing to show a group's counters of: the ones shown before went with the list's read.
+            shown["stats"] = {"shown": cells(stats), "alert": alert(page)}
+        else:
+            shown["stats"] = after_read(page, "Statistics", lambda: page.get_by_role("button", name="Show").click(),
+                                        lambda: cells(stats))
+        page.get_by_role("link", name="Settings").click()
+        page.get_by_role("textbox", name="Setting name").fill("app/greeting")
+        shown["setting"] = after_read(page, "setting-result", lambda: page.get_by_role("button", name="Read").click(),
+                                      setting.inner_text, failing)
+        shown["value"] = {"shown": page.get_by_role("textbox", name="Value", exact=True).input_value(), "alert": alert(page)}
+        return shown
+
+    devices = simulator_rows(page)
+    after_read(page, "device-info", lambda: page.get_by_role("button", name="Connect to sim-001").click(), info.inner_text)
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_role("textbox", name="Setting name").fill("app/greeting")
+    page.get_by_role("textbox", name="Value", exact=True).fill("from sim-001")
+    page.get_by_role("button", name="Write").click()
+    expect(setting).not_to_be_empty()
+    first = read_all(failing=False)
+
+    page.get_by_role("link", name="Simulator").click()
+    switched = after_read(page, "device-info", lambda: page.get_by_role("button", name="Connect to sim-002").click(),
+                          info.inner_text)
+    # Without a read of their own, the other screens show nothing of sim-001's.
+    page.get_by_role("link", name="Settings").click()
+    switched["setting"] = setting.inner_text()
+    page.get_by_role("link", name="Images").click()
+    switched["current"] = page.locator("#current-device").inner_text()
+
+    page.get_by_role("link", name="Simulator").click()
+    page.get_by_role("button", name="Inspect sim-002").click()
+    detail = page.get_by_role("region", name="Simulated device sim-002")
+    detail.get_by_role("button", name="Fall silent").click()
+    expect(detail.locator("#sim-detail-summary")).not_to_contain_text("faults: none")
+    quiet = read_all(failing=True)
+    shot(page, shots, "silent-device")
+
+    page.get_by_role("link", name="Simulator").click()
+    detail.get_by_role("button", name="Clear faults").click()
+    expect(detail.locator("#sim-detail-summary")).to_contain_text("faults: none")
+    recovered = after_read(page, "device-info", link("Device"), info.inner_text)
+    return {"devices": devices, "first": first, "switched": switched, "silent": quiet, "recovered": recovered}
+
+
 def alert(page):
     box = page.get_by_role("alert")
     return box.inner_text() if box.is_visible() else ""
@@ -536,7 +648,7 @@ SCENARIOS = {"upgrade": upgrade, "cancel-and-resume": cancel_and_resume,
              "refused-when-pending": refused_when_pending, "cross-origin": cross_origin,
              "files-and-shell": files_and_shell, "tour": tour, "fleet": fleet,
              "simulator": simulator, "screens": screens, "keyboard": keyboard, "appearance": appearance,
-             "ble-scan": ble_scan, "kept": kept}
+             "ble-scan": ble_scan, "kept": kept, "silent": silent}
 
 
 def main():

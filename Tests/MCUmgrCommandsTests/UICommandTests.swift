@@ -67,7 +67,13 @@ import Testing
     @Test func thePageGetsTheCommandLinesWords() throws {
         let environment = UICommand.environment(timeout: 3)
         let timeout = SMPTransportError(.timeout, "no answer in 3 s")
-        #expect(environment.describe(timeout) == MCUmgrCommand.describe(timeout))
+        // The same words, but the option to raise is the server's.
+        #expect(
+            environment.describe(timeout)
+                == "no answer in 3 s; check the connection and that the device runs an SMP server, "
+                + "or raise mcumgr ui's --device-timeout"
+        )
+        #expect(MCUmgrCommand.describe(timeout).hasSuffix("or raise --timeout"))
         let bytes = FactoryImage.make(version: ImageVersion(major: 2, minor: 0, revision: 0))
         let package = try FirmwarePackage(data: Data(bytes), fileName: "app.bin")
         let reports = package.images.map { $0.mcuboot?.verify(publicKey: nil) }

@@ -80,7 +80,11 @@ enum CommandContext {
 
 extension MCUmgrCommand {
     /// One line naming what failed and, where we know it, what to try.
-    static func describe(_ error: any Error) -> String {
+    /// - Parameters:
+    ///   - error: what failed.
+    ///   - timeoutOption: the option that gives a device longer to answer, which a timeout's line
+    ///     names (`mcumgr ui` has one of its own).
+    static func describe(_ error: any Error, timeoutOption: String = "--timeout") -> String {
         switch error {
         case let error as SMPDeviceError:
             if let rc = error.returnCode, rc == .notSupported {
@@ -95,7 +99,8 @@ extension MCUmgrCommand {
             }
             return "the device refused: \(error)"
         case let error as SMPTransportError where error.code == .timeout:
-            return "\(error.message); check the connection and that the device runs an SMP server, or raise --timeout"
+            return "\(error.message); check the connection and that the device runs an SMP server, "
+                + "or raise \(timeoutOption)"
         case let error as SMPTransportError:
             return "\(error)"
         case let error as SMPError:

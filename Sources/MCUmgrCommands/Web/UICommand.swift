@@ -100,7 +100,8 @@ struct UICommand: AsyncParsableCommand {
             saveRecent: { recent.save($0) },
             loadPaths: { recent.loadPaths($0) },
             savePaths: { recent.savePaths($0, $1) },
-            describe: { MCUmgrCommand.describe($0) },
+            // The page's reader cannot raise `--timeout`: whoever started the server can.
+            describe: { MCUmgrCommand.describe($0, timeoutOption: "mcumgr ui's --device-timeout") },
             planLines: { UpgradeReport.text($0) },
             resultLines: { summary, file, connection in
                 UpgradeReport.text(summary, file: file, hints: CommandHints(connection: connection))

@@ -58,6 +58,15 @@ function repeat(every, action) {
   return () => { on = false; clearTimeout(timer); };
 }
 
+// A screen shows the device's answer to this read, never an earlier one's (from before an upgrade,
+// or from before the device fell silent): `emptied` go before the device is asked, and `region` is
+// busy until the answer is drawn. A read that fails leaves them empty under the error line.
+async function freshReading(region, read, ...emptied) {
+  for (const element of emptied) element.replaceChildren();
+  region.setAttribute("aria-busy", "true");
+  try { return await read(); } finally { region.setAttribute("aria-busy", "false"); }
+}
+
 function button(label, onClick) {
   const b = document.createElement("button");
   b.type = "button";
@@ -166,6 +175,7 @@ function stopScan() {
 
 async function connect(url) {
   const device = await call("POST", "/api/devices", { url });
+  if (state.device?.id !== device.id) forgetReadings();
   setDevice(device);
   location.hash = "#device";
 }
@@ -177,6 +187,16 @@ function setDevice(device) {
   $("start-upgrade").disabled = !(device && state.firmware);
 }
 
+// What the screens read from the device connected before is not this device's: it goes at once,
+// not when each screen is read again.
+function forgetReadings() {
+  for (const id of ["device-info", "echo-answer", "image-rows", "listing", "stat-group", "stat-rows", "stats-caption",
+    "setting-result", "log-rows", "logs-status", "raw-request-hex", "raw-request", "raw-response-hex", "raw-response",
+    "terminal", "shell-status"]) {
+    $(id).replaceChildren();
+  }
+}
+
 function needDevice() {
   if (!state.device) throw new Error("connect to a device first (Devices)");
   return `/api/devices/${state.device.id}`;
@@ -184,8 +204,9 @@ function needDevice() {
 
 async function loadDevice() {
   const base = needDevice();
+  const shown = $("device-info");
   try {
-    const info = await call("GET", `${base}/info`);
+    const info = await freshReading(shown, () => call("GET", `${base}/info`), shown);
     setDevice(info.device);
     const rows = [
       ["OS", info.os], ["MCUmgr buffer size", info.buffer_size], ["MCUmgr buffer count", info.buffer_count],
@@ -193,7 +214,7 @@ async function loadDevice() {
       ["Downgrades refused", info.no_downgrade === undefined ? undefined : String(info.no_downgrade)],
       ...info.unavailable.map((line) => ["Not available", line]),
     ];
-    $("device-info").replaceChildren(...rows.filter((r) => r[1] !== undefined && r[1] !== null).flatMap(([k, v]) => [
+    shown.replaceChildren(...rows.filter((r) => r[1] !== undefined && r[1] !== null).flatMap(([k, v]) => [
       Object.assign(document.createElement("dt"), { textContent: k }),
       Object.assign(document.createElement("dd"), { textContent: v }),
     ]));
@@ -207,18 +228,7 @@ async function loadDevice() {
 async function loadImages(data) {
   const base = needDevice();
   const body = $("image-rows");
-  let images = data;
-  if (!images) {
-    // The rows of an earlier reading (before an upgrade, say) are not the device's slots now:
-    // they go before the device is asked, so nobody takes them for its answer meanwhile.
-    body.replaceChildren();
-    body.parentElement.setAttribute("aria-busy", "true");
-    try {
-      images = await call("GET", `${base}/images`);
-    } finally {
-      body.parentElement.setAttribute("aria-busy", "false");
-    }
-  }
+  const images = data ?? await freshReading(body.parentElement, () => call("GET", `${base}/images`), body);
   body.replaceChildren();
   for (const slot of images.images) {
     const tr = document.createElement("tr");
@@ -387,7 +397,8 @@ async function downloadFile() {
 
 async function listFolder() {
   const base = needDevice();
-  const data = await call("GET", `${base}/files/list?directory=${encodeURIComponent($("list-directory").value.trim())}`);
+  const directory = $("list-directory").value.trim();
+  const data = await freshReading($("listing"), () => call("GET", `${base}/files/list?directory=${encodeURIComponent(directory)}`), $("listing"));
   $("listing").textContent = data.output + (data.failure ? `\n${data.failure}` : "");
 }
 
@@ -429,8 +440,11 @@ function shellKey(event) {
 
 async function loadStatGroups() {
   const base = needDevice();
-  const data = await call("GET", `${base}/stats`);
   const chosen = $("stat-group").value;
+  // A group's counters shown before belong to the list read before. The table says it is being
+  // read (an empty list box cannot).
+  const rows = $("stat-rows");
+  const data = await freshReading(rows.parentElement, () => call("GET", `${base}/stats`), $("stat-group"), rows, $("stats-caption"));
   $("stat-group").replaceChildren(...data.groups.map((name) => Object.assign(document.createElement("option"), { value: name, textContent: name })));
   if (data.groups.includes(chosen)) $("stat-group").value = chosen;
 }
@@ -439,10 +453,11 @@ async function showStatGroup() {
   const base = needDevice();
   const name = $("stat-group").value;
   if (!name) throw new Error("the device lists no statistics groups");
-  const data = await call("GET", `${base}/stats/group?name=${encodeURIComponent(name)}`);
+  const rows = $("stat-rows");
+  const data = await freshReading(rows.parentElement, () => call("GET", `${base}/stats/group?name=${encodeURIComponent(name)}`), rows, $("stats-caption"));
   $("stats-caption").textContent = `stat group ${data.name}`;
-  const rows = data.fields.length ? data.fields : [{ name: "(no counters)", value: "" }];
-  $("stat-rows").replaceChildren(...rows.map((field) => {
+  const fields = data.fields.length ? data.fields : [{ name: "(no counters)", value: "" }];
+  rows.replaceChildren(...fields.map((field) => {
     const tr = document.createElement("tr");
     for (const value of [field.name, String(field.value)]) tr.append(Object.assign(document.createElement("td"), { textContent: value }));
     tr.children[1].className = "number";
@@ -455,7 +470,9 @@ async function showStatGroup() {
 async function readSetting() {
   const base = needDevice();
   const name = $("setting-name").value.trim();
-  const data = await call("GET", `${base}/settings?name=${encodeURIComponent(name)}`);
+  // The value field shows what a read found: a failed read must not leave an earlier one's there.
+  $("setting-value").value = "";
+  const data = await freshReading($("setting-result"), () => call("GET", `${base}/settings?name=${encodeURIComponent(name)}`), $("setting-result"));
   $("setting-value").value = data.is_text ? data.shown : data.hex;
   $("setting-hex").checked = !data.is_text;
   $("setting-result").textContent = `${data.name}: ${data.shown}${data.is_text ? "" : " (hex)"}`
@@ -484,7 +501,7 @@ async function showLogs(index) {
   const base = needDevice();
   const from = index ?? $("log-index").value.trim();
   const chosen = $("log-name").value;
-  const data = await call("GET", `${base}/logs?log=${encodeURIComponent(chosen)}&index=${encodeURIComponent(from)}`);
+  const data = await freshReading($("log-rows").parentElement, () => call("GET", `${base}/logs?log=${encodeURIComponent(chosen)}&index=${encodeURIComponent(from)}`), $("log-rows"), $("logs-status"));
   const select = $("log-name");
   select.replaceChildren(Object.assign(document.createElement("option"), { value: "", textContent: "all" }),
     ...data.names.map((name) => Object.assign(document.createElement("option"), { value: name, textContent: name })));
