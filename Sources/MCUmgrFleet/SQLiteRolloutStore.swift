@@ -29,7 +29,7 @@ public actor SQLiteRolloutStore: RolloutStore {
     ///   or another process holds it.
     public init(path: String, exclusive: Bool = true) async throws {
         self.path = path
-        let descriptor = exclusive ? try Self.lock(path + ".lock") : -1
+        let descriptor = exclusive ? try await Self.lock(path + ".lock") : -1
         var opened: SQLiteConnection?
         do {
             let connection = try await SQLiteConnection.open(
@@ -89,23 +89,53 @@ public actor SQLiteRolloutStore: RolloutStore {
         let descriptor = open(path + ".lock", O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else { return false }  // never locked: no rollout ever ran here
         defer { closeDescriptor(descriptor) }
-        // A shared lock is refused while a rollout holds the exclusive one, and taking it blocks
-        // no rollout for longer than this call.
+        // A shared lock is refused while a rollout holds the exclusive one; a rollout starting
+        // while this call holds it waits for it (`lock`) instead of taking it for another's.
         guard flock(descriptor, LOCK_SH | LOCK_NB) == 0 else { return true }
         flock(descriptor, LOCK_UN)
         return false
     }
 
-    private static func lock(_ path: String) throws -> Int32 {
+    /// Takes the lock file's exclusive lock, which a rollout holds while it runs.
+    ///
+    /// A status check (``isInUse(path:)``, of this process or another) holds a shared lock for an
+    /// instant, and a rollout started in that instant must not be refused as if another ran: while
+    /// readers alone hold the lock, it is tried again after each `wait`.
+    /// - Parameters:
+    ///   - path: the lock file, created if missing.
+    ///   - patience: the waits allowed for readers to leave (with the default wait, about as long
+    ///     as SQLite's `busy_timeout` of the connection: 5 s).
+    ///   - wait: one pause between tries.
+    /// - Returns: the descriptor that holds the lock.
+    /// - Throws: ``RolloutStoreError`` when another process runs a rollout on the file, or readers
+    ///   held it through every wait; the `wait`'s error (cancellation).
+    static func lock(
+        _ path: String,
+        patience: Int = 5_000,
+        wait: @Sendable () async throws -> Void = { try await Task.sleep(for: .milliseconds(1)) }
+    ) async throws -> Int32 {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw RolloutStoreError("\(path): cannot create the lock file (\(String(cString: strerror(errno))))")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            closeDescriptor(descriptor)
-            throw RolloutStoreError(
-                "another mcumgr fleet process runs a rollout on this state file; wait for it, or share a rollout across processes with --state postgres://…"
-            )
+        var waits = 0
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            // A shared lock granted means no rollout holds the file: readers do.
+            let readersOnly = flock(descriptor, LOCK_SH | LOCK_NB) == 0
+            if readersOnly { _ = flock(descriptor, LOCK_UN) }
+            guard readersOnly, waits < patience else {
+                closeDescriptor(descriptor)
+                throw RolloutStoreError(
+                    readersOnly
+                        ? "\(path): status checks held the state file's lock through \(waits) tries to start; try again"
+                        : "another mcumgr fleet process runs a rollout on this state file; wait for it, or share a rollout across processes with --state postgres://…"
+                )
+            }
+            waits += 1
+            do { try await wait() } catch {
+                closeDescriptor(descriptor)
+                throw error
+            }
         }
         return descriptor
     }

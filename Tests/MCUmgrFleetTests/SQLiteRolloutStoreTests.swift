@@ -1,9 +1,11 @@
 import Foundation
 import MCUmgrConnect
 import MCUmgrDFU
-import MCUmgrFleet
 import SMPTestSupport
+import Synchronization
 import Testing
+
+@testable import MCUmgrFleet
 
 @Suite struct SQLiteRolloutStoreTests {
     /// The layout of every state file written before the layout's version was stored (issue 28),
@@ -159,6 +161,57 @@ import Testing
         await first.close()
         let again = try await SQLiteRolloutStore(path: path)
         await again.close()
+    }
+
+    /// A status check (`isInUse`, maybe of another process) holds a shared lock for an instant; a
+    /// rollout starting in that instant waits for it rather than taking it for another rollout.
+    /// The check's lock is let go at the rollout's first wait: the outcome hangs on that event,
+    /// not on a time.
+    @Test func aStatusCheckAtTheMomentARolloutStartsDoesNotRefuseIt() async throws {
+        let path = FleetHarness.scratch("state.sqlite") + ".lock"
+        let check = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        try #require(check >= 0)
+        defer { close(check) }
+        try #require(flock(check, LOCK_SH | LOCK_NB) == 0)
+        let waits = Mutex(0)
+        let descriptor = try await SQLiteRolloutStore.lock(path, patience: 3) {
+            waits.withLock { $0 += 1 }
+            _ = flock(check, LOCK_UN)
+        }
+        defer { close(descriptor) }
+        #expect(waits.withLock { $0 } == 1)
+        // Now the rollout's: a status check finds it in use.
+        #expect(SQLiteRolloutStore.isInUse(path: String(path.dropLast(".lock".count))))
+    }
+
+    /// Readers that never leave: the start is refused in a line that says so, after its waits,
+    /// not as if another rollout ran.
+    @Test func statusChecksThatHoldTheLockThroughEveryWaitRefuseTheStartSaying() async throws {
+        let path = FleetHarness.scratch("state.sqlite") + ".lock"
+        let check = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        try #require(check >= 0)
+        defer { close(check) }
+        try #require(flock(check, LOCK_SH | LOCK_NB) == 0)
+        let waits = Mutex(0)
+        let error = await #expect(throws: RolloutStoreError.self) {
+            _ = try await SQLiteRolloutStore.lock(path, patience: 3) { waits.withLock { $0 += 1 } }
+        }
+        #expect(waits.withLock { $0 } == 3)
+        let message = error?.message ?? ""
+        #expect(message.contains("status checks held the state file's lock through 3 tries"), "\(message)")
+    }
+
+    /// A rollout's lock is refused at once: no wait, the other process named.
+    @Test func aRunningRolloutRefusesTheStartWithoutWaiting() async throws {
+        let path = FleetHarness.scratch("state.sqlite")
+        let first = try await SQLiteRolloutStore(path: path)
+        let waits = Mutex(0)
+        let error = await #expect(throws: RolloutStoreError.self) {
+            _ = try await SQLiteRolloutStore.lock(path + ".lock", patience: 3) { waits.withLock { $0 += 1 } }
+        }
+        #expect(waits.withLock { $0 } == 0)
+        #expect(error?.message.hasPrefix("another mcumgr fleet process runs a rollout") == true)
+        await first.close()
     }
 
     /// A child process started while the store is open shares its lock file until it runs its
