@@ -127,7 +127,7 @@ public actor SQLiteRolloutStore: RolloutStore {
                 closeDescriptor(descriptor)
                 throw RolloutStoreError(
                     readersOnly
-                        ? "\(path): status checks held the state file's lock through \(waits) tries to start; try again"
+                        ? "\(path): status checks held the state file's lock all the while this rollout waited to start (\(waits) waits); try again"
                         : "another mcumgr fleet process runs a rollout on this state file; wait for it, or share a rollout across processes with --state postgres://…"
                 )
             }

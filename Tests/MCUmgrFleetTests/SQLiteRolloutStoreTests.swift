@@ -163,16 +163,25 @@ import Testing
         await again.close()
     }
 
+    /// The shared lock a status check (`isInUse`) takes, on a descriptor of its own, held.
+    static func statusCheck(_ lockFile: String) throws -> Int32 {
+        let descriptor = open(lockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        try #require(descriptor >= 0)
+        guard flock(descriptor, LOCK_SH | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw RolloutStoreError("\(lockFile): a shared lock was refused")
+        }
+        return descriptor
+    }
+
     /// A status check (`isInUse`, maybe of another process) holds a shared lock for an instant; a
     /// rollout starting in that instant waits for it rather than taking it for another rollout.
     /// The check's lock is let go at the rollout's first wait: the outcome hangs on that event,
     /// not on a time.
     @Test func aStatusCheckAtTheMomentARolloutStartsDoesNotRefuseIt() async throws {
         let path = FleetHarness.scratch("state.sqlite") + ".lock"
-        let check = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        try #require(check >= 0)
+        let check = try Self.statusCheck(path)
         defer { close(check) }
-        try #require(flock(check, LOCK_SH | LOCK_NB) == 0)
         let waits = Mutex(0)
         let descriptor = try await SQLiteRolloutStore.lock(path, patience: 3) {
             waits.withLock { $0 += 1 }
@@ -188,17 +197,16 @@ import Testing
     /// not as if another rollout ran.
     @Test func statusChecksThatHoldTheLockThroughEveryWaitRefuseTheStartSaying() async throws {
         let path = FleetHarness.scratch("state.sqlite") + ".lock"
-        let check = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        try #require(check >= 0)
+        let check = try Self.statusCheck(path)
         defer { close(check) }
-        try #require(flock(check, LOCK_SH | LOCK_NB) == 0)
         let waits = Mutex(0)
         let error = await #expect(throws: RolloutStoreError.self) {
             _ = try await SQLiteRolloutStore.lock(path, patience: 3) { waits.withLock { $0 += 1 } }
         }
         #expect(waits.withLock { $0 } == 3)
         let message = error?.message ?? ""
-        #expect(message.contains("status checks held the state file's lock through 3 tries"), "\(message)")
+        #expect(message.contains("status checks held the state file's lock all the while"), "\(message)")
+        #expect(message.contains("(3 waits)"), "\(message)")
     }
 
     /// A rollout's lock is refused at once: no wait, the other process named.
